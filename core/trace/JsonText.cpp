@@ -1,0 +1,133 @@
+#include "trace/JsonText.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+namespace paralens::core {
+
+void AppendJsonString(std::string& out, std::string_view text)
+{
+    static constexpr char kHex[] = "0123456789abcdef";
+    out += '"';
+    for (char ch : text) {
+        auto c = static_cast<unsigned char>(ch);
+        switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        default:
+            if (c < 0x20) {
+                out += "\\u00";
+                out += kHex[c >> 4];
+                out += kHex[c & 15];
+            } else {
+                out += ch;
+            }
+        }
+    }
+    out += '"';
+}
+
+void AppendInt(std::string& out, int64_t value)
+{
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof buf, value);
+    out.append(buf, r.ptr);
+}
+
+void AppendUint(std::string& out, uint64_t value)
+{
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof buf, value);
+    out.append(buf, r.ptr);
+}
+
+void AppendDouble(std::string& out, double value)
+{
+    if (!std::isfinite(value)) {
+        out += "null";
+        return;
+    }
+    char buf[32];
+    auto r = std::to_chars(buf, buf + sizeof buf, value);
+    out.append(buf, r.ptr);
+}
+
+void AppendMicrosFromNs(std::string& out, int64_t ns)
+{
+    uint64_t mag = ns < 0 ? static_cast<uint64_t>(-(ns + 1)) + 1 : static_cast<uint64_t>(ns);
+    if (ns < 0) out += '-';
+    AppendUint(out, mag / 1000);
+    uint64_t frac = mag % 1000;
+    if (frac != 0) {
+        char digits[4] = {'.', static_cast<char>('0' + frac / 100), static_cast<char>('0' + frac / 10 % 10),
+                          static_cast<char>('0' + frac % 10)};
+        size_t len = 4;
+        while (digits[len - 1] == '0') --len;
+        out.append(digits, len);
+    }
+}
+
+namespace {
+
+// Parses [-]digits[.digits][e[+-]digits] into value * 10^scale, exactly, rounded half away from
+// zero at the last kept digit. `scale` = 3 for microseconds to nanoseconds, 0 for nanoseconds.
+bool ParseScaledDecimal(std::string_view text, int scale, int64_t& result)
+{
+    size_t i = 0;
+    bool negative = false;
+    if (i < text.size() && (text[i] == '-' || text[i] == '+')) negative = text[i++] == '-';
+    std::string digits; // all significant digits, integer and fraction
+    int pointPos = -1;
+    size_t start = i;
+    for (; i < text.size(); ++i) {
+        char c = text[i];
+        if (c >= '0' && c <= '9') digits += c;
+        else if (c == '.' && pointPos < 0) pointPos = static_cast<int>(digits.size());
+        else break;
+    }
+    if (i == start || digits.empty()) return false;
+    int exponent = 0;
+    if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+        ++i;
+        bool expNeg = false;
+        if (i < text.size() && (text[i] == '-' || text[i] == '+')) expNeg = text[i++] == '-';
+        size_t expStart = i;
+        int e = 0;
+        for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+            if (e > 10000) return false;
+            e = e * 10 + (text[i] - '0');
+        }
+        if (i == expStart) return false;
+        exponent = expNeg ? -e : e;
+    }
+    if (i != text.size()) return false;
+    if (pointPos < 0) pointPos = static_cast<int>(digits.size());
+    // The integer part of value*10^scale has (pointPos + exponent + scale) digits of `digits`.
+    int intDigits = pointPos + exponent + scale;
+    uint64_t mag = 0;
+    const uint64_t limit = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+    for (int k = 0; k < intDigits; ++k) {
+        int d = k < static_cast<int>(digits.size()) ? digits[static_cast<size_t>(k)] - '0' : 0;
+        if (mag > (limit - static_cast<uint64_t>(d)) / 10) return false;
+        mag = mag * 10 + static_cast<uint64_t>(d);
+    }
+    if (intDigits >= 0 && intDigits < static_cast<int>(digits.size()) && digits[static_cast<size_t>(intDigits)] >= '5') {
+        if (mag >= limit) return false;
+        ++mag; // round half away from zero
+    }
+    result = negative ? -static_cast<int64_t>(mag) : static_cast<int64_t>(mag);
+    return true;
+}
+
+} // namespace
+
+bool ParseMicrosToNs(std::string_view text, int64_t& ns) { return ParseScaledDecimal(text, 3, ns); }
+
+bool ParseDecimalNs(std::string_view text, int64_t& ns) { return ParseScaledDecimal(text, 0, ns); }
+
+} // namespace paralens::core

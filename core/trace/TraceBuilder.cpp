@@ -1,0 +1,145 @@
+#include "trace/TraceBuilder.hpp"
+
+#include "common/Error.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace paralens::core {
+
+uint32_t TraceBuilder::AddDevice(std::string_view name, DeviceKind kind, int32_t rank, std::string_view host,
+                                 int32_t gpuIndex)
+{
+    Device d;
+    d.name = Intern(name);
+    d.host = Intern(host);
+    d.rank = rank;
+    d.gpuIndex = gpuIndex;
+    d.kind = kind;
+    m_trace.m_devices.push_back(std::move(d));
+    return static_cast<uint32_t>(m_trace.m_devices.size() - 1);
+}
+
+uint32_t TraceBuilder::AddTrack(uint32_t device, std::string_view name)
+{
+    Require(device < m_trace.m_devices.size(), "track '" + std::string(name) + "' names a device that does not exist");
+    Track t;
+    t.device = device;
+    t.name = Intern(name);
+    m_trace.m_tracks.push_back(std::move(t));
+    uint32_t id = static_cast<uint32_t>(m_trace.m_tracks.size() - 1);
+    m_trace.m_devices[device].tracks.push_back(id);
+    return id;
+}
+
+void TraceBuilder::AddSpan(uint32_t track, const Span& span)
+{
+    if (span.endNs < span.startNs)
+        throw Error("span '" + std::string(Str(span.name)) + "' ends (" + std::to_string(span.endNs) +
+                    " ns) before it starts (" + std::to_string(span.startNs) + " ns)");
+    m_trace.m_tracks[track].spans.push_back(span);
+}
+
+uint32_t TraceBuilder::AddCounter(uint32_t device, std::string_view name, std::string_view unit)
+{
+    Counter c;
+    c.device = device;
+    c.name = Intern(name);
+    c.unit = Intern(unit);
+    m_trace.m_counters.push_back(std::move(c));
+    return static_cast<uint32_t>(m_trace.m_counters.size() - 1);
+}
+
+void TraceBuilder::AddSample(uint32_t counter, int64_t timeNs, double value)
+{
+    m_trace.m_counters[counter].samples.push_back({timeNs, value});
+}
+
+namespace {
+
+bool SpanOrder(const Span& a, const Span& b)
+{
+    if (a.startNs != b.startNs) return a.startNs < b.startNs;
+    return a.endNs > b.endNs; // the enclosing span first
+}
+
+// Sorts, assigns depths and groups by depth; returns the track's [begin, end) extent.
+std::pair<int64_t, int64_t> FinishTrack(Track& track)
+{
+    auto& spans = track.spans;
+    if (!std::is_sorted(spans.begin(), spans.end(), SpanOrder))
+        std::stable_sort(spans.begin(), spans.end(), SpanOrder);
+    // One pass: greedy depths, the deepest level and the extent.
+    std::vector<int64_t> levelEnd;
+    size_t maxDepth = 0;
+    int64_t begin = std::numeric_limits<int64_t>::max(), end = std::numeric_limits<int64_t>::min();
+    for (Span& s : spans) {
+        size_t level = 0;
+        while (level < levelEnd.size() && levelEnd[level] > s.startNs) ++level;
+        if (level == levelEnd.size()) levelEnd.push_back(s.endNs);
+        else levelEnd[level] = s.endNs;
+        s.depth = static_cast<uint16_t>(std::min<size_t>(level, 65535));
+        maxDepth = std::max<size_t>(maxDepth, s.depth);
+        begin = std::min(begin, s.startNs);
+        end = std::max(end, s.endNs);
+    }
+    track.depthBegin.assign(maxDepth + 2, 0);
+    if (maxDepth == 0) {
+        track.depthBegin[1] = static_cast<uint32_t>(spans.size());
+    } else { // group by depth, keeping start order inside each depth
+        std::stable_sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.depth < b.depth; });
+        for (const Span& s : spans) ++track.depthBegin[static_cast<size_t>(s.depth) + 1];
+        for (size_t d = 1; d < track.depthBegin.size(); ++d) track.depthBegin[d] += track.depthBegin[d - 1];
+    }
+    if (spans.empty()) track.depthBegin.assign(1, 0);
+    return {begin, end};
+}
+
+// Flows by source time; sorting (key, index) pairs and permuting once is much cheaper than
+// moving the large structs through a merge sort.
+void SortFlows(std::vector<Flow>& flows)
+{
+    auto bySrc = [](const Flow& a, const Flow& b) { return a.srcNs < b.srcNs; };
+    if (std::is_sorted(flows.begin(), flows.end(), bySrc)) return;
+    std::vector<std::pair<int64_t, uint32_t>> keys(flows.size());
+    for (size_t i = 0; i < flows.size(); ++i) keys[i] = {flows[i].srcNs, static_cast<uint32_t>(i)};
+    std::sort(keys.begin(), keys.end()); // ties by index: stable
+    std::vector<Flow> sorted;
+    sorted.reserve(flows.size());
+    for (const auto& k : keys) sorted.push_back(flows[k.second]);
+    flows.swap(sorted);
+}
+
+} // namespace
+
+Trace TraceBuilder::Finish() &&
+{
+    Trace& t = m_trace;
+    int64_t begin = std::numeric_limits<int64_t>::max();
+    int64_t end = std::numeric_limits<int64_t>::min();
+    t.m_spanCount = 0;
+    for (Track& track : t.m_tracks) {
+        auto [b, e] = FinishTrack(track);
+        t.m_spanCount += track.spans.size();
+        begin = std::min(begin, b);
+        end = std::max(end, e);
+    }
+    SortFlows(t.m_flows);
+    for (const Flow& f : t.m_flows) {
+        begin = std::min({begin, f.srcNs, f.dstNs});
+        end = std::max({end, f.srcNs, f.dstNs});
+    }
+    for (Counter& c : t.m_counters) {
+        std::stable_sort(c.samples.begin(), c.samples.end(),
+                         [](const CounterSample& a, const CounterSample& b) { return a.timeNs < b.timeNs; });
+        if (!c.samples.empty()) {
+            begin = std::min(begin, c.samples.front().timeNs);
+            end = std::max(end, c.samples.back().timeNs);
+        }
+    }
+    t.m_beginNs = begin <= end ? begin : 0;
+    t.m_endNs = begin <= end ? end : 0;
+    return std::move(m_trace);
+}
+
+} // namespace paralens::core

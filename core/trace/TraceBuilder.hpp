@@ -1,0 +1,44 @@
+// TraceBuilder: collects devices, tracks, spans, flows and counters in any order, then Finish()
+// sorts each track, assigns overlap depths and hands out an immutable Trace.
+// Not thread-safe: one builder per worker thread; publish the finished Trace.
+#pragma once
+
+#include "trace/Trace.hpp"
+
+#include <string_view>
+
+namespace paralens::core {
+
+class TraceBuilder {
+public:
+    TraceBuilder() = default;
+
+    StringId Intern(std::string_view text) { return m_trace.m_strings.Intern(text); }
+    Metadata& Meta() { return m_trace.m_meta; }
+
+    uint32_t AddDevice(std::string_view name, DeviceKind kind, int32_t rank, std::string_view host = {},
+                       int32_t gpuIndex = kNone);
+    uint32_t AddTrack(uint32_t device, std::string_view name);
+    size_t DeviceCount() const { return m_trace.m_devices.size(); }
+    size_t TrackCount() const { return m_trace.m_tracks.size(); }
+    Device& DeviceAt(uint32_t device) { return m_trace.m_devices[device]; }
+    const Track& TrackAt(uint32_t track) const { return m_trace.m_tracks[track]; }
+    std::string_view Str(StringId id) const { return m_trace.m_strings.Get(id); }
+
+    void ReserveSpans(uint32_t track, size_t count) { m_trace.m_tracks[track].spans.reserve(count); }
+    // Throws Error when the span ends before it starts.
+    void AddSpan(uint32_t track, const Span& span);
+    void ReserveFlows(size_t count) { m_trace.m_flows.reserve(count); }
+    void AddFlow(const Flow& flow) { m_trace.m_flows.push_back(flow); }
+    uint32_t AddCounter(uint32_t device, std::string_view name, std::string_view unit);
+    void AddSample(uint32_t counter, int64_t timeNs, double value);
+
+    // Sorts spans by start (longer first on ties, so parents precede children), gives overlapping
+    // spans separate depth levels (never drops one), sorts flows and samples, computes the extent.
+    Trace Finish() &&;
+
+private:
+    Trace m_trace;
+};
+
+} // namespace paralens::core
