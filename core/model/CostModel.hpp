@@ -1,0 +1,44 @@
+// Closed-form alpha-beta-gamma costs of every collective x algorithm (FORMULAS.md), and the
+// nccl-tests reporting conventions. Pure functions; thread-safe.
+#pragma once
+
+#include "model/Collective.hpp"
+
+#include <string>
+
+namespace paralens::core {
+
+struct CostParams {
+    double alphaSec = 0.0;        // latency of one message
+    double betaSecPerByte = 0.0;  // 1 / bandwidth
+    double gammaSecPerByte = 0.0; // reduction cost per byte (0: free)
+};
+
+// The lectures' formula exactly as FORMULAS.md writes it, with log2(p) and n/p as real numbers.
+// Meant for p a power of two and n divisible by p; elsewhere it is the lectures' approximation.
+double LectureSeconds(Collective c, Algorithm a, int p, double n, const CostParams& k);
+
+// The formula in words and symbols, e.g. "2(p-1)a + 2(p-1)/p n b + (p-1)/p n g".
+std::string FormulaText(Collective c, Algorithm a);
+
+struct Prediction {
+    double seconds = 0.0;
+    bool exact = false; // true when this is the exact time of paralens's Plan on the model
+};
+
+// The time of the Plan for `spec` on the single-port model, generalised from the lectures'
+// formulas to any p and any n: log(p) becomes ceil(log2 p), n/p the largest block, and the
+// halving/doubling algorithms gain their fold-in and fold-out steps. It equals LectureSeconds for
+// p a power of two and n divisible by p. `exact` says whether it is the Plan's exact simulated time
+// (see model/CostModel.cpp for when it is not, and by how much).
+Prediction PredictSeconds(const CollectiveSpec& spec, const CostParams& k);
+
+// nccl-tests' busbw = algbw x factor: allreduce 2(p-1)/p; reduce-scatter, allgather, all-to-all
+// (p-1)/p; broadcast, reduce, send/recv 1. Scatter and gather, which nccl-tests does not report,
+// use (p-1)/p (each rank's share of n that crosses a link).
+double BusBwFactor(Collective c, int p);
+
+// algbw = n / t, in GB/s (1e9 bytes/s). Zero when t is not positive.
+double AlgBwGBps(uint64_t bytes, double seconds);
+
+} // namespace paralens::core

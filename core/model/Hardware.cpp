@@ -1,0 +1,87 @@
+#include "model/Hardware.hpp"
+
+#include "common/Error.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <nlohmann/json.hpp>
+
+namespace paralens::core {
+
+extern const std::string_view kHardwareTableJson;
+
+namespace {
+
+std::string Lower(std::string_view s)
+{
+    std::string out(s);
+    std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return out;
+}
+
+std::vector<GpuSpec> Parse()
+{
+    using Json = nlohmann::json;
+    Json doc = Json::parse(kHardwareTableJson);
+    std::vector<GpuSpec> out;
+    for (const Json& g : doc.at("gpus")) {
+        GpuSpec s;
+        s.id = g.at("id").get<std::string>();
+        s.name = g.at("name").get<std::string>();
+        s.arch = g.value("arch", "");
+        s.computeCapability = g.value("computeCapability", "");
+        s.match = g.value("match", std::vector<std::string>{});
+        s.memoryGB = g.value("memoryGB", 0.0);
+        s.hbmGBps = g.value("hbmGBps", 0.0);
+        s.nvlinkGBps = g.value("nvlinkGBps", 0.0);
+        s.nvlinkUniGBps = g.value("nvlinkUniGBps", 0.0);
+        s.pcieGBps = g.value("pcieGBps", 0.0);
+        for (const auto& [k, v] : g.at("tflops").items()) s.tflops[k] = v.get<double>();
+        s.source = g.value("source", "");
+        out.push_back(std::move(s));
+    }
+    return out;
+}
+
+} // namespace
+
+double GpuSpec::PeakFlops(std::string_view dtype) const
+{
+    std::string key = Lower(dtype);
+    if (key == "float32" || key == "float") key = "fp32";
+    else if (key == "bfloat16") key = "bf16";
+    else if (key == "float16" || key == "half") key = "fp16";
+    else if (key == "float64" || key == "double") key = "fp64";
+    auto it = tflops.find(key);
+    return it == tflops.end() ? 0.0 : it->second * 1e12;
+}
+
+const std::vector<GpuSpec>& HardwareTable()
+{
+    static const std::vector<GpuSpec> table = Parse();
+    return table;
+}
+
+const GpuSpec* FindGpu(std::string_view idOrName)
+{
+    const auto& table = HardwareTable();
+    std::string want = Lower(idOrName);
+    for (const GpuSpec& g : table)
+        if (g.id == want) return &g;
+    for (const GpuSpec& g : table)
+        for (const std::string& m : g.match)
+            if (want.find(Lower(m)) != std::string::npos) return &g;
+    return nullptr;
+}
+
+std::string GpuIdsList()
+{
+    std::string out;
+    for (const GpuSpec& g : HardwareTable()) {
+        if (!out.empty()) out += ", ";
+        out += g.id;
+    }
+    return out;
+}
+
+} // namespace paralens::core

@@ -1,0 +1,42 @@
+// The GPU spec table (assets/hardware.json, compiled into the library): peak dense throughput per
+// data type, memory and interconnect bandwidth, with the source of every figure.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace paralens::core {
+
+struct GpuSpec {
+    std::string id;   // "h100-sxm"
+    std::string name; // "NVIDIA H100 SXM5 80GB"
+    std::string arch;
+    std::string computeCapability;
+    std::vector<std::string> match; // substrings of device names that identify it
+    double memoryGB = 0;
+    double hbmGBps = 0;
+    double nvlinkGBps = 0;    // bidirectional, as quoted
+    double nvlinkUniGBps = 0; // one direction
+    double pcieGBps = 0;      // one direction
+    std::map<std::string, double> tflops; // dtype -> dense TFLOPS
+    std::string source;
+
+    // Peak dense FLOP/s for a dtype ("bf16", "fp16", "fp32", "tf32", "fp8", "fp64", "int8");
+    // 0 when the GPU does not support it.
+    double PeakFlops(std::string_view dtype) const;
+};
+
+// Parsed once, on first use; thread-safe.
+const std::vector<GpuSpec>& HardwareTable();
+
+// By id ("h100-sxm"), or by a device name as CUDA reports it ("NVIDIA H100 80GB HBM3"):
+// the first entry one of whose `match` strings appears in the name (case-insensitive).
+// nullptr when none matches.
+const GpuSpec* FindGpu(std::string_view idOrName);
+
+// "h100-sxm, h200, ..." for error messages.
+std::string GpuIdsList();
+
+} // namespace paralens::core
