@@ -1,0 +1,39 @@
+// The modelled cluster of the lectures: single-port, full-duplex ranks; a message of m bytes
+// costs alpha + m * beta, and the receiver of a reducing message adds m * gamma.
+// Units: seconds and seconds per byte (beta = 1 / bandwidth).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace paralens::core {
+
+struct LinkOverride {
+    int src = 0;
+    int dst = 0;                 // directional: src -> dst
+    double alphaSec = 0.0;
+    double betaSecPerByte = 0.0;
+};
+
+struct Straggler {
+    int rank = 0;
+    double slowdown = 1.0;       // every operation of the rank takes this many times longer
+};
+
+struct ClusterModel {
+    double alphaSec = 5e-6;
+    double betaSecPerByte = 1e-11; // 100 GB/s
+    double gammaSecPerByte = 0.0;  // no reduction cost unless asked
+    std::vector<Straggler> stragglers;
+    std::vector<LinkOverride> links;
+
+    // From the CLI's units: alpha in microseconds, bandwidths in GB/s (1e9 bytes/s); a gamma
+    // bandwidth of 0 means reductions are free.
+    static ClusterModel FromUnits(double alphaUs, double bandwidthGBps, double gammaGBps);
+    double BandwidthGBps() const { return betaSecPerByte > 0 ? 1e-9 / betaSecPerByte : 0.0; }
+    double GammaGBps() const { return gammaSecPerByte > 0 ? 1e-9 / gammaSecPerByte : 0.0; }
+    // "rank 3 x2, rank 5 x1.5" for metadata and tables; empty when there are none.
+    std::string StragglersText() const;
+};
+
+} // namespace paralens::core
