@@ -1,0 +1,142 @@
+#include "CliCommon.hpp"
+
+#include "common/Error.hpp"
+#include "common/Units.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+#include <unistd.h>
+
+namespace paralens::app {
+
+using core::ClusterModel;
+
+void ClusterOptions::AddTo(CLI::App& cmd)
+{
+    cmd.add_option("--alpha-us", alphaUs, "Latency alpha of one message, in microseconds")->capture_default_str();
+    cmd.add_option("--bandwidth-GBps", bandwidthGBps, "Link bandwidth in GB/s (1e9 bytes/s); beta = 1/bandwidth")
+        ->capture_default_str();
+    cmd.add_option("--gamma-GBps", gammaGBps, "Reduction throughput in GB/s; gamma = 1/this (0: reductions are free)")
+        ->capture_default_str();
+    cmd.add_option("--straggler", stragglers, "A slow rank as RANK:FACTOR (e.g. 3:2 makes rank 3 twice as slow); repeatable");
+    cmd.add_option("--link", links, "A different link as SRC:DST:ALPHA_US:GBPS (one direction); repeatable");
+}
+
+namespace {
+
+std::vector<std::string> SplitColon(const std::string& text)
+{
+    std::vector<std::string> parts;
+    std::stringstream ss(text);
+    std::string part;
+    while (std::getline(ss, part, ':')) parts.push_back(part);
+    return parts;
+}
+
+double ToNumber(const char* option, const std::string& whole, const std::string& part)
+{
+    try {
+        size_t used = 0;
+        double v = std::stod(part, &used);
+        if (used == part.size()) return v;
+    } catch (const std::exception&) {
+    }
+    throw Error(std::string(option) + ": cannot read '" + part + "' in '" + whole + "' as a number");
+}
+
+} // namespace
+
+ClusterModel ClusterOptions::ToModel() const
+{
+    ClusterModel m = ClusterModel::FromUnits(alphaUs, bandwidthGBps, gammaGBps);
+    for (const std::string& s : stragglers) {
+        auto parts = SplitColon(s);
+        Require(parts.size() == 2, "--straggler: expected RANK:FACTOR (e.g. 3:2), got '" + s + "'");
+        core::Straggler st;
+        st.rank = static_cast<int>(ToNumber("--straggler", s, parts[0]));
+        st.slowdown = ToNumber("--straggler", s, parts[1]);
+        Require(st.slowdown > 0, "--straggler: the factor must be > 0 in '" + s + "'");
+        m.stragglers.push_back(st);
+    }
+    for (const std::string& l : links) {
+        auto parts = SplitColon(l);
+        Require(parts.size() == 4, "--link: expected SRC:DST:ALPHA_US:GBPS (e.g. 0:1:10:25), got '" + l + "'");
+        core::LinkOverride o;
+        o.src = static_cast<int>(ToNumber("--link", l, parts[0]));
+        o.dst = static_cast<int>(ToNumber("--link", l, parts[1]));
+        o.alphaSec = ToNumber("--link", l, parts[2]) * 1e-6;
+        double gbps = ToNumber("--link", l, parts[3]);
+        Require(gbps > 0 && o.alphaSec >= 0, "--link: alpha must be >= 0 and bandwidth > 0 in '" + l + "'");
+        o.betaSecPerByte = 1.0 / (gbps * 1e9);
+        m.links.push_back(o);
+    }
+    return m;
+}
+
+std::string ClusterOptions::Describe() const
+{
+    char buf[160];
+    if (gammaGBps > 0)
+        std::snprintf(buf, sizeof buf, "alpha %g us, %g GB/s, reductions at %g GB/s", alphaUs, bandwidthGBps, gammaGBps);
+    else
+        std::snprintf(buf, sizeof buf, "alpha %g us, %g GB/s, free reductions", alphaUs, bandwidthGBps);
+    std::string out = buf;
+    for (const std::string& s : stragglers) out += ", straggler " + s;
+    for (const std::string& l : links) out += ", link " + l;
+    return out;
+}
+
+core::Collective ParseCollectiveOption(const std::string& text)
+{
+    auto c = core::ParseCollective(text);
+    if (!c) throw Error("--collective: unknown collective '" + text + "'; accepted: " + core::CollectiveNamesList());
+    return *c;
+}
+
+core::Algorithm ParseAlgorithmOption(const std::string& text, core::Collective c)
+{
+    if (text.empty()) return core::AlgorithmsFor(c).front();
+    auto a = core::ParseAlgorithm(text);
+    if (!a || !core::Supports(c, *a))
+        throw Error("--algorithm: '" + text + "' does not apply to " + std::string(core::Name(c)) +
+                    "; accepted: " + core::AlgorithmNamesList(c));
+    return *a;
+}
+
+uint64_t ParseSizeOption(const char* option, const std::string& text)
+{
+    try {
+        return core::ParseBytes(text);
+    } catch (const Error& e) {
+        throw Error(std::string(option) + ": " + e.what());
+    }
+}
+
+uint64_t DtypeBytes(const std::string& dtype)
+{
+    if (dtype == "float" || dtype == "float32" || dtype == "int32" || dtype == "uint32" || dtype == "int") return 4;
+    if (dtype == "half" || dtype == "float16" || dtype == "bfloat16" || dtype == "bf16" || dtype == "fp16") return 2;
+    if (dtype == "double" || dtype == "float64" || dtype == "int64" || dtype == "uint64") return 8;
+    if (dtype == "int8" || dtype == "uint8" || dtype == "char" || dtype == "fp8" || dtype == "byte") return 1;
+    throw Error("--dtype: unknown type '" + dtype + "'; accepted: float, half, bfloat16, double, int8, uint8, int32, "
+                "uint32, int64, uint64, fp8");
+}
+
+void PrintJson(const nlohmann::json& doc) { std::cout << doc.dump(2) << std::endl; }
+
+void CheckWritable(const char* option, const std::string& path)
+{
+    namespace fs = std::filesystem;
+    fs::path p(path);
+    fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) throw Error(std::string(option) + ": '" + path + "' is a folder, expected a file name");
+    if (!fs::is_directory(dir, ec))
+        throw Error(std::string(option) + ": cannot write '" + path + "': folder '" + dir.string() + "' does not exist");
+    if (::access(dir.c_str(), W_OK) != 0)
+        throw Error(std::string(option) + ": cannot write '" + path + "': folder '" + dir.string() + "' is not writable");
+}
+
+} // namespace paralens::app

@@ -1,0 +1,42 @@
+// Shared pieces of the headless subcommands: option parsing with messages that name the option,
+// the cluster model options, JSON and table output.
+#pragma once
+
+#include "model/Collective.hpp"
+#include "sim/ClusterModel.hpp"
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace paralens::app {
+
+// Options every subcommand that models a cluster takes: --alpha-us, --bandwidth-GBps,
+// --gamma-GBps, --straggler RANK:FACTOR, --link SRC:DST:ALPHA_US:GBPS.
+struct ClusterOptions {
+    double alphaUs = 5.0;
+    double bandwidthGBps = 100.0;
+    double gammaGBps = 0.0;
+    std::vector<std::string> stragglers;
+    std::vector<std::string> links;
+
+    void AddTo(CLI::App& cmd);
+    core::ClusterModel ToModel() const; // throws Error naming the option
+    std::string Describe() const;       // "alpha 5 us, 100 GB/s, free reductions"
+};
+
+core::Collective ParseCollectiveOption(const std::string& text);
+// The algorithm for a collective; empty text means the collective's default (the first listed).
+core::Algorithm ParseAlgorithmOption(const std::string& text, core::Collective c);
+uint64_t ParseSizeOption(const char* option, const std::string& text);
+// Element size of a dtype name as nccl-tests spells it (float, half, bfloat16, double, int8, ...).
+uint64_t DtypeBytes(const std::string& dtype);
+
+void PrintJson(const nlohmann::json& doc);
+
+// Checks that an output path can be written before long work starts (the real write is atomic).
+void CheckWritable(const char* option, const std::string& path);
+
+} // namespace paralens::app

@@ -1,0 +1,73 @@
+// What `paralens` does when the window cannot open (no display, or built without the GUI): a
+// short lesson from the simulator, a summary of any files given, and how to get the rest.
+#include "Commands.hpp"
+
+#include "common/Error.hpp"
+#include "common/Units.hpp"
+#include "model/CostModel.hpp"
+#include "plan/Plan.hpp"
+#include "sim/Simulator.hpp"
+#include "trace/TraceFile.hpp"
+
+#include <cstdio>
+
+namespace paralens::app {
+
+namespace {
+
+void PrintDemo()
+{
+    const core::ClusterModel cluster = core::ClusterModel::FromUnits(5.0, 100.0, 0.0);
+    const int p = 8;
+    std::printf("Allreduce on %d modelled ranks (alpha 5 us, 100 GB/s): simulated time per algorithm\n\n", p);
+    std::printf("  %10s", "size");
+    for (auto a : core::AlgorithmsFor(core::Collective::AllReduce)) std::printf(" %19s", std::string(core::Name(a)).c_str());
+    std::printf("   fastest\n");
+    for (uint64_t bytes : {uint64_t{8}, uint64_t{64} << 10, uint64_t{1} << 20, uint64_t{64} << 20, uint64_t{1} << 30}) {
+        std::printf("  %10s", core::FormatBytes(bytes).c_str());
+        double best = 1e300;
+        std::string bestName;
+        for (auto a : core::AlgorithmsFor(core::Collective::AllReduce)) {
+            core::CollectiveSpec spec{core::Collective::AllReduce, a, p, bytes, 0, 4};
+            double t = core::Simulate(core::BuildPlan(spec), cluster, {false}).seconds;
+            std::printf(" %19s", core::FormatSeconds(t).c_str());
+            if (t < best) {
+                best = t;
+                bestName = core::Name(a);
+            }
+        }
+        std::printf("   %s\n", bestName.c_str());
+    }
+    std::printf("\nSmall messages pay alpha per step: the tree's log(p) steps win. Large ones pay bandwidth:\n"
+                "the ring and halving-doubling send only 2(p-1)/p of the vector per rank and win.\n");
+}
+
+void PrintFileSummary(const std::string& path)
+{
+    try {
+        core::Trace t = core::ReadTraceFile(path);
+        std::printf("%s: %s trace, %zu devices, %zu tracks, %zu spans, %zu flows, %s long\n", path.c_str(),
+                    std::string(core::Name(t.Meta().source)).c_str(), t.Devices().size(), t.Tracks().size(),
+                    t.SpanCount(), t.Flows().size(), core::FormatSeconds((t.EndNs() - t.BeginNs()) * 1e-9).c_str());
+    } catch (const Error& e) {
+        std::fprintf(stderr, "paralens: %s\n", e.what());
+    }
+}
+
+} // namespace
+
+int RunHeadlessDefault(const std::vector<std::string>& files, const std::string& reason)
+{
+    std::printf("paralens: %s, so the window does not open. Headless instead:\n\n", reason.c_str());
+    if (files.empty()) PrintDemo();
+    for (const std::string& f : files) PrintFileSummary(f);
+    std::printf("\nMore:\n"
+                "  paralens simulate --collective allreduce --algorithm ring --ranks 8 --bytes 64MiB\n"
+                "  paralens sweep --collective allreduce --algorithm all --ranks 16\n"
+                "  paralens simulate ... --out trace.json   (then open trace.json in https://ui.perfetto.dev)\n"
+                "  paralens SUBCOMMAND --help               (every subcommand takes --json)\n"
+                "The desktop window needs a display: run paralens on a desktop, or under X forwarding.\n");
+    return 0;
+}
+
+} // namespace paralens::app

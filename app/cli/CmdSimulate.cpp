@@ -1,0 +1,117 @@
+// paralens simulate: one collective on the modelled cluster, next to its closed form.
+#include "CliCommon.hpp"
+#include "Commands.hpp"
+
+#include "common/Error.hpp"
+#include "common/Units.hpp"
+#include "model/CostModel.hpp"
+#include "plan/Plan.hpp"
+#include "sim/Simulator.hpp"
+#include "trace/TraceFile.hpp"
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+namespace paralens::app {
+
+namespace {
+
+struct SimulateOptions {
+    std::string collective = "allreduce";
+    std::string algorithm;
+    int ranks = 8;
+    std::string bytes = "64MiB";
+    int root = 0;
+    ClusterOptions cluster;
+    std::string out;
+    bool json = false;
+};
+
+void RunSimulate(const SimulateOptions& o)
+{
+    core::CollectiveSpec spec;
+    spec.collective = ParseCollectiveOption(o.collective);
+    spec.algorithm = ParseAlgorithmOption(o.algorithm, spec.collective);
+    Require(o.ranks >= 1, "--ranks: must be at least 1 (got " + std::to_string(o.ranks) + ")");
+    spec.ranks = o.ranks;
+    spec.bytes = ParseSizeOption("--bytes", o.bytes);
+    spec.root = o.root;
+    if (core::HasRoot(spec.collective))
+        Require(o.root >= 0 && o.root < o.ranks, "--root: must be a rank from 0 to " + std::to_string(o.ranks - 1) +
+                                                     " (got " + std::to_string(o.root) + ")");
+    core::ClusterModel cluster = o.cluster.ToModel();
+    if (!o.out.empty()) CheckWritable("--out", o.out);
+
+    core::Plan plan = core::BuildPlan(spec);
+    core::SimOptions simOptions;
+    simOptions.buildTrace = !o.out.empty();
+    core::SimResult sim = core::Simulate(plan, cluster, simOptions);
+    core::CostParams params{cluster.alphaSec, cluster.betaSecPerByte, cluster.gammaSecPerByte};
+    core::Prediction pred = core::PredictSeconds(spec, params);
+    const double lecture = core::LectureSeconds(spec.collective, spec.algorithm, spec.ranks, static_cast<double>(spec.bytes), params);
+    const double simulated = core::RoundToPicoseconds(sim.seconds);
+    const double predicted = core::RoundToPicoseconds(pred.seconds);
+    const double algbw = core::AlgBwGBps(spec.bytes, sim.seconds);
+    const double factor = core::BusBwFactor(spec.collective, spec.ranks);
+    if (!o.out.empty()) core::WriteTraceFile(*sim.trace, o.out);
+
+    if (o.json) {
+        nlohmann::json j;
+        j["collective"] = core::Name(spec.collective);
+        j["algorithm"] = core::Name(spec.algorithm);
+        j["ranks"] = spec.ranks;
+        j["bytes"] = spec.bytes;
+        if (core::HasRoot(spec.collective)) j["root"] = spec.root;
+        j["alphaUs"] = o.cluster.alphaUs;
+        j["bandwidthGBps"] = o.cluster.bandwidthGBps;
+        j["gammaGBps"] = o.cluster.gammaGBps;
+        j["simulatedSeconds"] = simulated;
+        j["predictedSeconds"] = predicted;
+        j["predictionExact"] = pred.exact;
+        j["lectureSeconds"] = core::RoundToPicoseconds(lecture);
+        j["formula"] = core::FormulaText(spec.collective, spec.algorithm);
+        j["algbwGBps"] = algbw;
+        j["busbwGBps"] = algbw * factor;
+        j["busbwFactor"] = factor;
+        j["transfers"] = sim.transfers;
+        j["steps"] = plan.steps.size();
+        j["wireBytes"] = sim.wireBytes;
+        if (!cluster.stragglers.empty()) j["stragglers"] = cluster.StragglersText();
+        if (!o.out.empty()) j["out"] = o.out;
+        PrintJson(j);
+        return;
+    }
+    std::printf("%s / %s on %d ranks, %s (%s)\n", std::string(core::Name(spec.collective)).c_str(),
+                std::string(core::Name(spec.algorithm)).c_str(), spec.ranks, core::FormatBytes(spec.bytes).c_str(),
+                o.cluster.Describe().c_str());
+    std::printf("  simulated  %12.6f us   %zu messages in %zu steps, %s on the wire\n", simulated * 1e6, sim.transfers,
+                plan.steps.size(), core::FormatBytes(sim.wireBytes).c_str());
+    std::printf("  model      %12.6f us   %s%s%s\n", predicted * 1e6, core::FormulaText(spec.collective, spec.algorithm).c_str(),
+                pred.exact ? "" : "  (approximate for this p, n and root)",
+                cluster.stragglers.empty() && cluster.links.empty() ? "" : "  (the formula knows no stragglers or link overrides)");
+    std::printf("  algbw %.3f GB/s   busbw %.3f GB/s (factor %.4g)\n", algbw, algbw * factor, factor);
+    if (!o.out.empty())
+        std::printf("  trace: %s  (open it with `paralens %s`, or in https://ui.perfetto.dev)\n", o.out.c_str(), o.out.c_str());
+}
+
+} // namespace
+
+void AddSimulateCommand(CLI::App& root)
+{
+    auto opts = std::make_shared<SimulateOptions>();
+    CLI::App* cmd = root.add_subcommand("simulate", "Run one collective on the modelled cluster and compare it with its formula");
+    cmd->add_option("--collective,-c", opts->collective, "One of: " + core::CollectiveNamesList())->capture_default_str();
+    cmd->add_option("--algorithm,-a", opts->algorithm,
+                    "ring, tree, halving-doubling, recursive-doubling, naive, pairwise or direct (default: the "
+                    "collective's first: ring; pairwise for alltoall; direct for sendrecv)");
+    cmd->add_option("--ranks,-p", opts->ranks, "Number of ranks p (>= 1)")->capture_default_str();
+    cmd->add_option("--bytes,-n", opts->bytes, "Size n of the full vector: 8, 64KiB, 64MiB, 1GiB, 1GB, ...")->capture_default_str();
+    cmd->add_option("--root", opts->root, "Root rank of broadcast, reduce, scatter and gather")->capture_default_str();
+    opts->cluster.AddTo(*cmd);
+    cmd->add_option("--out,-o", opts->out, "Write the simulated trace here (.json, or .json.gz compressed)");
+    cmd->add_flag("--json", opts->json, "Machine-readable output on stdout");
+    cmd->callback([opts] { RunSimulate(*opts); });
+}
+
+} // namespace paralens::app

@@ -1,0 +1,18 @@
+// The headless subcommands. Each Add* registers one subcommand (with its own --help) whose
+// callback runs it; errors are paralens::Error, turned into one line and exit code 2 by main.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+namespace paralens::app {
+
+void AddSimulateCommand(CLI::App& root);
+void AddSweepCommand(CLI::App& root);
+void AddConvertCommand(CLI::App& root);
+
+// `paralens` with no subcommand and no display (or no GUI built): a useful headless summary.
+int RunHeadlessDefault(const std::vector<std::string>& files, const std::string& reason);
+
+} // namespace paralens::app

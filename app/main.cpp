@@ -1,0 +1,79 @@
+// paralens: with no subcommand the GUI (or, without a display, a headless summary); every
+// subcommand runs headless. Errors a user can fix print one line and exit 2.
+#include "cli/Commands.hpp"
+
+#include "common/Error.hpp"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <filesystem>
+
+#ifndef PARALENS_VERSION
+#define PARALENS_VERSION "dev"
+#endif
+
+namespace paralens::app {
+#if PARALENS_HAVE_GUI
+int RunGui(const std::vector<std::string>& files); // gui/GuiMain.cpp
+#endif
+} // namespace paralens::app
+
+namespace {
+
+[[maybe_unused]] bool HaveDisplay()
+{
+    const char* x = std::getenv("DISPLAY");
+    const char* w = std::getenv("WAYLAND_DISPLAY");
+    return (x && *x) || (w && *w);
+}
+
+int RunWindow(const std::vector<std::string>& files)
+{
+    for (const std::string& f : files) {
+        std::error_code ec;
+        if (std::filesystem::exists(f, ec)) continue;
+        std::fprintf(stderr, "paralens: '%s' is neither a file nor a subcommand (subcommands: simulate, sweep, convert; "
+                             "see 'paralens --help')\n", f.c_str());
+        return 2;
+    }
+#if PARALENS_HAVE_GUI
+    if (HaveDisplay()) return paralens::app::RunGui(files);
+    return paralens::app::RunHeadlessDefault(files, "no display was found (DISPLAY and WAYLAND_DISPLAY are unset)");
+#else
+    return paralens::app::RunHeadlessDefault(files, "this build of paralens has no window (configured without the GUI)");
+#endif
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    CLI::App app{"paralens: collectives, pipelines and their traces, next to the alpha-beta model.\n"
+                 "With no subcommand it opens the window (or prints a headless summary without a display)."};
+    app.set_version_flag("--version", PARALENS_VERSION);
+    std::vector<std::string> files;
+    app.add_option("files", files, "Trace files to open in the window");
+    paralens::app::AddSimulateCommand(app);
+    paralens::app::AddSweepCommand(app);
+    paralens::app::AddConvertCommand(app);
+    app.require_subcommand(0, 1);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        if (e.get_exit_code() == 0) return app.exit(e);
+        std::string sub;
+        for (const CLI::App* s : app.get_subcommands()) sub = " " + s->get_name();
+        std::fprintf(stderr, "paralens%s: %s (see 'paralens%s --help')\n", sub.c_str(), e.what(), sub.c_str());
+        return 2;
+    } catch (const paralens::Error& e) {
+        std::fprintf(stderr, "paralens: %s\n", e.what());
+        return 2;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "paralens: internal error: %s\n", e.what());
+        return 1;
+    }
+    if (app.get_subcommands().empty()) return RunWindow(files);
+    return 0;
+}
