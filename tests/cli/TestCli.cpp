@@ -1,0 +1,174 @@
+// End-to-end: the paralens command line as a user and a script see it.
+#include "CliRunner.hpp"
+
+#include "model/CostModel.hpp"
+#include "trace/TraceFile.hpp"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+using Json = nlohmann::json;
+
+namespace {
+
+Json RunJson(const std::string& args)
+{
+    CliResult r = RunParalens(args);
+    INFO(args << "\nstderr: " << r.err);
+    REQUIRE(r.exitCode == 0);
+    return Json::parse(r.out);
+}
+
+int Lines(const std::string& s)
+{
+    int n = 0;
+    for (char c : s) n += c == '\n';
+    return n;
+}
+
+} // namespace
+
+TEST_CASE("simulate reports the ring allreduce of the foundation issue exactly", "[cli]")
+{
+    Json j = RunJson("simulate --collective allreduce --algorithm ring --ranks 8 --bytes 64MiB --alpha-us 5 "
+                     "--bandwidth-GBps 100 --json");
+    const double expected = 2 * 7 * 5e-6 + 2 * (7.0 / 8) * 67108864 / 1e11;
+    CHECK(j["simulatedSeconds"].get<double>() == j["predictedSeconds"].get<double>());
+    CHECK(std::fabs(j["simulatedSeconds"].get<double>() - expected) <= 1e-15);
+    CHECK(j["predictionExact"] == true);
+    CHECK(j["collective"] == "allreduce");
+    CHECK(j["algorithm"] == "ring");
+    CHECK(j["ranks"] == 8);
+    CHECK(j["bytes"] == 67108864);
+    CHECK(j["transfers"] == 2 * 7 * 8);
+    CHECK(j["algbwGBps"].get<double>() == Approx(67108864 / expected / 1e9));
+    CHECK(j["busbwGBps"].get<double>() == Approx(67108864 / expected / 1e9 * 2 * 7 / 8));
+}
+
+TEST_CASE("simulate covers every collective and prints a readable summary", "[cli]")
+{
+    for (const char* c : {"broadcast", "reduce", "scatter", "gather", "allgather", "reduce-scatter", "allreduce",
+                          "alltoall", "sendrecv"}) {
+        Json j = RunJson(std::string("simulate --collective ") + c + " --ranks 6 --bytes 1MB --json");
+        CHECK(j["simulatedSeconds"].get<double>() > 0);
+        CHECK(j["collective"] == c);
+    }
+    CliResult r = RunParalens("simulate -c allgather -a tree -p 16 -n 1GiB --gamma-GBps 50");
+    CHECK(r.exitCode == 0);
+    CHECK_THAT(r.out, Catch::Contains("simulated") && Catch::Contains("model") && Catch::Contains("busbw"));
+}
+
+TEST_CASE("bad input prints one line naming the argument and exits 2", "[cli]")
+{
+    struct Case {
+        const char* args;
+        const char* mention;
+    };
+    const Case cases[] = {
+        {"simulate --collective allreduse", "--collective"},
+        {"simulate --collective alltoall --algorithm ring", "--algorithm"},
+        {"simulate --ranks 0", "--ranks"},
+        {"simulate --ranks abc", "--ranks"},
+        {"simulate --bytes 12XB", "--bytes"},
+        {"simulate --bandwidth-GBps 0", "--bandwidth-GBps"},
+        {"simulate --straggler 3", "--straggler"},
+        {"simulate --collective broadcast --root 9 --ranks 4", "--root"},
+        {"simulate --out /nonexistent-folder/t.json", "--out"},
+        {"sweep --factor 1", "--factor"},
+        {"sweep --dtype complex", "--dtype"},
+        {"sweep --min-bytes 1GiB --max-bytes 8", "--min-bytes"},
+        {"convert /nonexistent.json --out x.json", "nonexistent.json"},
+        {"frobnicate", "frobnicate"},
+    };
+    for (const Case& c : cases) {
+        CliResult r = RunParalens(c.args);
+        INFO(c.args << "\nstderr: " << r.err);
+        CHECK(r.exitCode == 2);
+        CHECK(Lines(r.err) == 1);
+        CHECK_THAT(r.err, Catch::Contains(c.mention));
+        CHECK(r.out.empty());
+    }
+}
+
+TEST_CASE("a failed write leaves nothing behind", "[cli]")
+{
+    CliTempDir dir;
+    std::filesystem::create_directories(dir.File("ro"));
+    std::filesystem::permissions(dir.File("ro"), std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+    CliResult r = RunParalens("simulate --out " + dir.File("ro/t.json"));
+    if (::geteuid() != 0) { // root can write anywhere
+        CHECK(r.exitCode == 2);
+        CHECK(std::filesystem::is_empty(dir.File("ro")));
+    }
+    std::filesystem::permissions(dir.File("ro"), std::filesystem::perms::owner_all);
+}
+
+TEST_CASE("every subcommand has --help", "[cli]")
+{
+    for (const char* sub : {"simulate", "sweep", "convert"}) {
+        CliResult r = RunParalens(std::string(sub) + " --help");
+        INFO(sub);
+        CHECK(r.exitCode == 0);
+        CHECK_THAT(r.out, Catch::Contains("--json"));
+    }
+    CliResult top = RunParalens("--help");
+    CHECK(top.exitCode == 0);
+    CHECK_THAT(top.out, Catch::Contains("simulate") && Catch::Contains("sweep") && Catch::Contains("convert"));
+}
+
+TEST_CASE("sweep prints nccl-tests-like rows with every algorithm's model time", "[cli]")
+{
+    CliResult r = RunParalens("sweep --collective allreduce --ranks 8 --min-bytes 8 --max-bytes 1MiB --factor 4");
+    REQUIRE(r.exitCode == 0);
+    CHECK_THAT(r.out, Catch::Contains("size") && Catch::Contains("count") && Catch::Contains("algbw") &&
+                          Catch::Contains("busbw") && Catch::Contains("halving-doubling") && Catch::Contains("fastest"));
+    Json j = RunJson("sweep --collective allreduce --algorithm all --ranks 8 --min-bytes 8 --max-bytes 1GiB --json");
+    REQUIRE(j["rows"].size() == 28);
+    const Json& first = j["rows"][0];
+    CHECK(first["bytes"] == 8);
+    CHECK(first["count"] == 2);
+    CHECK(first["type"] == "float");
+    CHECK(first["fastest"] == "recursive-doubling"); // latency-bound: log(p) full-vector steps win
+    CHECK(first["algorithms"]["tree"]["simulatedSeconds"].get<double>() <
+          first["algorithms"]["ring"]["simulatedSeconds"].get<double>());
+    const Json& last = j["rows"].back();
+    CHECK(last["bytes"] == 1073741824);
+    CHECK((last["fastest"] == "ring" || last["fastest"] == "halving-doubling"));
+    for (const auto& [name, a] : last["algorithms"].items()) {
+        INFO(name);
+        CHECK(a["simulatedSeconds"].get<double>() == Approx(a["predictedSeconds"].get<double>()).epsilon(1e-9));
+    }
+}
+
+TEST_CASE("simulate writes a trace that convert and the reader accept", "[cli][io]")
+{
+    CliTempDir dir;
+    std::string json = dir.File("ring.json"), gz = dir.File("ring.json.gz");
+    Json s = RunJson("simulate -c allreduce -a ring -p 4 -n 4096 --gamma-GBps 10 --out " + json + " --json");
+    CHECK(s["out"] == json);
+    Json c = RunJson("convert " + json + " --out " + gz + " --json");
+    paralens::core::Trace a = paralens::core::ReadTraceFile(json);
+    paralens::core::Trace b = paralens::core::ReadTraceFile(gz);
+    CHECK(c["spans"] == a.SpanCount());
+    CHECK(a.SpanCount() == b.SpanCount());
+    CHECK(a.Flows().size() == 2 * 3 * 4u);
+    CHECK(a.Meta().results.GetNumber("simulatedSeconds") == Approx(s["simulatedSeconds"].get<double>()).epsilon(1e-12));
+    CliResult bad = RunParalens("convert " + json + " --out " + dir.File("x.txt"));
+    CHECK(bad.exitCode == 2);
+    CHECK_THAT(bad.err, Catch::Contains(".json"));
+}
+
+TEST_CASE("paralens with no display prints a useful headless summary", "[cli]")
+{
+    CliResult r = RunParalens("", "DISPLAY= WAYLAND_DISPLAY=");
+    CHECK(r.exitCode == 0);
+    CHECK_THAT(r.out, Catch::Contains("ring") && Catch::Contains("tree") && Catch::Contains("paralens simulate"));
+    CliTempDir dir;
+    RunJson("simulate -p 4 -n 1MiB --out " + dir.File("t.json") + " --json");
+    CliResult withFile = RunParalens(dir.File("t.json"), "DISPLAY= WAYLAND_DISPLAY=");
+    CHECK(withFile.exitCode == 0);
+    CHECK_THAT(withFile.out, Catch::Contains("4 devices"));
+}

@@ -1,0 +1,148 @@
+// The simulator against the closed forms, and the shape of the Trace it produces.
+#include "common/Error.hpp"
+#include "model/CostModel.hpp"
+#include "plan/Plan.hpp"
+#include "sim/Simulator.hpp"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+
+using namespace paralens;
+using namespace paralens::core;
+
+namespace {
+
+double Rel(double x, double y) { return std::fabs(x - y) / std::max(std::fabs(y), 1e-300); }
+
+double SimSeconds(const CollectiveSpec& s, const ClusterModel& m) { return Simulate(BuildPlan(s), m, {false}).seconds; }
+
+std::string Label(const CollectiveSpec& s)
+{
+    return std::string(Name(s.collective)) + "/" + std::string(Name(s.algorithm)) + " p=" + std::to_string(s.ranks) +
+           " n=" + std::to_string(s.bytes) + " root=" + std::to_string(s.root);
+}
+
+} // namespace
+
+TEST_CASE("simulated time equals the lectures' formula for p in {2,4,8,16,64}", "[sim]")
+{
+    const ClusterModel models[] = {ClusterModel::FromUnits(5, 100, 0), ClusterModel::FromUnits(2, 25, 40),
+                                   ClusterModel::FromUnits(0, 400, 0), ClusterModel::FromUnits(50, 10, 5)};
+    for (const ClusterModel& m : models) {
+        const CostParams k{m.alphaSec, m.betaSecPerByte, m.gammaSecPerByte};
+        for (int p : {2, 4, 8, 16, 64}) {
+            for (Collective c : AllCollectives()) {
+                for (Algorithm a : AlgorithmsFor(c)) {
+                    const uint64_t n = static_cast<uint64_t>(p) * 65536;
+                    CollectiveSpec s{c, a, p, n, HasRoot(c) ? p / 2 : 0, 1};
+                    INFO(Label(s));
+                    CHECK(Rel(SimSeconds(s, m), LectureSeconds(c, a, p, static_cast<double>(n), k)) < 1e-9);
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("simulated time equals the generalised formula for any p and uneven n", "[sim]")
+{
+    const ClusterModel models[] = {ClusterModel::FromUnits(3, 7, 11), ClusterModel::FromUnits(0.01, 100, 0),
+                                   ClusterModel::FromUnits(100, 1, 0)};
+    int exactCases = 0;
+    for (const ClusterModel& m : models) {
+        const CostParams k{m.alphaSec, m.betaSecPerByte, m.gammaSecPerByte};
+        for (Collective c : AllCollectives()) {
+            for (Algorithm a : AlgorithmsFor(c)) {
+                for (int p = 1; p <= 17; ++p) {
+                    for (uint64_t n : {static_cast<uint64_t>(p), uint64_t{1000}, uint64_t{4099}, uint64_t{1} << 20}) {
+                        for (int root : {0, p - 1}) {
+                            if (!HasRoot(c) && root) continue;
+                            CollectiveSpec s{c, a, p, n, root, 1};
+                            Prediction pr = PredictSeconds(s, k);
+                            if (!pr.exact) continue;
+                            ++exactCases;
+                            INFO(Label(s));
+                            CHECK(Rel(SimSeconds(s, m), pr.seconds) < 1e-9);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    CHECK(exactCases > 5000);
+}
+
+TEST_CASE("the foundation example: 8-rank ring allreduce of 64 MiB", "[sim]")
+{
+    ClusterModel m = ClusterModel::FromUnits(5, 100, 0);
+    CollectiveSpec s{Collective::AllReduce, Algorithm::Ring, 8, 64ull << 20, 0, 1};
+    const double expected = 2 * 7 * 5e-6 + 2 * (7.0 / 8) * 67108864 / 1e11;
+    const double sim = SimSeconds(s, m);
+    CHECK(Rel(sim, expected) < 1e-14);
+    CHECK(Rel(PredictSeconds(s, {m.alphaSec, m.betaSecPerByte, 0}).seconds, expected) < 1e-14);
+}
+
+TEST_CASE("the trace holds one span per transfer end and reduction, one flow per message", "[sim]")
+{
+    ClusterModel m = ClusterModel::FromUnits(5, 100, 50);
+    Plan plan = BuildPlan({Collective::AllReduce, Algorithm::Ring, 4, 4096, 0, 1});
+    SimResult r = Simulate(plan, m);
+    REQUIRE(r.trace);
+    const Trace& t = *r.trace;
+    CHECK(t.Devices().size() == 4);
+    CHECK(t.Tracks().size() == 12); // send, recv, reduce per rank
+    CHECK(t.Flows().size() == plan.transfers.size());
+    size_t sends = 0, recvs = 0, reductions = 0;
+    for (const Track& tr : t.Tracks()) {
+        CHECK(tr.DepthCount() <= 1); // single port: spans on one lane never overlap
+        for (const Span& s : tr.spans) {
+            if (s.category == SpanCategory::Send) ++sends;
+            if (s.category == SpanCategory::Recv) ++recvs;
+            if (s.category == SpanCategory::Compute) ++reductions;
+            CHECK(s.predictedNs >= 0);
+        }
+    }
+    CHECK(sends == plan.transfers.size());
+    CHECK(recvs == plan.transfers.size());
+    CHECK(reductions == 3 * 4); // the reduce-scatter half: p-1 steps x p ranks
+    CHECK(t.EndNs() == std::llround(r.seconds * 1e9));
+    CHECK(t.Meta().workload.GetString("collective") == "allreduce");
+    CHECK(t.Meta().results.GetNumber("predictedSeconds") == Approx(r.seconds).epsilon(1e-12));
+    for (const Flow& f : t.Flows()) CHECK(f.dstNs > f.srcNs);
+}
+
+TEST_CASE("stragglers slow the collective down, and link overrides apply per direction", "[sim]")
+{
+    CollectiveSpec s{Collective::AllReduce, Algorithm::Ring, 4, 1 << 20, 0, 1};
+    ClusterModel base = ClusterModel::FromUnits(5, 100, 0);
+    const double t0 = SimSeconds(s, base);
+
+    ClusterModel slowAll = base;
+    for (int r = 0; r < 4; ++r) slowAll.stragglers.push_back({r, 3.0});
+    CHECK(Rel(SimSeconds(s, slowAll), 3 * t0) < 1e-12);
+
+    ClusterModel oneSlow = base;
+    oneSlow.stragglers.push_back({2, 2.0});
+    const double t1 = SimSeconds(s, oneSlow);
+    CHECK(t1 > t0);
+    CHECK(t1 <= 2 * t0 * (1 + 1e-12));
+
+    ClusterModel same = base; // an override equal to the default changes nothing
+    same.links.push_back({0, 1, base.alphaSec, base.betaSecPerByte});
+    CHECK(SimSeconds(s, same) == t0);
+    ClusterModel unused = base; // the ring never sends 0 -> 2
+    unused.links.push_back({0, 2, 1e-3, 1e-8});
+    CHECK(SimSeconds(s, unused) == t0);
+    ClusterModel slowLink = base;
+    slowLink.links.push_back({0, 1, base.alphaSec, 4 * base.betaSecPerByte});
+    CHECK(SimSeconds(s, slowLink) > t0);
+
+    ClusterModel bad = base;
+    bad.stragglers.push_back({9, 2.0});
+    CHECK_THROWS_WITH(Simulate(BuildPlan(s), bad), Catch::Contains("straggler rank 9"));
+}
+
+TEST_CASE("one rank simulates to zero time", "[sim]")
+{
+    for (Collective c : AllCollectives())
+        CHECK(SimSeconds({c, AlgorithmsFor(c).front(), 1, 4096, 0, 1}, ClusterModel{}) == 0.0);
+}
