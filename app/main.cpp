@@ -40,9 +40,9 @@ int RunWindow(const std::vector<std::string>& files)
     }
 #if PARALENS_HAVE_GUI
     if (HaveDisplay()) return paralens::app::RunGui(files);
-    return paralens::app::RunHeadlessDefault(files, "no display was found (DISPLAY and WAYLAND_DISPLAY are unset)");
+    return paralens::app::RunHeadlessDefault(files, "no display was found (DISPLAY and WAYLAND_DISPLAY are unset), so the window cannot open");
 #else
-    return paralens::app::RunHeadlessDefault(files, "this build of paralens has no window (configured without the GUI)");
+    return paralens::app::RunHeadlessDefault(files, "this build of paralens has no window");
 #endif
 }
 

@@ -38,8 +38,9 @@ void PrintDemo()
         }
         std::printf("   %s\n", bestName.c_str());
     }
-    std::printf("\nSmall messages pay alpha per step: the tree's log(p) steps win. Large ones pay bandwidth:\n"
-                "the ring and halving-doubling send only 2(p-1)/p of the vector per rank and win.\n");
+    std::printf("\nSmall messages pay alpha per step: recursive doubling's log(p) steps win (the ring takes\n"
+                "2(p-1)). Large ones pay bandwidth: the ring and halving-doubling send only 2(p-1)/p of the\n"
+                "vector per rank and win.\n");
 }
 
 void PrintFileSummary(const std::string& path)
@@ -58,7 +59,7 @@ void PrintFileSummary(const std::string& path)
 
 int RunHeadlessDefault(const std::vector<std::string>& files, const std::string& reason)
 {
-    std::printf("paralens: %s, so the window does not open. Headless instead:\n\n", reason.c_str());
+    std::printf("paralens: %s; here is the headless summary instead.\n\n", reason.c_str());
     if (files.empty()) PrintDemo();
     for (const std::string& f : files) PrintFileSummary(f);
     std::printf("\nMore:\n"
