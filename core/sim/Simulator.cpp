@@ -1,99 +1,27 @@
 #include "sim/Simulator.hpp"
 
+#include "sim/PlanRunner.hpp"
+
 #include "common/Error.hpp"
 #include "model/CostModel.hpp"
 #include "trace/TraceBuilder.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <unordered_map>
 
 namespace paralens::core {
 
 namespace {
 
-// Byte ranges are tracked per "atom": the pieces between consecutive segment boundaries of the
-// plan, so readiness is one number per (rank, atom). Plans reuse a few offsets millions of times
-// (block boundaries), so offsets are collected through a small direct-mapped cache and looked up
-// in an open-addressing table instead of sorting every occurrence.
-class AtomMap {
-public:
-    explicit AtomMap(const Plan& plan)
-    {
-        std::vector<uint64_t> seen(4096, kEmpty);
-        std::vector<uint64_t> bounds{0, plan.bufferBytes};
-        auto note = [&](uint64_t offset) {
-            uint64_t& slot = seen[Hash(offset) & (seen.size() - 1)];
-            if (slot == offset) return;
-            slot = offset;
-            bounds.push_back(offset);
-        };
-        for (const Segment& s : plan.segments) {
-            note(s.srcOffset);
-            note(s.srcOffset + s.bytes);
-            note(s.dstOffset);
-            note(s.dstOffset + s.bytes);
-        }
-        std::sort(bounds.begin(), bounds.end());
-        bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
-        m_count = bounds.size();
-        size_t cap = 16;
-        while (cap < 2 * bounds.size()) cap *= 2;
-        m_keys.assign(cap, kEmpty);
-        m_values.assign(cap, 0);
-        for (uint32_t i = 0; i < bounds.size(); ++i) {
-            size_t h = Hash(bounds[i]) & (cap - 1);
-            while (m_keys[h] != kEmpty) h = (h + 1) & (cap - 1);
-            m_keys[h] = bounds[i];
-            m_values[h] = i;
-        }
-        const size_t n = plan.segments.size();
-        m_ranges.resize(n);
-        for (size_t i = 0; i < n; ++i) {
-            const Segment& s = plan.segments[i];
-            m_ranges[i] = {Index(s.srcOffset), Index(s.srcOffset + s.bytes), Index(s.dstOffset), Index(s.dstOffset + s.bytes)};
-        }
-    }
-    struct Range {
-        uint32_t srcBegin, srcEnd, dstBegin, dstEnd;
-    };
-    const Range& Of(uint32_t segment) const { return m_ranges[segment]; }
-    size_t Count() const { return m_count; }
-
-private:
-    static constexpr uint64_t kEmpty = ~uint64_t{0};
-    static uint64_t Hash(uint64_t x) { return (x * 0x9E3779B97F4A7C15ull) >> 17; }
-    uint32_t Index(uint64_t offset) const
-    {
-        size_t h = Hash(offset) & (m_keys.size() - 1);
-        while (m_keys[h] != offset) h = (h + 1) & (m_keys.size() - 1);
-        return m_values[h];
-    }
-
-    size_t m_count = 0;
-    std::vector<uint64_t> m_keys;
-    std::vector<uint32_t> m_values;
-    std::vector<Range> m_ranges;
-};
-
-struct LinkTable {
-    std::unordered_map<uint64_t, LinkOverride> byPair;
-    static uint64_t Key(int src, int dst) { return (static_cast<uint64_t>(src) << 32) | static_cast<uint32_t>(dst); }
-};
-
-struct Write {
-    int rank;
-    uint32_t segment;
-    double time;
-};
-
-class TraceRecorder {
+class TraceRecorder : public PlanObserver {
 public:
     TraceRecorder(const Plan& plan, const ClusterModel& cluster, const std::vector<size_t>& sendsPerRank,
                   const std::vector<size_t>& recvsPerRank);
 
-    void OnTransfer(const core::Transfer& t, int step, int phase, double start, double end, double predicted);
-    void OnReduction(const core::Transfer& t, int step, int phase, double start, double end, double predicted);
+    void OnTransfer(const core::Transfer& t, int srcDevice, int dstDevice, int step, int phase,
+                    const MessageTiming& timing) override;
+    void OnReduction(const core::Transfer& t, int dstDevice, int step, int phase, double start, double end,
+                     double ideal) override;
     Trace Finish(const SimResult& result, const Plan& plan, const ClusterModel& cluster);
 
 private:
@@ -125,13 +53,13 @@ TraceRecorder::TraceRecorder(const Plan& plan, const ClusterModel&, const std::v
     m_b.ReserveFlows(plan.transfers.size());
 }
 
-void TraceRecorder::OnTransfer(const core::Transfer& t, int step, int phase, double start, double end, double predicted)
+void TraceRecorder::OnTransfer(const core::Transfer& t, int, int, int step, int phase, const MessageTiming& timing)
 {
     Span s;
-    s.startNs = Ns(start);
-    s.endNs = Ns(end);
+    s.startNs = Ns(timing.start);
+    s.endNs = Ns(timing.end);
     s.bytes = t.bytes;
-    s.predictedNs = Ns(predicted);
+    s.predictedNs = Ns(timing.ideal);
     s.name = m_phaseNames[phase];
     s.chunk = t.block;
     s.step = step;
@@ -153,8 +81,8 @@ void TraceRecorder::OnTransfer(const core::Transfer& t, int step, int phase, dou
     m_b.AddFlow(f);
 }
 
-void TraceRecorder::OnReduction(const core::Transfer& t, int step, int phase, double start, double end,
-                              double predicted)
+void TraceRecorder::OnReduction(const core::Transfer& t, int, int step, int phase, double start, double end,
+                                double predicted)
 {
     Span s;
     s.startNs = Ns(start);
@@ -201,26 +129,10 @@ Trace TraceRecorder::Finish(const SimResult& result, const Plan& plan, const Clu
 SimResult Simulate(const Plan& plan, const ClusterModel& cluster, const SimOptions& options)
 {
     const int p = plan.spec.ranks;
-    std::vector<double> slow(static_cast<size_t>(p), 1.0);
-    for (const Straggler& s : cluster.stragglers) {
-        Require(s.rank >= 0 && s.rank < p, "straggler rank " + std::to_string(s.rank) + " is not in 0.." + std::to_string(p - 1));
-        Require(s.slowdown > 0 && std::isfinite(s.slowdown), "straggler slowdown must be a number > 0");
-        slow[s.rank] = s.slowdown;
-    }
-    LinkTable links;
-    for (const LinkOverride& l : cluster.links) {
-        Require(l.src >= 0 && l.src < p && l.dst >= 0 && l.dst < p,
-                "link override " + std::to_string(l.src) + "->" + std::to_string(l.dst) + " names a rank outside 0.." +
-                    std::to_string(p - 1));
-        links.byPair[LinkTable::Key(l.src, l.dst)] = l;
-    }
-
-    AtomMap atoms(plan);
-    const size_t atomCount = atoms.Count();
-    std::vector<double> ready(static_cast<size_t>(p) * atomCount, 0.0);
-    std::vector<double> sendFree(static_cast<size_t>(p), 0.0), recvFree(static_cast<size_t>(p), 0.0);
-    SimResult result;
-    result.rankEndSeconds.assign(static_cast<size_t>(p), 0.0);
+    Network net(cluster, p);
+    std::vector<int> identity(static_cast<size_t>(p));
+    for (int r = 0; r < p; ++r) identity[static_cast<size_t>(r)] = r;
+    const std::vector<double> joins(static_cast<size_t>(p), 0.0);
 
     std::optional<TraceRecorder> recorder;
     if (options.buildTrace) {
@@ -229,60 +141,11 @@ SimResult Simulate(const Plan& plan, const ClusterModel& cluster, const SimOptio
             if (t.src != t.dst) { ++sends[t.src]; ++recvs[t.dst]; }
         recorder.emplace(plan, cluster, sends, recvs);
     }
-
-    std::vector<Write> writes;
-    for (size_t stepIndex = 0; stepIndex < plan.steps.size(); ++stepIndex) {
-        const PlanStep& step = plan.steps[stepIndex];
-        writes.clear();
-        for (const Transfer& t : plan.TransfersOf(step)) {
-            double dataReady = 0.0;
-            for (uint32_t sg = t.firstSegment; sg < t.firstSegment + t.segmentCount; ++sg) {
-                const double* r = &ready[static_cast<size_t>(t.src) * atomCount];
-                for (uint32_t a = atoms.Of(sg).srcBegin; a < atoms.Of(sg).srcEnd; ++a) dataReady = std::max(dataReady, r[a]);
-            }
-            if (t.src == t.dst) { // local copy: free
-                for (uint32_t sg = t.firstSegment; sg < t.firstSegment + t.segmentCount; ++sg)
-                    writes.push_back({t.dst, sg, dataReady});
-                continue;
-            }
-            double alpha = cluster.alphaSec, beta = cluster.betaSecPerByte;
-            if (!links.byPair.empty()) {
-                if (auto it = links.byPair.find(LinkTable::Key(t.src, t.dst)); it != links.byPair.end()) {
-                    alpha = it->second.alphaSec;
-                    beta = it->second.betaSecPerByte;
-                }
-            }
-            const double ideal = alpha + static_cast<double>(t.bytes) * beta;
-            const double start = std::max({dataReady, sendFree[t.src], recvFree[t.dst]});
-            const double end = start + std::max(slow[t.src], slow[t.dst]) * ideal;
-            sendFree[t.src] = end;
-            double written = end;
-            if (t.op == TransferOp::Reduce) {
-                // The accumulator must hold all earlier writes before this one adds to it.
-                double accReady = 0.0;
-                const double* r = &ready[static_cast<size_t>(t.dst) * atomCount];
-                for (uint32_t sg = t.firstSegment; sg < t.firstSegment + t.segmentCount; ++sg)
-                    for (uint32_t a = atoms.Of(sg).dstBegin; a < atoms.Of(sg).dstEnd; ++a) accReady = std::max(accReady, r[a]);
-                const double idealReduce = static_cast<double>(t.bytes) * cluster.gammaSecPerByte;
-                const double redStart = std::max(end, accReady);
-                written = redStart + slow[t.dst] * idealReduce;
-                if (recorder && written > redStart) // a free reduction (gamma = 0) leaves no span
-                    recorder->OnReduction(t, static_cast<int>(stepIndex), step.phase, redStart, written, idealReduce);
-            }
-            recvFree[t.dst] = written;
-            result.rankEndSeconds[t.src] = std::max(result.rankEndSeconds[t.src], end);
-            result.rankEndSeconds[t.dst] = std::max(result.rankEndSeconds[t.dst], written);
-            ++result.transfers;
-            result.wireBytes += t.bytes;
-            if (recorder) recorder->OnTransfer(t, static_cast<int>(stepIndex), step.phase, start, end, ideal);
-            for (uint32_t sg = t.firstSegment; sg < t.firstSegment + t.segmentCount; ++sg) writes.push_back({t.dst, sg, written});
-        }
-        for (const Write& w : writes) {
-            double* r = &ready[static_cast<size_t>(w.rank) * atomCount];
-            const AtomMap::Range& range = atoms.Of(w.segment);
-            for (uint32_t a = range.dstBegin; a < range.dstEnd; ++a) r[a] = std::max(r[a], w.time);
-        }
-    }
+    PlanRunResult run = RunPlan(plan, net, identity, joins, recorder ? &*recorder : nullptr);
+    SimResult result;
+    result.rankEndSeconds = std::move(run.rankEnd);
+    result.transfers = run.transfers;
+    result.wireBytes = run.wireBytes;
     for (double e : result.rankEndSeconds) result.seconds = std::max(result.seconds, e);
     if (recorder) result.trace = recorder->Finish(result, plan, cluster);
     return result;

@@ -1,0 +1,143 @@
+#include "sim/PlanRunner.hpp"
+
+#include <algorithm>
+
+namespace paralens::core {
+
+namespace {
+
+// Byte ranges are tracked per "atom": the pieces between consecutive segment boundaries of the
+// plan, so readiness is one number per (rank, atom). Plans reuse a few offsets millions of times
+// (block boundaries), so offsets are collected through a small direct-mapped cache and looked up
+// in an open-addressing table instead of sorting every occurrence.
+class AtomMap {
+public:
+    explicit AtomMap(const Plan& plan)
+    {
+        std::vector<uint64_t> seen(4096, kEmpty);
+        std::vector<uint64_t> bounds{0, plan.bufferBytes};
+        auto note = [&](uint64_t offset) {
+            uint64_t& slot = seen[Hash(offset) & (seen.size() - 1)];
+            if (slot == offset) return;
+            slot = offset;
+            bounds.push_back(offset);
+        };
+        for (const Segment& s : plan.segments) {
+            note(s.srcOffset);
+            note(s.srcOffset + s.bytes);
+            note(s.dstOffset);
+            note(s.dstOffset + s.bytes);
+        }
+        std::sort(bounds.begin(), bounds.end());
+        bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
+        m_count = bounds.size();
+        size_t cap = 16;
+        while (cap < 2 * bounds.size()) cap *= 2;
+        m_keys.assign(cap, kEmpty);
+        m_values.assign(cap, 0);
+        for (uint32_t i = 0; i < bounds.size(); ++i) {
+            size_t h = Hash(bounds[i]) & (cap - 1);
+            while (m_keys[h] != kEmpty) h = (h + 1) & (cap - 1);
+            m_keys[h] = bounds[i];
+            m_values[h] = i;
+        }
+        const size_t n = plan.segments.size();
+        m_ranges.resize(n);
+        for (size_t i = 0; i < n; ++i) {
+            const Segment& s = plan.segments[i];
+            m_ranges[i] = {Index(s.srcOffset), Index(s.srcOffset + s.bytes), Index(s.dstOffset), Index(s.dstOffset + s.bytes)};
+        }
+    }
+    struct Range {
+        uint32_t srcBegin, srcEnd, dstBegin, dstEnd;
+    };
+    const Range& Of(uint32_t segment) const { return m_ranges[segment]; }
+    size_t Count() const { return m_count; }
+
+private:
+    static constexpr uint64_t kEmpty = ~uint64_t{0};
+    static uint64_t Hash(uint64_t x) { return (x * 0x9E3779B97F4A7C15ull) >> 17; }
+    uint32_t Index(uint64_t offset) const
+    {
+        size_t h = Hash(offset) & (m_keys.size() - 1);
+        while (m_keys[h] != offset) h = (h + 1) & (m_keys.size() - 1);
+        return m_values[h];
+    }
+
+    size_t m_count = 0;
+    std::vector<uint64_t> m_keys;
+    std::vector<uint32_t> m_values;
+    std::vector<Range> m_ranges;
+};
+
+struct Write {
+    int rank;
+    uint32_t segment;
+    double time;
+};
+
+double MaxReady(const double* ready, uint32_t begin, uint32_t end, double init)
+{
+    for (uint32_t a = begin; a < end; ++a) init = std::max(init, ready[a]);
+    return init;
+}
+
+} // namespace
+
+PlanRunResult RunPlan(const Plan& plan, Network& net, std::span<const int> deviceOfRank,
+                      std::span<const double> rankJoin, PlanObserver* observer)
+{
+    const int p = plan.spec.ranks;
+    AtomMap atoms(plan);
+    const size_t atomCount = atoms.Count();
+    std::vector<double> ready(static_cast<size_t>(p) * atomCount);
+    for (int r = 0; r < p; ++r)
+        std::fill_n(ready.begin() + static_cast<ptrdiff_t>(r * atomCount), atomCount, rankJoin[r]);
+    PlanRunResult result;
+    result.rankEnd.assign(rankJoin.begin(), rankJoin.end());
+
+    std::vector<Write> writes;
+    for (size_t stepIndex = 0; stepIndex < plan.steps.size(); ++stepIndex) {
+        const PlanStep& step = plan.steps[stepIndex];
+        writes.clear();
+        for (const Transfer& t : plan.TransfersOf(step)) {
+            const double* srcReady = &ready[static_cast<size_t>(t.src) * atomCount];
+            double dataReady = 0.0;
+            for (uint32_t sg = t.firstSegment; sg < t.firstSegment + t.segmentCount; ++sg)
+                dataReady = MaxReady(srcReady, atoms.Of(sg).srcBegin, atoms.Of(sg).srcEnd, dataReady);
+            if (t.src == t.dst) { // local copy: free
+                for (uint32_t sg = t.firstSegment; sg < t.firstSegment + t.segmentCount; ++sg)
+                    writes.push_back({t.dst, sg, dataReady});
+                continue;
+            }
+            double accReady = 0.0; // a reduction needs every earlier write to its accumulator
+            if (t.op == TransferOp::Reduce) {
+                const double* dstReady = &ready[static_cast<size_t>(t.dst) * atomCount];
+                for (uint32_t sg = t.firstSegment; sg < t.firstSegment + t.segmentCount; ++sg)
+                    accReady = MaxReady(dstReady, atoms.Of(sg).dstBegin, atoms.Of(sg).dstEnd, accReady);
+            }
+            const int srcDev = deviceOfRank[t.src], dstDev = deviceOfRank[t.dst];
+            const double posted = std::max(dataReady, rankJoin[t.dst]);
+            MessageTiming m = net.Send(srcDev, dstDev, t.bytes, posted, t.op == TransferOp::Reduce, accReady);
+            result.rankEnd[t.src] = std::max(result.rankEnd[t.src], m.end);
+            result.rankEnd[t.dst] = std::max(result.rankEnd[t.dst], m.usable);
+            ++result.transfers;
+            result.wireBytes += t.bytes;
+            if (observer) {
+                observer->OnTransfer(t, srcDev, dstDev, static_cast<int>(stepIndex), step.phase, m);
+                const double redStart = m.usable - net.Slowdown(dstDev) * m.idealReduce;
+                if (m.usable > redStart && t.op == TransferOp::Reduce)
+                    observer->OnReduction(t, dstDev, static_cast<int>(stepIndex), step.phase, redStart, m.usable, m.idealReduce);
+            }
+            for (uint32_t sg = t.firstSegment; sg < t.firstSegment + t.segmentCount; ++sg) writes.push_back({t.dst, sg, m.usable});
+        }
+        for (const Write& w : writes) {
+            double* r = &ready[static_cast<size_t>(w.rank) * atomCount];
+            const AtomMap::Range& range = atoms.Of(w.segment);
+            for (uint32_t a = range.dstBegin; a < range.dstEnd; ++a) r[a] = std::max(r[a], w.time);
+        }
+    }
+    return result;
+}
+
+} // namespace paralens::core
