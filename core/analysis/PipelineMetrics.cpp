@@ -1,0 +1,106 @@
+#include "analysis/PipelineMetrics.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace paralens::core {
+
+namespace {
+
+bool IsRecompute(const Trace& t, const Span& s) { return s.detail != 0 && t.Str(s.detail) == "recompute"; }
+
+template <class Fn>
+void ForEachComputeSpan(const Trace& t, uint32_t device, Fn&& fn)
+{
+    for (uint32_t tr : t.Devices()[device].tracks)
+        for (const Span& s : t.Tracks()[tr].spans)
+            if (KindOf(s.category) == SpanKind::Compute) fn(s);
+}
+
+} // namespace
+
+double ComputeBubbleFraction(const Trace& trace, UsageWindow window)
+{
+    double compute = 0, total = 0;
+    for (const DeviceUsage& u : ComputeDeviceUsage(trace, window, false)) {
+        compute += static_cast<double>(u.computeNs);
+        total += static_cast<double>(u.windowNs);
+    }
+    return total > 0 ? 1.0 - compute / total : 0.0;
+}
+
+std::vector<int> PeakActivations(const Trace& trace)
+{
+    std::vector<int> out;
+    for (uint32_t d = 0; d < trace.Devices().size(); ++d) {
+        if (trace.Devices()[d].kind == DeviceKind::Cpu) continue;
+        bool separateW = false;
+        ForEachComputeSpan(trace, d, [&](const Span& s) { separateW |= s.category == SpanCategory::WeightGrad; });
+        // Events (time, +1 take / -1 release); releases sort first at equal times.
+        std::vector<std::pair<int64_t, int>> events;
+        ForEachComputeSpan(trace, d, [&](const Span& s) {
+            if (s.microBatch == kNone || IsRecompute(trace, s)) return;
+            if (s.category == SpanCategory::Forward) events.emplace_back(s.startNs, +1);
+            const SpanCategory release = separateW ? SpanCategory::WeightGrad : SpanCategory::Backward;
+            if (s.category == release) events.emplace_back(s.endNs, -1);
+        });
+        std::sort(events.begin(), events.end());
+        int held = 0, peak = 0;
+        for (const auto& e : events) {
+            held += e.second;
+            peak = std::max(peak, held);
+        }
+        out.push_back(peak);
+    }
+    return out;
+}
+
+MfuReport ComputeMfu(const Trace& trace, double peak, UsageWindow window)
+{
+    MfuReport r;
+    r.seconds = static_cast<double>(window.endNs - window.beginNs) * 1e-9;
+    r.peakFlopsPerDevice = peak;
+    for (uint32_t d = 0; d < trace.Devices().size(); ++d) {
+        if (trace.Devices()[d].kind == DeviceKind::Cpu) continue;
+        bool any = false;
+        ForEachComputeSpan(trace, d, [&](const Span& s) {
+            any = true;
+            const int64_t lo = std::max(s.startNs, window.beginNs), hi = std::min(s.endNs, window.endNs);
+            if (hi < lo || (hi == lo && s.endNs > s.startNs)) return;
+            const double share = s.endNs > s.startNs ? static_cast<double>(hi - lo) / static_cast<double>(s.endNs - s.startNs) : 1.0;
+            r.hardwareFlops += s.flops * share;
+            if (!IsRecompute(trace, s)) r.modelFlops += s.flops * share;
+        });
+        r.devices += any ? 1 : 0;
+    }
+    const double capacity = r.seconds * r.devices * peak;
+    if (capacity > 0) {
+        r.mfu = r.modelFlops / capacity;
+        r.hfu = r.hardwareFlops / capacity;
+    }
+    return r;
+}
+
+std::vector<CounterSample> MfuSeries(const Trace& trace, uint32_t device, double peak, UsageWindow window, int bins)
+{
+    std::vector<CounterSample> out;
+    if (bins < 1 || window.endNs <= window.beginNs || peak <= 0) return out;
+    const double width = static_cast<double>(window.endNs - window.beginNs) / bins;
+    std::vector<double> flops(static_cast<size_t>(bins), 0.0);
+    ForEachComputeSpan(trace, device, [&](const Span& s) {
+        if (s.endNs <= s.startNs || IsRecompute(trace, s)) return;
+        const double rate = s.flops / static_cast<double>(s.endNs - s.startNs);
+        int first = static_cast<int>(std::max(0.0, (static_cast<double>(s.startNs - window.beginNs)) / width));
+        for (int b = first; b < bins; ++b) {
+            const double lo = static_cast<double>(window.beginNs) + b * width, hi = lo + width;
+            const double overlap = std::min(hi, static_cast<double>(s.endNs)) - std::max(lo, static_cast<double>(s.startNs));
+            if (lo >= static_cast<double>(s.endNs)) break;
+            if (overlap > 0) flops[static_cast<size_t>(b)] += rate * overlap;
+        }
+    });
+    for (int b = 0; b < bins; ++b)
+        out.push_back({window.beginNs + static_cast<int64_t>(b * width), flops[static_cast<size_t>(b)] / (width * 1e-9) / peak});
+    return out;
+}
+
+} // namespace paralens::core

@@ -1,0 +1,40 @@
+// Pipeline measures taken from a Trace (any source: simulated or captured): the bubble fraction,
+// the activations each stage holds at its peak, and MFU/HFU. Pure functions; thread-safe.
+#pragma once
+
+#include "analysis/DeviceUsage.hpp"
+#include "trace/Trace.hpp"
+
+#include <vector>
+
+namespace paralens::core {
+
+// 1 - (union of compute spans over every non-CPU device) / (devices x window): the lectures'
+// bubble_area / total_area. Communication does not count as busy here.
+double ComputeBubbleFraction(const Trace& trace, UsageWindow window);
+
+// Per device, the most micro-batch-chunks whose activations are held at once: one is taken when
+// its forward starts and released when its backward ends (or its weight-gradient pass, on devices
+// whose trace has separate W spans). Recomputation spans (detail "recompute") do not count.
+std::vector<int> PeakActivations(const Trace& trace);
+
+struct MfuReport {
+    double modelFlops = 0.0;    // FLOPs the model needs (forward 1x, backward 2x)
+    double hardwareFlops = 0.0; // FLOPs executed, recomputation included
+    double seconds = 0.0;       // the window
+    int devices = 0;            // devices with compute spans
+    double peakFlopsPerDevice = 0.0;
+    double mfu = 0.0;           // modelFlops / seconds / (devices x peak); 0 when unknown
+    double hfu = 0.0;           // hardwareFlops / seconds / (devices x peak)
+};
+
+// MFU and HFU of the compute spans inside the window. `peakFlopsPerDevice` from the hardware
+// table (or a measured GEMM peak); 0 gives only the FLOP totals.
+MfuReport ComputeMfu(const Trace& trace, double peakFlopsPerDevice, UsageWindow window);
+
+// MFU of one device over `bins` equal slices of the window (a span's FLOPs are spread evenly over
+// its duration): the time series of the MFU view. Sample times are the slices' starts.
+std::vector<CounterSample> MfuSeries(const Trace& trace, uint32_t device, double peakFlopsPerDevice,
+                                     UsageWindow window, int bins);
+
+} // namespace paralens::core

@@ -1,0 +1,22 @@
+// A pipeline Schedule as a Workload: one compute task per op (F, B, W; plus a recompute forward
+// before each B when the spec asks for full activation recomputation), a message for every
+// activation (forward) and gradient (backward) crossing devices, and an optimizer step after the
+// flush. Tasks are added in a valid execution order, so each device's lane runs its schedule order.
+#pragma once
+
+#include "schedule/Schedule.hpp"
+#include "schedule/Workload.hpp"
+
+#include <vector>
+
+namespace paralens::core {
+
+struct PipelineWorkload {
+    Workload workload{1};
+    std::vector<TaskId> pipelineTasks; // the F/B/W (and recompute) tasks, for the bubble window
+};
+
+// Throws Error with ValidateSchedule's message when the schedule is invalid or deadlocks.
+PipelineWorkload BuildPipelineWorkload(const Schedule& schedule);
+
+} // namespace paralens::core

@@ -1,0 +1,14 @@
+// Internal: the zb-h1 op order, built by list-scheduling 1F1B's forwards and backwards in order
+// and slotting each deferred weight-gradient pass (W) into the first moment its device would
+// otherwise idle (remaining Ws run at the end). Uses the spec's times and stage slowdowns.
+#pragma once
+
+#include "schedule/Schedule.hpp"
+
+#include <vector>
+
+namespace paralens::core {
+
+std::vector<std::vector<PipeOp>> ZeroBubbleOrder(const PipelineSpec& spec);
+
+} // namespace paralens::core
