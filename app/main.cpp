@@ -3,6 +3,7 @@
 #include "cli/Commands.hpp"
 
 #include "common/Error.hpp"
+#include "common/Memory.hpp"
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -50,6 +51,7 @@ int RunWindow(const std::vector<std::string>& files)
 
 int main(int argc, char** argv)
 {
+    paralens::KeepFreedMemoryForReuse();
     CLI::App app{"paralens: collectives, pipelines and their traces, next to the alpha-beta model.\n"
                  "With no subcommand it opens the window (or prints a headless summary without a display)."};
     app.set_version_flag("--version", PARALENS_VERSION);

@@ -36,11 +36,11 @@ SpanCategory CategoryOf(PipeOpKind k)
 
 } // namespace
 
-PipelineWorkload BuildPipelineWorkload(const Schedule& s)
+PipelineWorkload BuildPipelineWorkload(const Schedule& s, bool freeComm)
 {
-    const ScheduleCheck check = ValidateSchedule(s);
-    Require(check.ok, std::string(Name(s.spec.kind)) + " schedule is invalid: " + check.message);
-    const auto order = ExecutionOrder(s);
+    std::vector<std::pair<int, int>> order;
+    const ScheduleCheck check = ValidateSchedule(s, &order);
+    if (!check.ok) throw Error(std::string(Name(s.spec.kind)) + " schedule is invalid: " + check.message);
     const PipelineSpec& spec = s.spec;
     const int D = spec.stages, V = spec.VirtualStages();
     std::vector<std::string> names;
@@ -64,8 +64,11 @@ PipelineWorkload BuildPipelineWorkload(const Schedule& s)
         const int n = DependenciesOf(key, V, deps);
         for (int j = 0; j < n; ++j) {
             const TaskId producer = static_cast<TaskId>(taskOf[deps[j]]);
-            const int from = DeviceOf(deps[j].virtualStage, D);
-            if (from == d) {
+            // The producer's device: F's comes from the previous virtual stage, B's from the next.
+            const int from = deps[j].virtualStage == key.virtualStage ? d
+                             : deps[j].kind == PipeOpKind::Forward   ? (d == 0 ? D - 1 : d - 1)
+                                                                     : (d == D - 1 ? 0 : d + 1);
+            if (from == d || freeComm) {
                 need[needCount++] = producer;
                 continue;
             }

@@ -17,6 +17,8 @@ struct PipelineWorkload {
 };
 
 // Throws Error with ValidateSchedule's message when the schedule is invalid or deadlocks.
-PipelineWorkload BuildPipelineWorkload(const Schedule& schedule);
+// `freeComm`: communication costs nothing, so no message tasks are made; an op then depends on its
+// producer on the other device directly (the simulator draws that dependency as an arrow).
+PipelineWorkload BuildPipelineWorkload(const Schedule& schedule, bool freeComm = false);
 
 } // namespace paralens::core

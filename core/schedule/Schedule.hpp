@@ -77,7 +77,8 @@ struct ScheduleCheck {
 // Proves the schedule runs every op exactly once on the right device, respects every dependency
 // and cannot deadlock (executes it abstractly: each device runs its next op once its inputs are
 // done, until all are done or none can move).
-ScheduleCheck ValidateSchedule(const Schedule& schedule);
+// When `order` is given and the schedule is valid, it receives ExecutionOrder's result.
+ScheduleCheck ValidateSchedule(const Schedule& schedule, std::vector<std::pair<int, int>>* order = nullptr);
 
 // The order in which (device, op index) pairs can run given the dependencies: a topological order
 // consistent with each device's program order. Empty when the schedule deadlocks.

@@ -2,7 +2,6 @@
 #include "schedule/Schedule.hpp"
 #include "schedule/ScheduleDeps.hpp"
 
-#include <deque>
 #include <sstream>
 
 namespace paralens::core {
@@ -24,16 +23,22 @@ template <class OnRun>
 size_t Execute(const Schedule& s, OnRun&& onRun, std::vector<size_t>& next)
 {
     const int D = s.spec.stages, V = s.spec.VirtualStages();
-    OpTable done(s.spec.TotalMicroBatches(), V);
+    OpTableOf<int8_t> done(s.spec.TotalMicroBatches(), V);
     next.assign(static_cast<size_t>(D), 0);
-    std::deque<int> work;
+    // A ring of devices to look at; each device is in it at most once.
+    std::vector<int> ring(static_cast<size_t>(D) + 1);
+    size_t head = 0, tail = 0;
+    auto push = [&](int d) {
+        ring[tail] = d;
+        tail = (tail + 1) % ring.size();
+    };
     std::vector<bool> queued(static_cast<size_t>(D), true);
-    for (int d = 0; d < D; ++d) work.push_back(d);
+    for (int d = 0; d < D; ++d) push(d);
     size_t ran = 0;
     std::array<OpKey, 2> deps{};
-    while (!work.empty()) {
-        const int d = work.front();
-        work.pop_front();
+    while (head != tail) {
+        const int d = ring[head];
+        head = (head + 1) % ring.size();
         queued[static_cast<size_t>(d)] = false;
         const auto& ops = s.stages[static_cast<size_t>(d)];
         size_t& i = next[static_cast<size_t>(d)];
@@ -42,7 +47,7 @@ size_t Execute(const Schedule& s, OnRun&& onRun, std::vector<size_t>& next)
             if (!done.Contains(key)) break;
             int n = DependenciesOf(key, V, deps);
             bool ready = true;
-            for (int j = 0; j < n; ++j) ready = ready && done[deps[j]] >= 0;
+            for (int j = 0; j < n; ++j) ready = ready && done[deps[j]] > 0;
             if (!ready) break;
             done[key] = 1;
             onRun(d, static_cast<int>(i));
@@ -51,7 +56,7 @@ size_t Execute(const Schedule& s, OnRun&& onRun, std::vector<size_t>& next)
             for (int nb : {d - 1, d + 1, d + 1 - D, d - 1 + D}) { // owners of the ops that wait on this one
                 if (nb < 0 || nb >= D || queued[static_cast<size_t>(nb)]) continue;
                 queued[static_cast<size_t>(nb)] = true;
-                work.push_back(nb);
+                push(nb);
             }
         }
     }
@@ -72,7 +77,7 @@ std::vector<std::pair<int, int>> ExecutionOrder(const Schedule& s)
     return order;
 }
 
-ScheduleCheck ValidateSchedule(const Schedule& s)
+ScheduleCheck ValidateSchedule(const Schedule& s, std::vector<std::pair<int, int>>* order)
 {
     const int D = s.spec.stages, V = s.spec.VirtualStages(), M = s.spec.TotalMicroBatches();
     ScheduleCheck out;
@@ -80,7 +85,7 @@ ScheduleCheck ValidateSchedule(const Schedule& s)
         out.message = "the schedule has " + std::to_string(s.stages.size()) + " stages, expected " + std::to_string(D);
         return out;
     }
-    OpTable seen(M, V);
+    OpTableOf<int8_t> seen(M, V);
     for (int d = 0; d < D; ++d) {
         for (const PipeOp& op : s.stages[static_cast<size_t>(d)]) {
             const OpKey k = KeyOf(op, d, D);
@@ -113,7 +118,15 @@ ScheduleCheck ValidateSchedule(const Schedule& s)
     std::vector<size_t> next;
     size_t total = 0;
     for (const auto& ops : s.stages) total += ops.size();
-    if (Execute(s, [](int, int) {}, next) != total) {
+    if (order) {
+        order->clear();
+        order->reserve(total);
+    }
+    auto record = [&](int d, int i) {
+        if (order) order->emplace_back(d, i);
+    };
+    if (Execute(s, record, next) != total) {
+        if (order) order->clear();
         std::ostringstream os;
         os << "the schedule deadlocks:";
         for (int d = 0; d < D; ++d)

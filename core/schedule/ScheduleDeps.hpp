@@ -16,18 +16,19 @@ struct OpKey {
     int32_t virtualStage;
 };
 
-class OpTable {
+template <class T>
+class OpTableOf {
 public:
-    OpTable(int microBatches, int virtualStages)
-        : m_mb(microBatches), m_vs(virtualStages), m_values(static_cast<size_t>(3) * static_cast<size_t>(microBatches) * static_cast<size_t>(virtualStages), -1)
+    OpTableOf(int microBatches, int virtualStages, T fill = T(-1))
+        : m_mb(microBatches), m_vs(virtualStages), m_values(static_cast<size_t>(3) * static_cast<size_t>(microBatches) * static_cast<size_t>(virtualStages), fill)
     {
     }
     bool Contains(const OpKey& k) const
     {
         return k.microBatch >= 0 && k.microBatch < m_mb && k.virtualStage >= 0 && k.virtualStage < m_vs;
     }
-    int64_t& operator[](const OpKey& k) { return m_values[Index(k)]; }
-    int64_t operator[](const OpKey& k) const { return m_values[Index(k)]; }
+    T& operator[](const OpKey& k) { return m_values[Index(k)]; }
+    T operator[](const OpKey& k) const { return m_values[Index(k)]; }
 
 private:
     size_t Index(const OpKey& k) const
@@ -36,8 +37,10 @@ private:
                    static_cast<size_t>(m_vs) + static_cast<size_t>(k.virtualStage);
     }
     int m_mb, m_vs;
-    std::vector<int64_t> m_values;
+    std::vector<T> m_values;
 };
+
+using OpTable = OpTableOf<int64_t>;
 
 inline OpKey KeyOf(const PipeOp& op, int device, int stages)
 {

@@ -31,14 +31,16 @@ void Workload::Reserve(size_t tasks, size_t deps)
 
 void Workload::CheckDevice(int device) const
 {
-    Require(device >= 0 && device < m_devices,
-            "task names device " + std::to_string(device) + " but the workload has devices 0.." + std::to_string(m_devices - 1));
+    if (device < 0 || device >= m_devices)
+        throw Error("task names device " + std::to_string(device) + " but the workload has devices 0.." +
+                    std::to_string(m_devices - 1));
 }
 
 TaskId Workload::Push(TaskKind kind, uint32_t slot, std::span<const TaskId> deps)
 {
     const TaskId id = static_cast<TaskId>(m_kinds.size());
-    for (TaskId d : deps) Require(d < id, "task " + std::to_string(id) + " depends on task " + std::to_string(d) + ", which is not added yet");
+    for (TaskId d : deps)
+        if (d >= id) throw Error("task " + std::to_string(id) + " depends on task " + std::to_string(d) + ", which is not added yet");
     m_kinds.push_back(kind);
     m_slot.push_back(slot);
     m_deps.insert(m_deps.end(), deps.begin(), deps.end());

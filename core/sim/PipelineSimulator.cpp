@@ -19,7 +19,8 @@ ClusterModel FreeLinks()
 PipelineSimResult SimulatePipeline(const Schedule& schedule, const ClusterModel& link, bool buildTrace)
 {
     const PipelineSpec& s = schedule.spec;
-    PipelineWorkload pw = BuildPipelineWorkload(schedule);
+    const bool free = link.alphaSec == 0 && (s.activationBytes == 0 || link.betaSecPerByte == 0) && link.links.empty();
+    PipelineWorkload pw = BuildPipelineWorkload(schedule, free);
     WorkloadOptions options;
     options.buildTrace = buildTrace;
     Metadata& m = options.meta;

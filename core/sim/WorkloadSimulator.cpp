@@ -54,8 +54,33 @@ public:
             m_send.push_back(use.ports[static_cast<size_t>(d)] ? m_b.AddTrack(dev, "send") : kNoTrack);
             m_recv.push_back(use.ports[static_cast<size_t>(d)] ? m_b.AddTrack(dev, "recv") : kNoTrack);
         }
+        std::vector<size_t> computeCount(static_cast<size_t>(w.Devices()), 0);
+        size_t messages = 0;
+        for (TaskId t = 0; t < w.TaskCount(); ++t) {
+            if (w.KindOf(t) == TaskKind::Compute) ++computeCount[static_cast<size_t>(w.ComputeOf(t).device)];
+            else if (w.KindOf(t) == TaskKind::Message) ++messages;
+            if (w.KindOf(t) == TaskKind::Compute) messages += w.DepsOf(t).size();
+        }
+        for (int d = 0; d < w.Devices(); ++d) m_b.ReserveSpans(m_compute[static_cast<size_t>(d)], computeCount[static_cast<size_t>(d)]);
+        m_b.ReserveFlows(messages);
         for (size_t i = 0; i < w.NameCount(); ++i) m_names.push_back(m_b.Intern(w.NameOf(static_cast<uint16_t>(i))));
         m_recompute = m_b.Intern("recompute");
+    }
+
+    // A compute task waiting on a compute task of another device: drawn as an arrow.
+    void Dependency(const ComputeTask& from, double fromEnd, const ComputeTask& to, double toStart)
+    {
+        Flow f;
+        f.srcDevice = static_cast<uint32_t>(from.device);
+        f.dstDevice = static_cast<uint32_t>(to.device);
+        f.srcTrack = m_compute[static_cast<size_t>(from.device)];
+        f.dstTrack = m_compute[static_cast<size_t>(to.device)];
+        f.srcNs = Ns(fromEnd);
+        f.dstNs = Ns(toStart);
+        f.step = to.tags.step;
+        f.chunk = to.tags.microBatch;
+        f.name = m_names[from.tags.name];
+        m_b.AddFlow(f);
     }
 
     void Compute(const ComputeTask& c, double start, double end)
@@ -173,6 +198,17 @@ public:
 
     WorkloadResult Run()
     {
+        if (NothingUsesPorts()) {
+            // Insertion order is topological and nothing competes for a port, so tasks can be
+            // resolved in that order, walking memory sequentially.
+            for (TaskId t = 0; t < m_w.TaskCount(); ++t) {
+                if (m_w.KindOf(t) == TaskKind::Compute) RunCompute(t);
+                else RunMessage(t, MessageReady(t));
+            }
+            m_finished.clear();
+            for (double end : m_result.deviceEnd) m_result.seconds = std::max(m_result.seconds, end);
+            return std::move(m_result);
+        }
         for (TaskId t = 0; t < m_w.TaskCount(); ++t)
             if (m_remaining[t] == 0) Ready(t);
         Drain();
@@ -180,7 +216,7 @@ public:
             const Event e = m_queue.top();
             m_queue.pop();
             m_now = e.time;
-            if (m_w.KindOf(e.task) == TaskKind::Message) RunMessage(e.task);
+            if (m_w.KindOf(e.task) == TaskKind::Message) RunMessage(e.task, m_now);
             else RunCollective(e.task);
             Drain();
         }
@@ -259,9 +295,9 @@ private:
         switch (m_w.KindOf(t)) {
         case TaskKind::Compute: RunCompute(t); break;
         case TaskKind::Message: {
-            double ready = 0.0;
-            for (TaskId d : AllDeps(t)) ready = std::max(ready, EndFor(d, m_w.MessageOf(t).src));
-            m_queue.push({std::max(ready, m_now), t});
+            const double ready = MessageReady(t);
+            if (IsFree(m_w.MessageOf(t))) RunMessage(t, ready); // holds no port: no need to wait its turn
+            else m_queue.push({std::max(ready, m_now), t});
             break;
         }
         case TaskKind::Collective: {
@@ -296,20 +332,43 @@ private:
         const double end = start + c.seconds * m_net.Slowdown(c.device);
         m_result.tasks[t] = {start, end};
         Extend(c.device, end);
-        if (m_rec) m_rec->Compute(c, start, end);
+        if (m_rec) {
+            m_rec->Compute(c, start, end);
+            for (TaskId d : m_w.DepsOf(t))
+                if (m_w.KindOf(d) == TaskKind::Compute && m_w.ComputeOf(d).device != c.device)
+                    m_rec->Dependency(m_w.ComputeOf(d), m_result.tasks[d].end, c, start);
+        }
         Done(t);
     }
 
-    void RunMessage(TaskId t)
+    double MessageReady(TaskId t) const
+    {
+        double ready = 0.0;
+        for (TaskId d : AllDeps(t)) ready = std::max(ready, EndFor(d, m_w.MessageOf(t).src));
+        return ready;
+    }
+
+    bool NothingUsesPorts() const
+    {
+        for (TaskId t = 0; t < m_w.TaskCount(); ++t) {
+            if (m_w.KindOf(t) == TaskKind::Collective) return false;
+            if (m_w.KindOf(t) == TaskKind::Message && !IsFree(m_w.MessageOf(t))) return false;
+        }
+        return true;
+    }
+
+    bool IsFree(const MessageTask& m) const
+    {
+        const ClusterModel& c = m_net.Cluster();
+        return c.alphaSec == 0 && (m.bytes == 0 || c.betaSecPerByte == 0) && c.links.empty();
+    }
+
+    void RunMessage(TaskId t, double ready)
     {
         const MessageTask& m = m_w.MessageOf(t);
         MessageTiming timing;
-        if (m_net.Cluster().alphaSec == 0 && (m.bytes == 0 || m_net.Cluster().betaSecPerByte == 0) &&
-            m_net.Cluster().links.empty()) {
-            timing.start = timing.end = timing.usable = m_now; // free: holds no port
-        } else {
-            timing = m_net.Send(m.src, m.dst, m.bytes, m_now, false);
-        }
+        if (IsFree(m)) timing.start = timing.end = timing.usable = ready;
+        else timing = m_net.Send(m.src, m.dst, m.bytes, ready, false);
         m_result.tasks[t] = {timing.start, timing.end};
         Extend(m.src, timing.end);
         Extend(m.dst, timing.end);

@@ -4,6 +4,8 @@
 // Trace the views draw.
 #include "BenchMachine.hpp"
 
+#include "common/Memory.hpp"
+
 #include "plan/Plan.hpp"
 #include "sim/Simulator.hpp"
 
@@ -13,6 +15,7 @@ using namespace paralens::core;
 
 int main()
 {
+    paralens::KeepFreedMemoryForReuse(); // as the app does
     std::printf("paralens simulator benchmark on %s\n\n", MachineDescription().c_str());
     std::printf("%-36s %6s %10s %10s %12s %12s %12s %10s\n", "case", "ranks", "transfers", "plan (ms)", "sim (ms)",
                 "sim+trace (ms)", "total (ms)", "target");
