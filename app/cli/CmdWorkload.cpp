@@ -106,6 +106,27 @@ nlohmann::json UsageJson(const core::Trace& t)
     return devices;
 }
 
+// The lectures' comparison: the same Y = X.W1.W2 run both ways, side by side.
+nlohmann::json CompareInterIntra(const WorkloadOptions& o, const core::DeviceSpeed& speed, const core::ClusterModel& cluster)
+{
+    core::TwoMatmulSpec s;
+    s.tokens = o.tokens;
+    s.hidden = o.hidden;
+    s.inputs = o.inputs;
+    s.algorithm = AllReduceAlgorithm(o);
+    s.speed = speed;
+    nlohmann::json out;
+    for (const char* kind : {"interop", "intraop"}) {
+        const bool inter = std::string(kind) == "interop";
+        s.devices = inter ? 2 : (o.devices > 0 ? o.devices : 2);
+        const core::WorkloadResult r = core::SimulateWorkload(inter ? core::BuildInterOp(s) : core::BuildIntraOp(s), cluster);
+        int64_t idle = 0;
+        for (const core::DeviceUsage& u : core::ComputeDeviceUsage(*r.trace, core::WholeTrace(*r.trace))) idle += u.idleNs;
+        out[kind] = {{"wireBytes", r.wireBytes}, {"idleSeconds", idle * 1e-9}, {"makespanSeconds", r.seconds}};
+    }
+    return out;
+}
+
 void RunWorkload(const WorkloadOptions& o, const CLI::App& cmd)
 {
     static const std::set<std::string> kinds{"dp", "ps", "tp", "interop", "intraop", "moe"};
@@ -193,6 +214,7 @@ void RunWorkload(const WorkloadOptions& o, const CLI::App& cmd)
         j["tokensPerDevice"] = moe->tokensPerExpertDevice;
         j["allToAllBytes"] = moe->allToAllBytes;
     }
+    if (o.kind == "interop" || o.kind == "intraop") j["comparison"] = CompareInterIntra(o, speed, cluster);
     if (!o.out.empty()) j["out"] = o.out;
     if (o.json) {
         PrintJson(j);
@@ -212,6 +234,16 @@ void RunWorkload(const WorkloadOptions& o, const CLI::App& cmd)
                     core::FormatSeconds(u.busyNs * 1e-9).c_str(), core::FormatSeconds(u.idleNs * 1e-9).c_str(),
                     core::FormatSeconds(u.computeNs * 1e-9).c_str(), core::FormatSeconds(u.commNs * 1e-9).c_str(),
                     core::FormatSeconds(u.exposedCommNs * 1e-9).c_str());
+    if (j.contains("comparison")) {
+        std::printf("\n  Y = X.W1.W2 both ways      %14s %14s %12s\n", "between devices", "idle time", "step time");
+        for (const char* k : {"interop", "intraop"}) {
+            const auto& c = j["comparison"][k];
+            std::printf("  %-26s %14s %14s %12s\n", k, core::FormatBytes(c["wireBytes"].get<uint64_t>()).c_str(),
+                        core::FormatSeconds(c["idleSeconds"].get<double>()).c_str(),
+                        core::FormatSeconds(c["makespanSeconds"].get<double>()).c_str());
+        }
+        std::printf("  inter-op: less communication, more idle; intra-op: more communication, less idle\n");
+    }
     if (!o.out.empty()) std::printf("trace: %s\n", o.out.c_str());
 }
 

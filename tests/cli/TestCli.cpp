@@ -236,6 +236,8 @@ TEST_CASE("workload runs every training-step kind", "[cli]")
     Json intra = RunJson("workload --kind intraop --json");
     CHECK(inter["wireBytes"].get<double>() < intra["wireBytes"].get<double>());
     CHECK(inter["idleFraction"].get<double>() > intra["idleFraction"].get<double>());
+    CHECK(inter["comparison"]["interop"]["wireBytes"] == inter["wireBytes"]);
+    CHECK(inter["comparison"]["intraop"]["wireBytes"] == intra["wireBytes"]);
     Json ps = RunJson("workload --kind ps --consistency async --straggler 3:3 --iterations 6 --json");
     CHECK(ps["maxStaleness"].get<int>() > 0);
     CliTempDir dir;
