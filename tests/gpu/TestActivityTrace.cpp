@@ -1,0 +1,367 @@
+// profiler/ActivityTrace: synthetic GPU activity (as CUPTI or the CUDA-events fallback would
+// deliver it) into a Trace, checked span by span.
+#include "profiler/ActivityTrace.hpp"
+
+#include "analysis/PipelineMetrics.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace paralens;
+using namespace paralens::prof;
+
+namespace {
+
+GpuActivity Kernel(uint32_t device, uint32_t stream, uint32_t corr, uint64_t start, uint64_t end, std::string name)
+{
+    GpuActivity a;
+    a.kind = ActivityKind::Kernel;
+    a.deviceId = device;
+    a.contextId = 10 + device;
+    a.streamId = stream;
+    a.correlationId = corr;
+    a.startNs = start;
+    a.endNs = end;
+    a.name = std::move(name);
+    return a;
+}
+
+ApiCall Launch(uint32_t thread, uint32_t corr, uint64_t time)
+{
+    ApiCall c;
+    c.threadId = thread;
+    c.correlationId = corr;
+    c.startNs = time;
+    c.endNs = time + 5;
+    c.name = "cudaLaunchKernel";
+    return c;
+}
+
+NvtxRange Range(uint32_t thread, uint64_t start, uint64_t end, const OpLabel& label, uint64_t id)
+{
+    NvtxRange r;
+    r.threadId = thread;
+    r.startNs = start;
+    r.endNs = end;
+    r.name = FormatOpLabel(label);
+    r.domain = kNvtxDomain;
+    r.id = id;
+    return r;
+}
+
+const core::Track* FindTrack(const core::Trace& t, int32_t rank, std::string_view name)
+{
+    for (const core::Track& tr : t.Tracks())
+        if (t.Devices()[tr.device].rank == rank && t.Str(tr.name) == name) return &tr;
+    return nullptr;
+}
+
+TraceAssembler TwoRanks(AssemblerOptions options = {})
+{
+    TraceAssembler a(std::move(options));
+    a.AddRank({0, 0, false, "NVIDIA H100 80GB HBM3"});
+    a.AddRank({1, 1, false, "NVIDIA H100 80GB HBM3"});
+    a.PlaceStream({0, kAnyContext, 7}, 0, "compute");
+    a.PlaceStream({1, kAnyContext, 7}, 1, "compute");
+    return a;
+}
+
+} // namespace
+
+TEST_CASE("kernels inherit their op from the NVTX range around their launch", "[prof]")
+{
+    TraceAssembler a = TwoRanks();
+    OpLabel f;
+    f.name = "F0";
+    f.category = core::SpanCategory::Forward;
+    f.microBatch = 0;
+    f.flops = 2e12;
+    ActivityBatch b;
+    b.ranges.push_back(Range(100, 1000, 2000, f, 1));
+    b.apiCalls.push_back(Launch(100, 55, 1100));
+    b.apiCalls.push_back(Launch(100, 56, 1500));
+    b.activities.push_back(Kernel(0, 7, 55, 3000, 5000, "sm90_xmma_gemm_bf16"));
+    b.activities.push_back(Kernel(0, 7, 56, 5000, 6000, "sm90_xmma_gemm_bf16"));
+    a.Add(std::move(b));
+    const core::Trace t = a.Build();
+
+    REQUIRE(t.Devices().size() == 2);
+    CHECK(t.Devices()[0].kind == core::DeviceKind::Gpu);
+    CHECK(t.Str(t.Devices()[0].name) == "rank 0 (GPU 0 NVIDIA H100 80GB HBM3)");
+    const core::Track* tr = FindTrack(t, 0, "compute");
+    REQUIRE(tr);
+    REQUIRE(tr->DepthCount() == 2);
+    auto ops = tr->Lane(0);
+    REQUIRE(ops.size() == 1);
+    CHECK(t.Str(ops[0].name) == "F0");
+    CHECK(ops[0].category == core::SpanCategory::Forward);
+    CHECK(ops[0].startNs == 3000); // the GPU's times, not the NVTX range's host times
+    CHECK(ops[0].endNs == 6000);
+    CHECK(ops[0].microBatch == 0);
+    CHECK(ops[0].flops == 2e12);
+    auto kernels = tr->Lane(1);
+    REQUIRE(kernels.size() == 2);
+    CHECK(kernels[0].category == core::SpanCategory::Compute);
+    CHECK(kernels[0].flops == 0.0);
+    CHECK(t.Str(kernels[1].name) == "sm90_xmma_gemm_bf16");
+    CHECK(a.Stats().attributed == 2);
+    CHECK(t.Meta().source == core::TraceSource::Cupti);
+    // One op span per micro-batch, so the activation count is right despite two kernels.
+    CHECK(core::PeakActivations(t) == std::vector<int>{1, 0});
+}
+
+TEST_CASE("the innermost range on the launching thread wins; other threads' ranges do not", "[prof]")
+{
+    TraceAssembler a = TwoRanks();
+    OpLabel outer, inner, other;
+    outer.name = "step";
+    outer.category = core::SpanCategory::Other;
+    inner.name = "B2";
+    inner.category = core::SpanCategory::Backward;
+    inner.microBatch = 2;
+    other.name = "X";
+    other.category = core::SpanCategory::Compute;
+    ActivityBatch b;
+    b.ranges.push_back(Range(1, 0, 10000, outer, 1));
+    b.ranges.push_back(Range(1, 100, 200, inner, 2));
+    b.ranges.push_back(Range(2, 0, 10000, other, 3));
+    b.apiCalls.push_back(Launch(1, 9, 150)); // inside B2
+    b.apiCalls.push_back(Launch(1, 10, 300)); // after B2: only "step"
+    b.activities.push_back(Kernel(0, 7, 9, 1000, 2000, "k1"));
+    b.activities.push_back(Kernel(0, 7, 10, 2000, 3000, "k2"));
+    a.Add(std::move(b));
+    const core::Trace t = a.Build();
+    const core::Track* tr = FindTrack(t, 0, "compute");
+    REQUIRE(tr);
+    std::vector<std::string> names;
+    for (const core::Span& s : tr->Lane(0)) names.emplace_back(t.Str(s.name));
+    CHECK(names == std::vector<std::string>{"B2", "step"});
+    CHECK(InnermostRange({}, 5) == nullptr);
+}
+
+TEST_CASE("kernels of a CUDA graph share a correlation id and are all kept", "[prof]")
+{
+    TraceAssembler a = TwoRanks();
+    OpLabel g;
+    g.name = "graph-step";
+    g.category = core::SpanCategory::Compute;
+    ActivityBatch b;
+    b.ranges.push_back(Range(5, 0, 100, g, 1));
+    b.apiCalls.push_back(Launch(5, 77, 50));
+    for (int i = 0; i < 3; ++i) {
+        GpuActivity k = Kernel(1, 7, 77, 1000 + 100 * i, 1090 + 100 * i, "node" + std::to_string(i));
+        k.graphId = 4;
+        k.graphNodeId = static_cast<uint64_t>(i + 1);
+        b.activities.push_back(k);
+    }
+    a.Add(std::move(b));
+    const core::Trace t = a.Build();
+    const core::Track* tr = FindTrack(t, 1, "compute");
+    REQUIRE(tr);
+    REQUIRE(tr->DepthCount() == 2);
+    CHECK(tr->Lane(0).size() == 1);
+    CHECK(tr->Lane(0)[0].startNs == 1000);
+    CHECK(tr->Lane(0)[0].endNs == 1290);
+    REQUIRE(tr->Lane(1).size() == 3);
+    CHECK(t.Str(tr->Lane(1)[2].detail) == "graph 4");
+}
+
+TEST_CASE("NCCL kernels are collectives; unplaced streams go under their GPU", "[prof]")
+{
+    TraceAssembler a = TwoRanks();
+    ActivityBatch b;
+    b.activities.push_back(Kernel(0, 7, 1, 100, 900, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL128(ncclDevKernelArgsStorage<4096ul>)"));
+    b.activities.push_back(Kernel(3, 12, 2, 100, 200, "myKernel"));
+    a.Add(std::move(b));
+    const core::Trace t = a.Build();
+    const core::Track* tr = FindTrack(t, 0, "compute");
+    REQUIRE(tr);
+    REQUIRE(tr->spans.size() == 1);
+    CHECK(tr->spans[0].category == core::SpanCategory::Collective);
+    CHECK(t.Str(tr->spans[0].detail) == "allreduce ring LL128 bf16");
+    bool foundGpu3 = false;
+    for (const core::Device& d : t.Devices())
+        if (t.Str(d.name) == "GPU 3") {
+            foundGpu3 = true;
+            CHECK(d.gpuIndex == 3);
+            REQUIRE(d.tracks.size() == 1);
+            CHECK(t.Str(t.Tracks()[d.tracks[0]].name) == "stream 12");
+        }
+    CHECK(foundGpu3);
+    CHECK(a.Stats().unplaced == 1);
+}
+
+TEST_CASE("a labelled transfer is a send span and a flow to the receiving rank", "[prof]")
+{
+    TraceAssembler a = TwoRanks();
+    a.PlaceStream({0, kAnyContext, 8}, 0, "send");
+    OpLabel x;
+    x.name = "0>1";
+    x.category = core::SpanCategory::Send;
+    x.srcRank = 0;
+    x.dstRank = 1;
+    x.step = 3;
+    x.chunk = 2;
+    x.bytes = 4096;
+    ActivityBatch b;
+    b.ranges.push_back(Range(1, 0, 50, x, 1));
+    b.apiCalls.push_back(Launch(1, 20, 10));
+    GpuActivity copy;
+    copy.kind = ActivityKind::Memcpy;
+    copy.copyKind = CopyKind::PeerToPeer;
+    copy.deviceId = 0;
+    copy.streamId = 8;
+    copy.correlationId = 20;
+    copy.startNs = 1000;
+    copy.endNs = 1400;
+    copy.bytes = 4096;
+    copy.srcDeviceId = 0;
+    copy.dstDeviceId = 1;
+    b.activities.push_back(copy);
+    b.activities.push_back(Kernel(1, 7, 21, 2000, 2100, "reduce")); // gives rank 1 its track
+    a.Add(std::move(b));
+    const core::Trace t = a.Build();
+    const core::Track* send = FindTrack(t, 0, "send");
+    REQUIRE(send);
+    CHECK(send->Lane(0)[0].category == core::SpanCategory::Send);
+    CHECK(send->Lane(1)[0].category == core::SpanCategory::Memcpy);
+    CHECK(t.Str(send->Lane(1)[0].name) == "memcpy PtoP 4 KiB");
+    REQUIRE(t.Flows().size() == 1);
+    const core::Flow& f = t.Flows()[0];
+    CHECK(t.Devices()[f.srcDevice].rank == 0);
+    CHECK(t.Devices()[f.dstDevice].rank == 1);
+    CHECK(f.srcNs == 1000);
+    CHECK(f.dstNs == 1400);
+    CHECK(f.bytes == 4096);
+    CHECK(f.step == 3);
+    CHECK(f.chunk == 2);
+    CHECK(t.Str(t.Tracks()[f.dstTrack].name) == "compute");
+}
+
+TEST_CASE("an unlabelled peer copy between GPUs is a flow; the clock map moves everything", "[prof]")
+{
+    TraceAssembler a = TwoRanks();
+    a.SetClock(ClockMap(ClockSample{0, 0, 0}, ClockSample{1'000'000, 1'000'000, 0})); // no drift
+    ClockMap shifted(ClockSample{1000, 501000, 0});
+    a.SetClock(shifted);
+    ActivityBatch b;
+    GpuActivity copy;
+    copy.kind = ActivityKind::Memcpy;
+    copy.copyKind = CopyKind::PeerToPeer;
+    copy.deviceId = 1;
+    copy.streamId = 7;
+    copy.startNs = 2000;
+    copy.endNs = 3000;
+    copy.bytes = 100;
+    copy.srcDeviceId = 1;
+    copy.dstDeviceId = 0;
+    b.activities.push_back(copy);
+    a.Add(std::move(b));
+    const core::Trace t = a.Build();
+    REQUIRE(t.Flows().size() == 1);
+    CHECK(t.Devices()[t.Flows()[0].srcDevice].rank == 1);
+    CHECK(t.Devices()[t.Flows()[0].dstDevice].rank == 0);
+    CHECK(t.Flows()[0].srcNs == 502000);
+    CHECK(t.BeginNs() == 502000);
+    CHECK(t.EndNs() == 503000);
+}
+
+TEST_CASE("synchronisation records find their device through their context", "[prof]")
+{
+    TraceAssembler a = TwoRanks();
+    ActivityBatch b;
+    b.activities.push_back(Kernel(1, 7, 1, 100, 200, "k"));
+    GpuActivity sync;
+    sync.kind = ActivityKind::Sync;
+    sync.deviceId = kNoId;
+    sync.contextId = 11; // the context of device 1 (Kernel() uses 10 + device)
+    sync.streamId = 7;
+    sync.startNs = 300;
+    sync.endNs = 400;
+    sync.syncKind = SyncKind::StreamSynchronize;
+    b.activities.push_back(sync);
+    GpuActivity orphan = sync;
+    orphan.contextId = 99; // nothing ran there: dropped
+    b.activities.push_back(orphan);
+    GpuActivity incomplete = Kernel(0, 7, 2, 500, 0, "unfinished");
+    b.activities.push_back(incomplete);
+    a.Add(std::move(b));
+    const core::Trace t = a.Build();
+    const core::Track* tr = FindTrack(t, 1, "compute");
+    REQUIRE(tr);
+    REQUIRE(tr->spans.size() == 2);
+    CHECK(tr->spans[1].category == core::SpanCategory::Sync);
+    CHECK(t.SpanCount() == 2);
+}
+
+TEST_CASE("op spans timed by CUDA events need no CUPTI record and feed the MFU counter", "[prof]")
+{
+    AssemblerOptions o;
+    o.source = core::TraceSource::CudaEvents;
+    o.peakFlopsPerDevice = 1e15;
+    o.mfuBins = 4;
+    TraceAssembler a(o);
+    a.AddRank({0, 0, true, "GPU"});
+    a.AddRank({1, 0, true, "GPU"});
+    OpSpan f;
+    f.rank = 0;
+    f.trackName = "stage";
+    f.startNs = 0;
+    f.endNs = 1'000'000; // 1 ms
+    f.label.name = "F0";
+    f.label.category = core::SpanCategory::Forward;
+    f.label.microBatch = 0;
+    f.label.flops = 5e11; // 0.5 PFLOP/s over the ms: MFU 0.5
+    a.AddOpSpan(f);
+    OpSpan g = f;
+    g.rank = 1;
+    g.startNs = 1'000'000;
+    g.endNs = 2'000'000;
+    a.AddOpSpan(g);
+    const core::Trace t = a.Build();
+    CHECK(t.Meta().source == core::TraceSource::CudaEvents);
+    CHECK(t.Devices()[0].kind == core::DeviceKind::VirtualGpu);
+    CHECK(t.Str(t.Devices()[1].name) == "virtual rank 1 (GPU 0 GPU)");
+    REQUIRE(t.Counters().size() == 2);
+    const core::Counter& c0 = t.Counters()[0];
+    CHECK(t.Str(c0.name) == "MFU");
+    REQUIRE(c0.samples.size() == 4);
+    CHECK(c0.samples[0].value == Approx(0.5));
+    CHECK(c0.samples[1].value == Approx(0.5));
+    CHECK(c0.samples[2].value == Approx(0.0));
+    CHECK(t.Counters()[1].samples[3].value == Approx(0.5));
+}
+
+TEST_CASE("API calls become host spans only when asked", "[prof]")
+{
+    AssemblerOptions o;
+    o.apiSpans = true;
+    TraceAssembler a = TwoRanks(o);
+    ActivityBatch b;
+    b.apiCalls.push_back(Launch(42, 1, 100));
+    a.Add(std::move(b));
+    const core::Trace t = a.Build();
+    bool found = false;
+    for (const core::Device& d : t.Devices())
+        if (d.kind == core::DeviceKind::Cpu) {
+            found = true;
+            CHECK(t.Str(d.name) == "host thread 42");
+        }
+    CHECK(found);
+    CHECK(TwoRanks().Build().Devices().size() == 2);
+}
+
+TEST_CASE("NVTX start and end markers pair by id", "[prof]")
+{
+    MarkerPairer p;
+    p.OnStart(1, 100, 7, "a", "paralens");
+    p.OnStart(2, 150, 7, "b", "");
+    NvtxRange r;
+    CHECK_FALSE(p.OnEnd(3, 200, r));
+    REQUIRE(p.OnEnd(2, 300, r));
+    CHECK(r.name == "b");
+    CHECK(r.startNs == 150);
+    CHECK(r.endNs == 300);
+    REQUIRE(p.OnEnd(1, 400, r));
+    CHECK(r.domain == "paralens");
+    CHECK(p.Open() == 0);
+}
