@@ -2,6 +2,7 @@
 
 #include "common/Error.hpp"
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 
@@ -205,6 +206,56 @@ uint64_t PipelineProgram::BytesPerStage() const
     const uint64_t perChunk = static_cast<uint64_t>(schedule.spec.TotalMicroBatches()) * ActivationElementsPerMicroBatch() +
                               WeightElementsPerChunk();
     return perChunk * static_cast<uint64_t>(run.chunks) * ElementBytes();
+}
+
+uint64_t PipelineProgram::OperandElements(const PipeOperand& o) const
+{
+    const uint64_t t = static_cast<uint64_t>(run.tokens), h = static_cast<uint64_t>(run.hidden), f = static_cast<uint64_t>(run.ffn);
+    switch (o.buf) {
+    case PipeBuf::X:
+    case PipeBuf::GX:
+    case PipeBuf::Yout:
+    case PipeBuf::dY: return t * h;
+    case PipeBuf::H:
+    case PipeBuf::G: return t * f;
+    default: return h * f; // weights and their gradients
+    }
+}
+
+uint64_t PipelineProgram::OperandOffset(const PipeOperand& o, int32_t chunk, int32_t microBatch) const
+{
+    const uint64_t t = static_cast<uint64_t>(run.tokens), h = static_cast<uint64_t>(run.hidden), f = static_cast<uint64_t>(run.ffn);
+    const uint64_t nb = static_cast<uint64_t>(blocksPerChunk), b = static_cast<uint64_t>(o.block);
+    const uint64_t c = static_cast<uint64_t>(chunk), m = static_cast<uint64_t>(microBatch);
+    const uint64_t weightBlock = 4 * h * f;
+    switch (o.buf) {
+    case PipeBuf::Wup: return (c * nb + b) * weightBlock;
+    case PipeBuf::Wdown: return (c * nb + b) * weightBlock + h * f;
+    case PipeBuf::dWup: return (c * nb + b) * weightBlock + 2 * h * f;
+    case PipeBuf::dWdown: return (c * nb + b) * weightBlock + 3 * h * f;
+    default: break;
+    }
+    const uint64_t perMb = ActivationElementsPerMicroBatch();
+    const uint64_t base = static_cast<uint64_t>(run.chunks) * nb * weightBlock +
+                          (c * static_cast<uint64_t>(schedule.spec.TotalMicroBatches()) + m) * perMb;
+    const uint64_t perBlock = 2 * t * h + 2 * t * f;
+    switch (o.buf) {
+    case PipeBuf::X: return base + b * perBlock;
+    case PipeBuf::GX: return base + b * perBlock + t * h;
+    case PipeBuf::H: return base + b * perBlock + 2 * t * h;
+    case PipeBuf::G: return base + b * perBlock + 2 * t * h + t * f;
+    case PipeBuf::Yout: return base + nb * perBlock;
+    case PipeBuf::dY: return base + nb * perBlock + t * h;
+    default: return base;
+    }
+}
+
+int GreenGroupSize(int smCount, int groups, int minPartition, int alignment)
+{
+    if (groups < 1 || smCount < 1) return 0;
+    const int align = std::max(1, alignment);
+    const int share = smCount / groups / align * align;
+    return share >= std::max(1, minPartition) ? share : 0;
 }
 
 PipelineProgram BuildPipelineProgram(const PipelineRun& run) { return Builder(run).Build(); }

@@ -80,7 +80,16 @@ struct PipelineProgram {
     uint64_t WeightElementsPerChunk() const;
     // Device bytes one stage needs (all micro-batches' activations, weights, gradients).
     uint64_t BytesPerStage() const;
+    // Where an operand lives in its stage's one allocation, in elements: the weights and weight
+    // gradients of every (chunk, block) first, then the activations of every (chunk, micro-batch).
+    uint64_t OperandOffset(const PipeOperand& o, int32_t chunk, int32_t microBatch) const;
+    uint64_t OperandElements(const PipeOperand& o) const;
 };
+
+// SMs per virtual stage when one GPU's `smCount` SMs are split into `groups` green contexts:
+// the even share, rounded down to `alignment` (SMs co-scheduled together) and at least
+// `minPartition`; 0 when the GPU cannot be split that finely.
+int GreenGroupSize(int smCount, int groups, int minPartition, int alignment);
 
 PipelineProgram BuildPipelineProgram(const PipelineRun& run);
 

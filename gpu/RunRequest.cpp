@@ -211,6 +211,7 @@ void ValidateRunRequest(const RunRequest& r)
     Require(r.warmupIters >= 0, "--warmup must not be negative");
     Require(r.alphaUs >= 0, "--alpha-us must not be negative");
     Require(r.bandwidthGBps >= 0, "--bandwidth-GBps must not be negative (0: from the GPU's spec)");
+    Require(r.peakTflops >= 0, "--peak-tflops must not be negative (0: the spec sheet's peak)");
     for (int g : r.gpus) Require(g >= 0, "--gpus: GPU indices are 0 or more");
     switch (r.workload) {
     case Workload::Collective:

@@ -109,6 +109,7 @@ struct RunRequest {
     uint64_t seed = 1;
     double alphaUs = 5.0;       // model prediction shown beside the measurement
     double bandwidthGBps = 0.0; // 0: from the GPU's spec (NVLink one way, or HBM/2 for copies within one GPU)
+    double peakTflops = 0.0;    // the MFU denominator per GPU; 0: the spec sheet's (a GEMM probe's measured peak fits here)
     bool apiSpans = false;      // keep CUDA API calls as host spans (CUPTI only)
     CollectiveRun collective;
     PlanRun plan;

@@ -54,6 +54,10 @@ public:
 // nullptr, with the reason in *whyNot, when this build has no CUPTI support.
 std::unique_ptr<Capture> MakeCuptiCapture(const CaptureOptions& options, std::string* whyNot);
 
+// Points NVTX's injection hook at libcupti (NVTX_INJECTION64_PATH, unless already set), so that
+// NVTX ranges reach CUPTI. Must run before the process's first NVTX call; no-op without CUPTI.
+void PrepareNvtxForCupti();
+
 // Whether CUPTI support was built, and the CUPTI API version compiled against (0 when not).
 bool CuptiBuilt();
 uint32_t CuptiCompiledVersion();

@@ -184,7 +184,7 @@ public:
 private:
     void StartCupti()
     {
-        SetNvtxInjection();
+        PrepareNvtxForCupti();
         PARALENS_CUPTI(cuptiActivityRegisterCallbacks(&BufferRequested, &BufferCompleted));
         auto enable = [&](bool on, CUpti_ActivityKind kind) {
             if (!on) return;
@@ -204,15 +204,6 @@ private:
         m_stopFlush = false;
         m_running = true;
         m_flushThread = std::thread([this] { FlushLoop(); });
-    }
-
-    // NVTX reaches CUPTI through NVTX's injection hook, read once at the first NVTX call.
-    static void SetNvtxInjection()
-    {
-        if (std::getenv("NVTX_INJECTION64_PATH")) return;
-        Dl_info info{};
-        if (dladdr(reinterpret_cast<void*>(&cuptiActivityEnable), &info) && info.dli_fname)
-            setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
     }
 
     void FlushLoop()
@@ -278,6 +269,15 @@ std::unique_ptr<Capture> MakeCuptiCapture(const CaptureOptions& options, std::st
 {
     if (whyNot) whyNot->clear();
     return std::make_unique<CuptiCapture>(options);
+}
+
+// NVTX reaches CUPTI through NVTX's injection hook, read once at the process's first NVTX call.
+void PrepareNvtxForCupti()
+{
+    if (std::getenv("NVTX_INJECTION64_PATH")) return;
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void*>(&cuptiActivityEnable), &info) && info.dli_fname)
+        setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
 }
 
 bool CuptiBuilt() { return true; }

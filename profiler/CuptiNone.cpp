@@ -11,6 +11,7 @@ std::unique_ptr<Capture> MakeCuptiCapture(const CaptureOptions&, std::string* wh
     return nullptr;
 }
 
+void PrepareNvtxForCupti() {}
 bool CuptiBuilt() { return false; }
 uint32_t CuptiCompiledVersion() { return 0; }
 

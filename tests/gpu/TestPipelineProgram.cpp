@@ -171,3 +171,46 @@ TEST_CASE("GEMM shapes and memory of the MLP blocks", "[gpu]")
     CHECK(DescribeStep(f).name == "F0");
     CHECK(DescribeStep(f).category == core::SpanCategory::Forward);
 }
+
+TEST_CASE("every operand of a stage has its own place in the stage's allocation", "[gpu]")
+{
+    const PipelineRun r = Run(core::ScheduleKind::Interleaved, 2, 4, 2, 4);
+    const PipelineProgram p = BuildPipelineProgram(r);
+    struct Range {
+        uint64_t begin, end;
+    };
+    std::vector<Range> ranges;
+    for (int c = 0; c < r.chunks; ++c)
+        for (int b = 0; b < p.blocksPerChunk; ++b)
+            for (PipeBuf w : {PipeBuf::Wup, PipeBuf::Wdown, PipeBuf::dWup, PipeBuf::dWdown}) {
+                const PipeOperand o{w, b};
+                ranges.push_back({p.OperandOffset(o, c, 0), p.OperandOffset(o, c, 0) + p.OperandElements(o)});
+            }
+    for (int c = 0; c < r.chunks; ++c)
+        for (int m = 0; m < r.microBatches; ++m) {
+            for (int b = 0; b < p.blocksPerChunk; ++b)
+                for (PipeBuf a : {PipeBuf::X, PipeBuf::GX, PipeBuf::H, PipeBuf::G}) {
+                    const PipeOperand o{a, b};
+                    ranges.push_back({p.OperandOffset(o, c, m), p.OperandOffset(o, c, m) + p.OperandElements(o)});
+                }
+            for (PipeBuf a : {PipeBuf::Yout, PipeBuf::dY}) {
+                const PipeOperand o{a, 0};
+                ranges.push_back({p.OperandOffset(o, c, m), p.OperandOffset(o, c, m) + p.OperandElements(o)});
+            }
+        }
+    std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) { return a.begin < b.begin; });
+    CHECK(ranges.front().begin == 0);
+    for (size_t i = 1; i < ranges.size(); ++i) CHECK(ranges[i - 1].end == ranges[i].begin); // disjoint and packed
+    CHECK(ranges.back().end * p.ElementBytes() == p.BytesPerStage());
+}
+
+TEST_CASE("green-context partitions: an even share of the SMs, aligned, or none", "[gpu]")
+{
+    CHECK(GreenGroupSize(132, 4, 8, 8) == 32); // H100 SXM: 4 stages of 32 SMs (4 left over)
+    CHECK(GreenGroupSize(132, 4, 8, 2) == 32);
+    CHECK(GreenGroupSize(108, 8, 2, 2) == 12); // A100
+    CHECK(GreenGroupSize(132, 3, 8, 8) == 40);
+    CHECK(GreenGroupSize(16, 4, 8, 8) == 0);   // too small to split
+    CHECK(GreenGroupSize(132, 0, 8, 8) == 0);
+    CHECK(GreenGroupSize(132, 1, 0, 0) == 132);
+}
