@@ -35,7 +35,7 @@ int RunWindow(const std::vector<std::string>& files)
     for (const std::string& f : files) {
         std::error_code ec;
         if (std::filesystem::exists(f, ec)) continue;
-        std::fprintf(stderr, "paralens: '%s' is neither a file nor a subcommand (subcommands: simulate, sweep, pipeline, workload, convert; "
+        std::fprintf(stderr, "paralens: '%s' is neither a file nor a subcommand (subcommands: simulate, sweep, pipeline, workload, run, convert; "
                              "see 'paralens --help')\n", f.c_str());
         return 2;
     }
@@ -54,7 +54,9 @@ int main(int argc, char** argv)
     paralens::KeepFreedMemoryForReuse();
     CLI::App app{"paralens: collectives, pipelines and their traces, next to the alpha-beta model.\n"
                  "With no subcommand it opens the window (or prints a headless summary without a display)."};
-    app.set_version_flag("--version", PARALENS_VERSION);
+    bool showVersion = false, versionJson = false;
+    app.add_flag("--version", showVersion, "Print the version and whether CUDA, NCCL and CUPTI support was built, then exit");
+    app.add_flag("--json", versionJson, "With --version: print it as JSON");
     std::vector<std::string> files;
     app.add_option("files", files, "Trace files to open in the window");
     paralens::app::AddSimulateCommand(app);
@@ -62,6 +64,7 @@ int main(int argc, char** argv)
     paralens::app::AddConvertCommand(app);
     paralens::app::AddPipelineCommand(app);
     paralens::app::AddWorkloadCommand(app);
+    paralens::app::AddRunCommand(app);
     app.require_subcommand(0, 1);
     try {
         app.parse(argc, argv);
@@ -71,12 +74,20 @@ int main(int argc, char** argv)
         for (const CLI::App* s : app.get_subcommands()) sub = " " + s->get_name();
         std::fprintf(stderr, "paralens%s: %s (see 'paralens%s --help')\n", sub.c_str(), e.what(), sub.c_str());
         return 2;
+    } catch (const paralens::Unavailable& e) {
+        std::fprintf(stderr, "paralens: %s\n", e.what());
+        return 3; // cannot run here (not built, no device): not a mistake in the input
     } catch (const paralens::Error& e) {
         std::fprintf(stderr, "paralens: %s\n", e.what());
         return 2;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "paralens: internal error: %s\n", e.what());
         return 1;
+    }
+    if (showVersion) return paralens::app::PrintVersion(versionJson);
+    if (versionJson && app.get_subcommands().empty()) {
+        std::fprintf(stderr, "paralens: --json: use it with --version or after a subcommand (see 'paralens --help')\n");
+        return 2;
     }
     if (app.get_subcommands().empty()) return RunWindow(files);
     return 0;

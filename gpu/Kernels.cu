@@ -113,6 +113,20 @@ __global__ void FillUniform(T* buf, uint64_t count, uint64_t seed, float scale)
     }
 }
 
+__device__ inline uint64_t GlobalTimer()
+{
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+__global__ void Spin(uint64_t ns)
+{
+    const uint64_t start = GlobalTimer();
+    while (GlobalTimer() - start < ns) {
+    }
+}
+
 template <template <class> class Launch, class... Args>
 void Dispatch(KType type, Args&&... args)
 {
@@ -178,6 +192,8 @@ void LaunchCheckCollective(const void* recv, KType type, uint64_t count, check::
 {
     Dispatch<CheckCollectiveLaunch>(type, recv, count, shape, seed, rank, counters, stream);
 }
+
+void LaunchSpin(uint64_t ns, int threads, cudaStream_t stream) { Spin<<<1, threads, 0, stream>>>(ns); }
 
 void LaunchFillUniform(void* buf, KType type, uint64_t count, uint64_t seed, float scale, cudaStream_t stream)
 {

@@ -13,6 +13,10 @@ void AddSweepCommand(CLI::App& root);
 void AddConvertCommand(CLI::App& root);
 void AddPipelineCommand(CLI::App& root);
 void AddWorkloadCommand(CLI::App& root);
+void AddRunCommand(CLI::App& root);
+
+// `paralens --version [--json]`: the version and whether CUDA, NCCL and CUPTI support was built.
+int PrintVersion(bool json);
 
 // `paralens` with no subcommand and no display (or no GUI built): a useful headless summary.
 int RunHeadlessDefault(const std::vector<std::string>& files, const std::string& reason);

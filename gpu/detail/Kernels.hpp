@@ -32,4 +32,8 @@ void LaunchCheckCollective(const void* recv, KType type, uint64_t count, check::
 // Uniform values in [-scale, scale) from a hash of (seed, i): GEMM operands.
 void LaunchFillUniform(void* buf, KType type, uint64_t count, uint64_t seed, float scale, cudaStream_t stream);
 
+// One block of `threads` threads that spins for `ns` nanoseconds of the GPU's global timer: a
+// kernel of known length for overhead measurements (tests/bench).
+void LaunchSpin(uint64_t ns, int threads, cudaStream_t stream);
+
 } // namespace paralens::gpu::detail

@@ -1,0 +1,335 @@
+// paralens run: a workload on real GPUs (the GPU backend; --backend picks another executor where
+// one is built), timed by CUPTI or CUDA events, checked against the CPU reference, written as a
+// Trace. Arguments are checked the same way with or without the GPU backend; without it, or
+// without a GPU, the command says so and exits 3 (paralens::Unavailable).
+#include "CliCommon.hpp"
+#include "Commands.hpp"
+
+#include "common/Error.hpp"
+#include "common/Units.hpp"
+#include "gpu/GpuBackend.hpp"
+#include "schedule/Schedule.hpp"
+#include "trace/TraceFile.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <sstream>
+#include <variant>
+
+namespace paralens::app {
+
+namespace {
+
+struct RunOptions {
+    std::string backend = "gpu";
+    std::string workload;
+    std::string profile = "auto";
+    std::string gpus = "all";
+    int warmup = -1; // -1: the workload's default
+    int iters = -1;
+    bool noCheck = false;
+    uint64_t seed = 1;
+    bool apiSpans = false;
+    double alphaUs = 5.0;
+    double bandwidthGBps = 0.0;
+    double peakTflops = 0.0;
+    // collective and plan
+    std::string collective = "allreduce";
+    std::string algorithm;
+    std::string bytes;
+    std::string minBytes, maxBytes;
+    int stepFactor = 2;
+    std::string dtype;
+    int root = 0;
+    std::string ncclAlgo, ncclProto;
+    bool ncclProfiler = false;
+    int ranks = 0;
+    bool virtualRanks = false;
+    std::string transport = "auto";
+    // pipeline
+    std::string schedule = "1f1b";
+    int stages = 4, microbatches = 8, chunks = 1, layers = 2, hidden = 4096, ffn = 16384, tokens = 4096;
+    std::string smPartition = "auto";
+    bool recompute = false;
+    // gemm
+    std::vector<std::string> shapes;
+    std::string out;
+    bool json = false;
+};
+
+// Options that only one workload reads: given with another, they are a mistake worth naming.
+struct OnlyFor {
+    const char* option;
+    std::vector<gpu::Workload> workloads;
+};
+
+const std::vector<OnlyFor>& WorkloadOptions()
+{
+    using W = gpu::Workload;
+    static const std::vector<OnlyFor> table{
+        {"--collective", {W::Collective, W::Plan}}, {"--bytes", {W::Collective, W::Plan}},
+        {"--min-bytes", {W::Collective, W::Plan}},  {"--max-bytes", {W::Collective, W::Plan}},
+        {"--step-factor", {W::Collective, W::Plan}}, {"--root", {W::Collective, W::Plan}},
+        {"--algorithm", {W::Plan}},                 {"--ranks", {W::Plan}},
+        {"--nccl-algo", {W::Collective}},           {"--nccl-proto", {W::Collective}},
+        {"--nccl-profiler", {W::Collective}},       {"--virtual", {W::Plan, W::Pipeline}},
+        {"--transport", {W::Plan, W::Pipeline}},    {"--schedule", {W::Pipeline}},
+        {"--stages", {W::Pipeline}},                {"--microbatches", {W::Pipeline}},
+        {"--chunks", {W::Pipeline}},                {"--layers", {W::Pipeline}},
+        {"--hidden", {W::Pipeline}},                {"--ffn", {W::Pipeline}},
+        {"--tokens", {W::Pipeline}},                {"--sm-partition", {W::Pipeline}},
+        {"--recompute", {W::Pipeline}},             {"--shapes", {W::Gemm}},
+        {"--peak-tflops", {W::Pipeline}},
+    };
+    return table;
+}
+
+template <class E, class Parse>
+E ParseChoice(const char* option, const std::string& text, Parse&& parse, const char* accepted)
+{
+    auto v = parse(text);
+    if (!v) throw Error(std::string(option) + ": unknown value '" + text + "'; accepted: " + accepted);
+    return *v;
+}
+
+std::vector<std::string> SplitList(const std::string& text)
+{
+    std::vector<std::string> out;
+    std::stringstream ss(text);
+    for (std::string part; std::getline(ss, part, ',');)
+        if (!part.empty()) out.push_back(part);
+    return out;
+}
+
+gpu::DType ParseOneDType(const std::string& text)
+{
+    return ParseChoice<gpu::DType>("--dtype", text, gpu::ParseDType, "float, half, bfloat16, double, int32 (or fp32, fp16, bf16, fp64)");
+}
+
+std::vector<uint64_t> Sizes(const RunOptions& o)
+{
+    if (!o.bytes.empty()) {
+        if (!o.minBytes.empty() || !o.maxBytes.empty()) throw Error("--bytes: give either --bytes or --min-bytes/--max-bytes, not both");
+        return {ParseSizeOption("--bytes", o.bytes)};
+    }
+    if (o.minBytes.empty() && o.maxBytes.empty()) return {64ull << 20}; // one size: 64 MiB
+    const uint64_t lo = ParseSizeOption("--min-bytes", o.minBytes.empty() ? "8" : o.minBytes);
+    const uint64_t hi = ParseSizeOption("--max-bytes", o.maxBytes.empty() ? o.minBytes : o.maxBytes);
+    if (o.stepFactor < 2) throw Error("--step-factor must be at least 2 (got " + std::to_string(o.stepFactor) + ")");
+    return gpu::SizeSweep(lo, hi, static_cast<uint64_t>(o.stepFactor), 1);
+}
+
+gpu::RunRequest ToRequest(const RunOptions& o, const CLI::App& cmd)
+{
+    gpu::RunRequest r;
+    r.workload = ParseChoice<gpu::Workload>("--workload", o.workload, gpu::ParseWorkload, "collective, plan, pipeline, gemm");
+    for (const OnlyFor& rule : WorkloadOptions()) {
+        if (cmd.count(rule.option) == 0) continue;
+        bool ok = false;
+        for (gpu::Workload w : rule.workloads) ok |= w == r.workload;
+        if (!ok) {
+            std::string names;
+            for (gpu::Workload w : rule.workloads) names += (names.empty() ? "" : " or ") + std::string(gpu::Name(w));
+            throw Error(std::string(rule.option) + " applies to --workload " + names + ", not " + std::string(gpu::Name(r.workload)));
+        }
+    }
+    r.timing = ParseChoice<gpu::Timing>("--profile", o.profile, gpu::ParseTiming, "auto, cupti, events");
+    r.gpus = gpu::ParseGpuList("--gpus", o.gpus);
+    const bool pipeline = r.workload == gpu::Workload::Pipeline;
+    r.warmupIters = o.warmup >= 0 ? o.warmup : (pipeline ? 1 : r.workload == gpu::Workload::Plan ? 2 : 5);
+    r.iters = o.iters >= 0 ? o.iters : (pipeline ? 3 : 20);
+    r.check = !o.noCheck;
+    r.seed = o.seed;
+    r.apiSpans = o.apiSpans;
+    r.alphaUs = o.alphaUs;
+    r.bandwidthGBps = o.bandwidthGBps;
+    r.peakTflops = o.peakTflops;
+    switch (r.workload) {
+    case gpu::Workload::Collective:
+        r.sizes = Sizes(o);
+        r.collective.collective = ParseCollectiveOption(o.collective);
+        r.collective.dtype = ParseOneDType(o.dtype.empty() ? "float" : o.dtype);
+        r.collective.root = o.root;
+        r.collective.ncclAlgo = o.ncclAlgo;
+        r.collective.ncclProto = o.ncclProto;
+        r.collective.ncclProfiler = o.ncclProfiler;
+        break;
+    case gpu::Workload::Plan:
+        if (!o.dtype.empty()) throw Error("--dtype: the Plan executor moves bytes (the CPU reference's arithmetic); it takes no --dtype");
+        r.sizes = Sizes(o);
+        r.plan.collective = ParseCollectiveOption(o.collective);
+        r.plan.algorithm = ParseAlgorithmOption(o.algorithm, r.plan.collective);
+        r.plan.ranks = o.ranks;
+        r.plan.virtualRanks = o.virtualRanks;
+        r.plan.transport = ParseChoice<gpu::Transport>("--transport", o.transport, gpu::ParseTransport, "auto, peer, nccl");
+        r.plan.root = o.root;
+        break;
+    case gpu::Workload::Pipeline: {
+        auto kind = core::ParseScheduleKind(o.schedule);
+        if (!kind) throw Error("--schedule: unknown schedule '" + o.schedule + "'; accepted: " + core::ScheduleNamesList());
+        r.pipeline.schedule = *kind;
+        r.pipeline.stages = o.stages;
+        r.pipeline.microBatches = o.microbatches;
+        r.pipeline.chunks = o.chunks;
+        r.pipeline.layersPerStage = o.layers;
+        r.pipeline.hidden = o.hidden;
+        r.pipeline.ffn = o.ffn;
+        r.pipeline.tokens = o.tokens;
+        r.pipeline.dtype = ParseOneDType(o.dtype.empty() ? "bf16" : o.dtype);
+        r.pipeline.virtualStages = o.virtualRanks;
+        r.pipeline.transport = ParseChoice<gpu::Transport>("--transport", o.transport, gpu::ParseTransport, "auto, peer, nccl");
+        r.pipeline.smPartition = ParseChoice<gpu::SmPartition>("--sm-partition", o.smPartition, gpu::ParseSmPartition, "auto, green, none");
+        r.pipeline.recompute = o.recompute;
+        break;
+    }
+    case gpu::Workload::Gemm:
+        if (!o.dtype.empty()) {
+            r.gemm.dtypes.clear();
+            for (const std::string& d : SplitList(o.dtype)) r.gemm.dtypes.push_back(ParseOneDType(d));
+        }
+        if (!o.shapes.empty()) {
+            r.gemm.shapes.clear();
+            for (const std::string& s : o.shapes)
+                for (const std::string& one : SplitList(s)) r.gemm.shapes.push_back(gpu::ParseGemmShape("--shapes", one));
+        }
+        break;
+    }
+    gpu::ValidateRunRequest(r);
+    return r;
+}
+
+nlohmann::json ToJson(const core::MetaSection& s)
+{
+    nlohmann::json j = nlohmann::json::object();
+    for (const auto& [key, value] : s.Entries())
+        std::visit([&, k = key](const auto& v) { j[k] = v; }, value);
+    return j;
+}
+
+std::string Cell(const core::MetaValue& v)
+{
+    char buf[64];
+    if (const auto* b = std::get_if<bool>(&v)) return *b ? "yes" : "no";
+    if (const auto* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
+    if (const auto* d = std::get_if<double>(&v)) {
+        std::snprintf(buf, sizeof buf, "%.4g", *d);
+        return buf;
+    }
+    return std::get<std::string>(v);
+}
+
+void PrintTable(const std::vector<core::MetaSection>& rows)
+{
+    if (rows.empty()) return;
+    const auto& columns = rows.front().Entries();
+    std::vector<size_t> width;
+    for (const auto& [key, value] : columns) width.push_back(std::max<size_t>(key.size(), 8));
+    for (const core::MetaSection& row : rows)
+        for (size_t c = 0; c < columns.size(); ++c)
+            if (const core::MetaValue* v = row.Find(columns[c].first)) width[c] = std::max(width[c], Cell(*v).size());
+    std::printf("#");
+    for (size_t c = 0; c < columns.size(); ++c) std::printf(" %*s", static_cast<int>(width[c]), columns[c].first.c_str());
+    std::printf("\n");
+    for (const core::MetaSection& row : rows) {
+        std::printf(" ");
+        for (size_t c = 0; c < columns.size(); ++c) {
+            const core::MetaValue* v = row.Find(columns[c].first);
+            std::printf(" %*s", static_cast<int>(width[c]), v ? Cell(*v).c_str() : "-");
+        }
+        std::printf("\n");
+    }
+}
+
+void RunOnGpu(const RunOptions& o, const gpu::RunRequest& request)
+{
+    if (!o.out.empty()) CheckWritable("--out", o.out);
+    std::unique_ptr<gpu::GpuJob> job = gpu::StartGpuJob(request); // Unavailable: not built, no GPU
+    gpu::RunReport report = job->Wait();
+    if (!o.out.empty() && report.trace) core::WriteTraceFile(*report.trace, o.out);
+    if (o.json) {
+        nlohmann::json j{{"backend", "gpu"}, {"workload", gpu::Name(request.workload)}, {"summary", ToJson(report.summary)},
+                         {"checksPassed", report.checksPassed}, {"notes", report.notes}};
+        j["rows"] = nlohmann::json::array();
+        for (const core::MetaSection& row : report.rows) j["rows"].push_back(ToJson(row));
+        if (report.trace) j["spans"] = report.trace->SpanCount();
+        if (!o.out.empty()) j["out"] = o.out;
+        PrintJson(j);
+    } else {
+        std::printf("# paralens run --workload %s: %s\n", std::string(gpu::Name(request.workload)).c_str(),
+                    report.summary.GetString("gpu").c_str());
+        PrintTable(report.rows);
+        std::printf("#\n");
+        for (const auto& [key, value] : report.summary.Entries()) std::printf("# %s: %s\n", key.c_str(), Cell(value).c_str());
+        for (const std::string& n : report.notes) std::printf("# note: %s\n", n.c_str());
+        if (!o.out.empty()) std::printf("# trace: %s (%zu spans)\n", o.out.c_str(), report.trace ? report.trace->SpanCount() : 0);
+    }
+    if (!report.checksPassed) {
+        std::fflush(stdout);
+        std::fprintf(stderr, "paralens run: results differ from the CPU reference (see the 'wrong' column)\n");
+        std::exit(1);
+    }
+}
+
+void Run(const RunOptions& o, const CLI::App& cmd)
+{
+    if (o.backend != "gpu") throw Error("--backend: unknown backend '" + o.backend + "'; accepted: gpu");
+    const gpu::RunRequest request = ToRequest(o, cmd);
+    RunOnGpu(o, request);
+}
+
+void AddOptions(CLI::App* cmd, RunOptions& o)
+{
+    cmd->add_option("--backend", o.backend, "Where the workload runs: gpu (this machine's GPUs)")->capture_default_str();
+    cmd->add_option("--workload,-w", o.workload, "collective (NCCL), plan (a core Plan step by step), pipeline, gemm")->required();
+    cmd->add_option("--profile", o.profile, "GPU timeline: auto (CUPTI, else CUDA events), cupti, events")->capture_default_str();
+    cmd->add_option("--gpus", o.gpus, "GPU indices (0,1,...) or all")->capture_default_str();
+    cmd->add_option("--warmup", o.warmup, "Warm-up iterations (default 5; plan 2; pipeline 1)");
+    cmd->add_option("--iters", o.iters, "Timed iterations (default 20; pipeline 3)");
+    cmd->add_flag("--no-check", o.noCheck, "Skip comparing results with the CPU reference");
+    cmd->add_option("--seed", o.seed, "Seed of the data")->capture_default_str();
+    cmd->add_flag("--api-spans", o.apiSpans, "Keep CUDA runtime/driver API calls as host spans (CUPTI)");
+    cmd->add_option("--alpha-us", o.alphaUs, "Model: latency of one message in microseconds")->capture_default_str();
+    cmd->add_option("--bandwidth-GBps", o.bandwidthGBps, "Model: link bandwidth (0: from the GPU's spec)")->capture_default_str();
+    cmd->add_option("--peak-tflops", o.peakTflops, "Pipeline: MFU denominator per GPU (0: spec sheet; a GEMM probe's result fits)");
+    cmd->add_option("--collective,-c", o.collective, "Collective: " + core::CollectiveNamesList())->capture_default_str();
+    cmd->add_option("--algorithm,-a", o.algorithm, "Plan: the algorithm (default: the collective's first)");
+    cmd->add_option("--bytes,-n", o.bytes, "Size n of the full vector (e.g. 64MiB)");
+    cmd->add_option("--min-bytes,-b", o.minBytes, "Sweep from this size");
+    cmd->add_option("--max-bytes,-e", o.maxBytes, "Sweep to this size");
+    cmd->add_option("--step-factor,-f", o.stepFactor, "Sweep factor between sizes")->capture_default_str();
+    cmd->add_option("--dtype", o.dtype, "collective: float, half, bfloat16, double, int32; pipeline: bf16, fp16, fp32; gemm: a list");
+    cmd->add_option("--root", o.root, "Root rank (broadcast, reduce, scatter, gather)")->capture_default_str();
+    cmd->add_option("--nccl-algo", o.ncclAlgo, "NCCL_ALGO for this run (Ring, Tree, NVLS, ...; ^ excludes)");
+    cmd->add_option("--nccl-proto", o.ncclProto, "NCCL_PROTO for this run (LL, LL128, Simple)");
+    cmd->add_flag("--nccl-profiler", o.ncclProfiler, "Load paralens's NCCL profiler plugin and merge NCCL's own events");
+    cmd->add_option("--ranks,-p", o.ranks, "Plan: ranks (default: one per GPU; more than the GPUs makes them virtual)");
+    cmd->add_flag("--virtual", o.virtualRanks, "All ranks (plan) or stages (pipeline) share the first GPU");
+    cmd->add_option("--transport", o.transport, "auto, peer (copies), nccl (send/recv)")->capture_default_str();
+    cmd->add_option("--schedule,-s", o.schedule, "Pipeline schedule: " + core::ScheduleNamesList())->capture_default_str();
+    cmd->add_option("--stages,-D", o.stages, "Pipeline stages D")->capture_default_str();
+    cmd->add_option("--microbatches,-N", o.microbatches, "Micro-batches N")->capture_default_str();
+    cmd->add_option("--chunks,-v", o.chunks, "Model chunks per stage (interleaved)")->capture_default_str();
+    cmd->add_option("--layers", o.layers, "MLP blocks per stage")->capture_default_str();
+    cmd->add_option("--hidden", o.hidden, "Hidden size h")->capture_default_str();
+    cmd->add_option("--ffn", o.ffn, "MLP inner size f")->capture_default_str();
+    cmd->add_option("--tokens", o.tokens, "Rows of one micro-batch (batch x sequence)")->capture_default_str();
+    cmd->add_option("--sm-partition", o.smPartition, "Virtual stages: auto, green (green contexts), none")->capture_default_str();
+    cmd->add_flag("--recompute", o.recompute, "Full activation recomputation before each backward");
+    cmd->add_option("--shapes", o.shapes, "GEMM shapes MxNxK (or one size), comma-separated or repeated");
+    cmd->add_option("--out,-o", o.out, "Write the Trace here (.json, .json.gz)");
+    cmd->add_flag("--json", o.json, "Machine-readable output");
+}
+
+} // namespace
+
+void AddRunCommand(CLI::App& root)
+{
+    auto o = std::make_shared<RunOptions>();
+    CLI::App* cmd = root.add_subcommand("run", "Run a workload on this machine's GPUs: NCCL collectives, a Plan step by step, "
+                                               "a pipeline schedule or a GEMM probe, timed by CUPTI (or CUDA events)");
+    AddOptions(cmd, *o);
+    cmd->callback([o, cmd] { Run(*o, *cmd); });
+}
+
+} // namespace paralens::app
