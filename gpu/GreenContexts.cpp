@@ -22,6 +22,9 @@ struct GreenContexts::Driver {
     PFN_cuGreenCtxCreate_v12040 create = nullptr;
     PFN_cuGreenCtxDestroy_v12040 destroy = nullptr;
     PFN_cuGreenCtxStreamCreate_v12050 streamCreate = nullptr;
+    PFN_cuCtxFromGreenCtx_v12040 toContext = nullptr;
+    PFN_cuCtxPushCurrent_v4000 push = nullptr;
+    PFN_cuCtxPopCurrent_v4000 pop = nullptr;
 };
 
 namespace {
@@ -52,7 +55,8 @@ std::unique_ptr<GreenContexts> GreenContexts::Create(int device, int groups, std
     if (!Entry("cuDeviceGet", d->deviceGet) || !Entry("cuDeviceGetDevResource", d->getResource) ||
         !Entry("cuDevSmResourceSplitByCount", d->split) || !Entry("cuDevResourceGenerateDesc", d->generateDesc) ||
         !Entry("cuGreenCtxCreate", d->create) || !Entry("cuGreenCtxDestroy", d->destroy) ||
-        !Entry("cuGreenCtxStreamCreate", d->streamCreate))
+        !Entry("cuGreenCtxStreamCreate", d->streamCreate) || !Entry("cuCtxFromGreenCtx", d->toContext) ||
+        !Entry("cuCtxPushCurrent", d->push) || !Entry("cuCtxPopCurrent", d->pop))
         return fail("the NVIDIA driver offers no green contexts (it needs CUDA 12.5 or newer)");
     DeviceScope scope(device);
     PARALENS_CUDA(cudaFree(nullptr)); // the primary context exists from here on
@@ -107,6 +111,24 @@ cudaStream_t GreenContexts::NewStream(int group)
     return static_cast<cudaStream_t>(s);
 }
 
+GreenContexts::Scope::Scope(GreenContexts* green, int group) : m_green(green)
+{
+    if (!m_green) return;
+    CUcontext ctx{};
+    const auto* d = m_green->m_driver.get();
+    if (d->toContext(&ctx, static_cast<CUgreenCtx>(m_green->m_contexts[static_cast<size_t>(group)])) != CUDA_SUCCESS ||
+        d->push(ctx) != CUDA_SUCCESS)
+        ThrowGpuFailure(GpuFailure{"CUDA driver", "cuCtxFromGreenCtx / cuCtxPushCurrent", "gpu/GreenContexts.cpp", __LINE__, 0,
+                                   "", "cannot make a green context current"});
+}
+
+GreenContexts::Scope::~Scope()
+{
+    if (!m_green) return;
+    CUcontext popped{};
+    m_green->m_driver->pop(&popped);
+}
+
 #else // CUDA older than 12.5
 
 struct GreenContexts::Driver {};
@@ -118,6 +140,8 @@ std::unique_ptr<GreenContexts> GreenContexts::Create(int, int, std::string* whyN
 }
 GreenContexts::~GreenContexts() = default;
 cudaStream_t GreenContexts::NewStream(int) { return nullptr; }
+GreenContexts::Scope::Scope(GreenContexts*, int) : m_green(nullptr) {}
+GreenContexts::Scope::~Scope() = default;
 
 #endif
 

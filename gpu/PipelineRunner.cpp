@@ -68,8 +68,8 @@ private:
     bool m_virtual = false;
     bool m_nccl = false;
     double m_peakPerStage = 0, m_gpuPeak = 0;
+    std::unique_ptr<GreenContexts> m_green; // before the stages: their streams go first
     std::vector<Stage> m_stages;
-    std::unique_ptr<GreenContexts> m_green;
     Stream m_control;
     Event m_begin, m_end, m_tail;
     std::vector<Event> m_done;
@@ -115,6 +115,7 @@ void PipelineRun::MakeStreams(RunReport& report)
             s.send = Stream(s.device);
         }
         if (m_nccl) s.recv = Stream(s.device);
+        GreenContexts::Scope green(m_green.get(), d); // the handle in the stage's context
         s.blas = std::make_unique<CublasHandle>(s.device);
         DeviceScope scope(s.device);
         PARALENS_CUBLAS(Cublas().setStream(s.blas->Get(), s.compute.Get()));
@@ -168,7 +169,12 @@ void PipelineRun::Setup(RunReport& report)
     m_control = Stream(devices.front());
     m_begin = Event(devices.front(), true);
     m_end = Event(devices.front(), true);
-    for (const PipeStep& s : m_prog.steps) m_done.emplace_back(m_stages[static_cast<size_t>(s.onSendStream && m_nccl ? s.peerDevice : s.device)].device, false);
+    for (const PipeStep& s : m_prog.steps) {
+        // Recorded on the stage's stream (the receiver's for an NCCL send): made in that context.
+        const int32_t where = s.onSendStream && m_nccl && s.peerDevice != s.device ? s.peerDevice : s.device;
+        GreenContexts::Scope green(m_green.get(), where);
+        m_done.emplace_back(m_stages[static_cast<size_t>(where)].device, false);
+    }
     m_timeline->EditMeta([&](core::Metadata& m) {
         m.workload.Set("workload", std::string("pipeline"));
         m.workload.Set("schedule", std::string(core::Name(pr.schedule)));
@@ -197,6 +203,7 @@ void PipelineRun::FillInputs()
     const uint64_t perStage = m_prog.BytesPerStage() / m_prog.ElementBytes();
     for (size_t d = 0; d < m_stages.size(); ++d) {
         Stage& s = m_stages[d];
+        GreenContexts::Scope green(m_green.get(), static_cast<int>(d));
         DeviceScope scope(s.device);
         // Everything small and random (weights ~ 1/sqrt(h)): values stay far from overflow in fp16.
         LaunchFillUniform(s.mem.Get(), kt, perStage, m_req.seed + d, 1.0f / std::sqrt(static_cast<float>(pr.hidden)),
@@ -226,6 +233,7 @@ void PipelineRun::IssueStep(size_t index, int iteration, const std::string& deta
     const PipeStep& step = m_prog.steps[index];
     Stage& stage = m_stages[static_cast<size_t>(step.device)];
     const cudaStream_t stream = step.onSendStream ? stage.send.Get() : stage.compute.Get();
+    GreenContexts::Scope green(m_green.get(), step.device); // the op's events live in its stage's context
     DeviceScope scope(stage.device);
     if (step.waitFor >= 0) PARALENS_CUDA(cudaStreamWaitEvent(stream, m_done[static_cast<size_t>(step.waitFor)].Get(), 0));
     const PipeLabel parts = DescribeStep(step);
@@ -274,11 +282,15 @@ void PipelineRun::IssueStep(size_t index, int iteration, const std::string& deta
 void PipelineRun::Issue(int iteration, const std::string& detail)
 {
     PARALENS_CUDA(cudaEventRecord(m_begin.Get(), m_control.Get()));
-    for (const Stage& s : m_stages)
-        for (const Stream* st : {&s.compute, &s.send, &s.recv})
+    for (size_t d = 0; d < m_stages.size(); ++d) {
+        GreenContexts::Scope green(m_green.get(), static_cast<int>(d));
+        for (const Stream* st : {&m_stages[d].compute, &m_stages[d].send, &m_stages[d].recv})
             if (st->Get()) PARALENS_CUDA(cudaStreamWaitEvent(st->Get(), m_begin.Get(), 0));
+    }
     for (size_t i = 0; i < m_prog.steps.size(); ++i) IssueStep(i, iteration, detail);
-    for (Stage& s : m_stages) {
+    for (size_t d = 0; d < m_stages.size(); ++d) {
+        Stage& s = m_stages[d];
+        GreenContexts::Scope green(m_green.get(), static_cast<int>(d));
         DeviceScope scope(s.device);
         Event tail(s.device, false);
         for (const Stream* st : {&s.compute, &s.send, &s.recv}) {

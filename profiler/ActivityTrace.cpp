@@ -91,6 +91,17 @@ void TraceAssembler::AddRank(const RankInfo& rank) { m_ranks.push_back(rank); }
 void TraceAssembler::PlaceStream(const StreamKey& key, int32_t rank, const std::string& trackName)
 {
     m_placements[key] = Placement{rank, trackName};
+    if (key.contextId == kAnyContext) return;
+    // Also by (device, stream) alone, for records whose context id differs from the one asked for
+    // (green contexts): unless two streams of different contexts share that id, then neither.
+    const StreamKey loose{key.deviceId, kAnyContext, key.streamId};
+    if (m_ambiguous.count(loose)) return;
+    auto it = m_placements.find(loose);
+    if (it == m_placements.end()) m_placements[loose] = Placement{rank, trackName};
+    else if (it->second.rank != rank || it->second.track != trackName) {
+        m_placements.erase(it);
+        m_ambiguous.insert(loose);
+    }
 }
 
 void TraceAssembler::Add(ActivityBatch&& batch)

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -106,6 +107,7 @@ private:
     core::Metadata m_meta;
     std::vector<RankInfo> m_ranks;
     std::map<StreamKey, Placement> m_placements;
+    std::set<StreamKey> m_ambiguous; // (device, stream) ids shared by streams of several contexts
     ClockMap m_clock;
     ActivityBatch m_all;
     std::vector<OpSpan> m_opSpans;

@@ -63,6 +63,32 @@ std::string ApiName(bool driver, uint32_t cbid)
     return {};
 }
 
+// CUPTI's id of the context a stream belongs to (green contexts have their own), through the
+// driver's cuStreamGetCtx reached via the runtime (paralens never links libcuda); kAnyContext
+// when it cannot be had.
+uint32_t StreamContextId(CUstream stream)
+{
+#if PARALENS_HAS_ENTRY_POINT_BY_VERSION
+    using GetCtx = CUresult(CUDAAPI*)(CUstream, CUcontext*);
+    static GetCtx getCtx = [] {
+        void* fn = nullptr;
+        cudaDriverEntryPointQueryResult status{};
+        if (cudaGetDriverEntryPointByVersion("cuStreamGetCtx", &fn, 9020, cudaEnableDefault, &status) != cudaSuccess ||
+            status != cudaDriverEntryPointSuccess) {
+            (void)cudaGetLastError();
+            return static_cast<GetCtx>(nullptr);
+        }
+        return reinterpret_cast<GetCtx>(fn);
+    }();
+    CUcontext ctx = nullptr;
+    uint32_t id = 0;
+    if (getCtx && getCtx(stream, &ctx) == CUDA_SUCCESS && ctx && cuptiGetContextId(ctx, &id) == CUPTI_SUCCESS) return id;
+#else
+    (void)stream;
+#endif
+    return kAnyContext;
+}
+
 class CuptiCapture;
 std::mutex g_activeMutex;
 CuptiCapture* g_active = nullptr;
@@ -125,7 +151,7 @@ public:
     {
         StreamKey key;
         key.deviceId = static_cast<uint32_t>(deviceOrdinal);
-        key.contextId = kAnyContext;
+        key.contextId = StreamContextId(static_cast<CUstream>(stream));
         PARALENS_CUPTI(cuptiGetStreamIdEx(nullptr, static_cast<CUstream>(stream), 0, &key.streamId));
         return key;
     }

@@ -23,6 +23,20 @@ public:
 
     // A new non-blocking stream whose kernels run on partition `group` (the caller owns it).
     cudaStream_t NewStream(int group);
+
+    // Makes partition `group` the current context for a scope. CUDA requires an event and the
+    // stream it is recorded on to share a context, so a green context's events, its cuBLAS
+    // handle and every op issued on its streams are made inside this scope.
+    class Scope {
+    public:
+        Scope(GreenContexts* green, int group);
+        ~Scope();
+        Scope(const Scope&) = delete;
+        Scope& operator=(const Scope&) = delete;
+
+    private:
+        GreenContexts* m_green;
+    };
     int SmsPerGroup() const { return m_smsPerGroup; }
     int Groups() const { return static_cast<int>(m_contexts.size()); }
 

@@ -365,3 +365,27 @@ TEST_CASE("NVTX start and end markers pair by id", "[prof]")
     CHECK(r.domain == "paralens");
     CHECK(p.Open() == 0);
 }
+
+TEST_CASE("streams placed with a context are also found without one, unless that is ambiguous", "[prof]")
+{
+    TraceAssembler a{AssemblerOptions{}};
+    a.AddRank({0, 0, true, ""});
+    a.AddRank({1, 0, true, ""});
+    a.PlaceStream({0, 5, 13}, 0, "compute"); // green context 5, stream 13
+    a.PlaceStream({0, 6, 13}, 1, "compute"); // green context 6 reuses stream id 13
+    a.PlaceStream({0, 5, 14}, 0, "send");
+    ActivityBatch b;
+    GpuActivity k = Kernel(0, 13, 1, 100, 200, "k");
+    k.contextId = 6;
+    b.activities.push_back(k); // exact: rank 1
+    k.contextId = 99;
+    b.activities.push_back(k); // stream 13 of an unknown context: ambiguous, so unplaced
+    GpuActivity s = Kernel(0, 14, 2, 300, 400, "s");
+    s.contextId = 77;
+    b.activities.push_back(s); // stream 14 is unique: found through the loose key
+    a.Add(std::move(b));
+    const core::Trace t = a.Build();
+    CHECK(FindTrack(t, 1, "compute") != nullptr);
+    CHECK(FindTrack(t, 0, "send") != nullptr);
+    CHECK(a.Stats().unplaced == 1);
+}

@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# Validates paralens's GPU backend and CUPTI profiler on a machine with NVIDIA GPUs, in one go:
+# configures a Release build for CUDA architecture 90 (H100/H200; GUI off when GLFW is missing),
+# finds NCCL and CUPTI in pip wheels when the toolkit lacks them, builds, runs the GPU tests and
+# the real workloads with CUPTI capture, and writes logs and traces under $OUT.
+#
+#   scripts/gpu-validate.sh                 # everything, into ./gpu-out
+#   OUT=/tmp/x SKIP_BUILD=1 scripts/gpu-validate.sh
+#
+# Environment:
+#   OUT            where logs and traces go (default ./gpu-out)
+#   BUILD_DIR      build folder (default build/gpu-validate); SKIP_BUILD=1 uses it as it is
+#   CUDA_ARCH      CMAKE_CUDA_ARCHITECTURES (default 90)
+#   MAX_BYTES      the largest size of the sweeps (default 1GiB)
+#   PACK=1         at the end, pack logs and traces into two .tar.gz files under $OUT (for tools
+#                  that bring back only a few files) and remove the folders
+#   JOBS           build parallelism (default: the number of CPUs)
+#
+# Every step runs even when an earlier one failed; $OUT/summary.txt lists each step's result and
+# the script exits non-zero when any step failed. Nothing here needs the network.
+set -uo pipefail
+
+cd "$(dirname "$0")/.." || exit 2
+ROOT=$(pwd)
+OUT=${OUT:-$ROOT/gpu-out}
+BUILD_DIR=${BUILD_DIR:-$ROOT/build/gpu-validate}
+CUDA_ARCH=${CUDA_ARCH:-90}
+MAX_BYTES=${MAX_BYTES:-1GiB}
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 4)}
+mkdir -p "$OUT/logs" "$OUT/traces" || exit 2
+SUMMARY=$OUT/summary.txt
+: >"$SUMMARY"
+failures=0
+
+note() { echo "gpu-validate: $*" | tee -a "$SUMMARY"; }
+
+# step NAME COMMAND...: runs the command with its output in $OUT/logs/NAME.log and records the result.
+step() {
+  local name=$1
+  shift
+  local log=$OUT/logs/$name.log
+  local start=$SECONDS
+  echo "== $name: $*" | tee "$log"
+  "$@" >>"$log" 2>&1
+  local rc=$?
+  local took=$((SECONDS - start))
+  if [ "$rc" -eq 0 ]; then
+    note "PASS  $name (${took} s)"
+  else
+    note "FAIL  $name (exit $rc, ${took} s): see logs/$name.log"
+    failures=$((failures + 1))
+  fi
+  tail -n 25 "$log"
+  return "$rc"
+}
+
+# ---- NCCL and CUPTI from pip wheels (nvidia-nccl-cu*, nvidia-cuda-cupti-cu*) when present ----
+wheel_dir() { # prints the folder of a Python package of the nvidia namespace, if installed
+  python3 - "$1" 2>/dev/null <<'PY'
+import importlib.util, os, sys
+spec = importlib.util.find_spec("nvidia." + sys.argv[1])
+if spec and spec.submodule_search_locations:
+    print(list(spec.submodule_search_locations)[0])
+PY
+}
+CMAKE_EXTRA=()
+for pkg in nccl cuda_cupti; do
+  dir=$(wheel_dir "$pkg")
+  if [ -n "$dir" ] && [ -d "$dir/lib" ]; then
+    export LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    note "found $pkg in a pip wheel: $dir"
+    if [ "$pkg" = nccl ] && [ ! -e /usr/local/cuda/include/nccl.h ]; then
+      libs=("$dir"/lib/libnccl.so*)
+      CMAKE_EXTRA+=("-DNCCL_INCLUDE_DIR=$dir/include" "-DNCCL_LIBRARY=${libs[0]}")
+    fi
+    if [ "$pkg" = cuda_cupti ] && [ ! -e /usr/local/cuda/include/cupti.h ]; then
+      libs=("$dir"/lib/libcupti.so*)
+      CMAKE_EXTRA+=("-DCUPTI_INCLUDE_DIR=$dir/include" "-DCUPTI_LIBRARY=${libs[0]}")
+    fi
+  fi
+done
+if [ -d /usr/local/cuda/lib64 ]; then
+  export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+export PATH="/usr/local/cuda/bin:$PATH"
+
+# ---- the machine ----
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "host: $(hostname)"
+  echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)"
+  nvidia-smi 2>&1 || echo "nvidia-smi: not available"
+  nvidia-smi topo -m 2>&1 || true
+  nvcc --version 2>&1 || echo "nvcc: not available"
+  cmake --version 2>&1 | head -n 1
+} >"$OUT/logs/environment.log"
+note "environment: logs/environment.log"
+
+# ---- configure and build ----
+if [ "${SKIP_BUILD:-0}" != 1 ]; then
+  GUI=AUTO
+  if ! pkg-config --exists glfw3 2>/dev/null; then GUI=OFF; fi
+  step configure cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCH" -DPARALENS_WITH_CUDA=ON -DPARALENS_WITH_GUI="$GUI" "${CMAKE_EXTRA[@]}"
+  step build cmake --build "$BUILD_DIR" -j "$JOBS"
+fi
+PARALENS=$BUILD_DIR/bin/paralens
+if [ ! -x "$PARALENS" ]; then
+  note "no paralens binary at $PARALENS: nothing more can run"
+  exit 1
+fi
+step version "$PARALENS" --version --json
+step devices "$PARALENS" run --workload gemm --shapes 256 --iters 1 --warmup 0 --profile events --json
+
+NGPUS=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+NGPUS=${NGPUS:-0}
+note "GPUs: $NGPUS"
+
+# ---- tests: the whole suite (GPU tests included), then the GPU tests verbosely ----
+step ctest ctest --test-dir "$BUILD_DIR" --output-on-failure -j 4 --timeout 1200
+step gpu-tests "$BUILD_DIR/bin/paralens_gpu_tests" --durations yes
+
+T=$OUT/traces
+run() { # run NAME ARGS...: paralens run with CUPTI capture; JSON report in the log, trace under traces/
+  local name=$1
+  shift
+  step "$name" "$PARALENS" run "$@" --profile cupti --json --out "$T/$name.json.gz"
+}
+
+# ---- GEMM probe: the measured peak beside the spec sheet's ----
+run gemm-probe --workload gemm --dtype bf16,fp16,fp32 --shapes 8192x8192x8192,4096x4096x4096,16384x8192x1024,2048x2048x2048
+
+# ---- Plan executor: allreduce over 8 virtual ranks, three algorithms, 8 B .. MAX_BYTES ----
+for algo in ring tree halving-doubling; do
+  run "plan-allreduce-$algo-8vranks" --workload plan --collective allreduce --algorithm "$algo" --ranks 8 --virtual \
+    --min-bytes 8 --max-bytes "$MAX_BYTES" --iters 5 --warmup 1
+done
+# The same with CUDA events (the fallback), to compare the two timelines.
+step plan-allreduce-ring-events "$PARALENS" run --workload plan --collective allreduce --algorithm ring --ranks 8 --virtual \
+  --bytes 64MiB --iters 5 --profile events --json --out "$T/plan-allreduce-ring-8vranks-events.json.gz"
+if [ "$NGPUS" -ge 2 ]; then
+  run plan-allreduce-ring-gpus --workload plan --collective allreduce --algorithm ring --min-bytes 1KiB --max-bytes "$MAX_BYTES" --iters 5
+  run plan-allreduce-ring-gpus-nccl --workload plan --collective allreduce --algorithm ring --transport nccl --bytes 64MiB --iters 5
+fi
+
+# ---- NCCL on the available GPUs (a 1-rank communicator on one GPU), with NCCL's own events ----
+run nccl-allreduce --workload collective --collective allreduce --min-bytes 8 --max-bytes "$MAX_BYTES" --nccl-profiler
+run nccl-allgather --workload collective --collective allgather --min-bytes 1KiB --max-bytes "$MAX_BYTES" --dtype bfloat16
+run nccl-reduce-scatter --workload collective --collective reduce-scatter --min-bytes 1KiB --max-bytes "$MAX_BYTES"
+if [ "$NGPUS" -ge 2 ]; then
+  for algo in Ring Tree; do
+    run "nccl-allreduce-$algo" --workload collective --collective allreduce --bytes 256MiB --nccl-algo "$algo"
+  done
+fi
+
+# ---- pipelines: GPipe and 1F1B, 4 stages, 8 micro-batches (virtual stages in green contexts) ----
+for schedule in gpipe 1f1b; do
+  run "pipeline-$schedule-4x8-virtual" --workload pipeline --schedule "$schedule" --stages 4 --microbatches 8 --virtual
+done
+run pipeline-1f1b-4x8-virtual-shared-sms --workload pipeline --schedule 1f1b --stages 4 --microbatches 8 --virtual \
+  --sm-partition none
+if [ "$NGPUS" -ge 4 ]; then
+  for schedule in gpipe 1f1b; do
+    run "pipeline-$schedule-4x8-gpus" --workload pipeline --schedule "$schedule" --stages 4 --microbatches 8
+  done
+fi
+
+# ---- CUPTI overhead ----
+step bench-cupti "$BUILD_DIR/bin/paralens_bench_cupti"
+
+note "$failures step(s) failed"
+if [ "${PACK:-0}" = 1 ]; then
+  tar -C "$OUT" -czf "$OUT/gpu-validate-logs.tar.gz" logs && rm -rf "$OUT/logs"
+  tar -C "$OUT" -cf "$OUT/gpu-validate-traces.tar" traces && rm -rf "$OUT/traces"
+  note "packed: gpu-validate-logs.tar.gz, gpu-validate-traces.tar"
+fi
+[ "$failures" -eq 0 ]
