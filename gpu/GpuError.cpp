@@ -46,24 +46,4 @@ void ThrowGpuFailure(GpuFailure f)
     throw GpuError(std::move(f));
 }
 
-bool FirstError::Record(const GpuFailure& f)
-{
-    std::lock_guard<std::mutex> lock(m_mutex);
-    if (m_first) return false;
-    m_first = f;
-    return true;
-}
-
-std::optional<GpuFailure> FirstError::Get() const
-{
-    std::lock_guard<std::mutex> lock(m_mutex);
-    return m_first;
-}
-
-bool FirstError::Any() const
-{
-    std::lock_guard<std::mutex> lock(m_mutex);
-    return m_first.has_value();
-}
-
 } // namespace paralens::gpu

@@ -1,12 +1,11 @@
-// Failures of CUDA, NCCL, cuBLAS and CUPTI calls as plain data, their messages, and the
-// "first error wins" record shared by the threads of one GPU job. Plain C++: the check macros of
-// gpu/detail/Check.hpp fill these from the libraries' own error names and strings.
+// Failures of CUDA, NCCL, cuBLAS and CUPTI calls as plain data, and their messages. Plain C++:
+// the check macros of gpu/detail/Check.hpp fill these from the libraries' own error names and
+// strings. The first error wins by construction: one thread issues a run's GPU work and throws at
+// the first failure; cleanup after it (destructors, aborts) never reports.
 #pragma once
 
 #include "common/Error.hpp"
 
-#include <mutex>
-#include <optional>
 #include <string>
 
 namespace paralens::gpu {
@@ -42,19 +41,5 @@ private:
 };
 
 [[noreturn]] void ThrowGpuFailure(GpuFailure f);
-
-// The first failure of a job, kept while other threads run into follow-on errors.
-// Thread-safe.
-class FirstError {
-public:
-    // Returns true when this is the first failure recorded.
-    bool Record(const GpuFailure& f);
-    std::optional<GpuFailure> Get() const;
-    bool Any() const;
-
-private:
-    mutable std::mutex m_mutex;
-    std::optional<GpuFailure> m_first;
-};
 
 } // namespace paralens::gpu

@@ -109,7 +109,7 @@ TEST_CASE("kernels inherit their op from the NVTX range around their launch", "[
     CHECK(core::PeakActivations(t) == std::vector<int>{1, 0});
 }
 
-TEST_CASE("the innermost range on the launching thread wins; other threads' ranges do not", "[prof]")
+TEST_CASE("the innermost range on the launching thread wins, and other threads' ranges do not", "[prof]")
 {
     TraceAssembler a = TwoRanks();
     OpLabel outer, inner, other;
@@ -165,7 +165,7 @@ TEST_CASE("kernels of a CUDA graph share a correlation id and are all kept", "[p
     CHECK(t.Str(tr->Lane(1)[2].detail) == "graph 4");
 }
 
-TEST_CASE("NCCL kernels are collectives; unplaced streams go under their GPU", "[prof]")
+TEST_CASE("NCCL kernels are collectives, and unplaced streams go under their GPU", "[prof]")
 {
     TraceAssembler a = TwoRanks();
     ActivityBatch b;
@@ -237,7 +237,7 @@ TEST_CASE("a labelled transfer is a send span and a flow to the receiving rank",
     CHECK(t.Str(t.Tracks()[f.dstTrack].name) == "compute");
 }
 
-TEST_CASE("an unlabelled peer copy between GPUs is a flow; the clock map moves everything", "[prof]")
+TEST_CASE("an unlabelled peer copy between GPUs is a flow, and the clock map moves everything", "[prof]")
 {
     TraceAssembler a = TwoRanks();
     a.SetClock(ClockMap(ClockSample{0, 0, 0}, ClockSample{1'000'000, 1'000'000, 0})); // no drift

@@ -112,7 +112,7 @@ TEST_CASE("copies, peer copies, sets and synchronisations are decoded", "[prof]"
     CHECK(batch.activities[3].contextId == 3);
 }
 
-TEST_CASE("API records are named by callback id; NVTX markers pair into ranges", "[prof]")
+TEST_CASE("API records are named by callback id, and NVTX markers pair into ranges", "[prof]")
 {
     CuptiDecoder decoder([](bool driver, uint32_t cbid) { return (driver ? "cu#" : "cuda#") + std::to_string(cbid); });
     ActivityBatch batch;

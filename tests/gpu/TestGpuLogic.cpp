@@ -145,7 +145,7 @@ TEST_CASE("collective counts follow nccl-tests", "[gpu]")
     CHECK_THROWS_WITH(CollectiveCounts(core::Collective::AllGather, 16, 4, 8, 0), Catch::Contains("less than one element per rank"));
 }
 
-TEST_CASE("algbw and busbw use the lectures' factors; time is the slowest rank's", "[gpu]")
+TEST_CASE("algbw and busbw use the lectures' factors, and time is the slowest rank's", "[gpu]")
 {
     const Bandwidth b = ComputeBandwidth(core::Collective::AllReduce, 8, 1'000'000'000, 0.01);
     CHECK(b.algbwGBps == Approx(100.0));
@@ -238,18 +238,6 @@ TEST_CASE("GPU failures read as one sentence with the call, the place and advice
     CHECK(FormatGpuFailure(nccl).find("NCCL_DEBUG=WARN") != std::string::npos);
     GpuFailure bare{"cuBLAS", "cublasCreate(&h)", "", 0, 7, "", ""};
     CHECK(FormatGpuFailure(bare) == "cuBLAS: cublasCreate(&h) failed: error 7");
-}
-
-TEST_CASE("the first failure wins across threads", "[gpu]")
-{
-    FirstError first;
-    CHECK_FALSE(first.Any());
-    CHECK(first.Record(GpuFailure{"NCCL", "a", "", 0, 1, "", "first"}));
-    std::vector<std::thread> threads;
-    for (int i = 0; i < 4; ++i) threads.emplace_back([&] { CHECK_FALSE(first.Record(GpuFailure{"CUDA", "b", "", 0, 2, "", "later"})); });
-    for (auto& t : threads) t.join();
-    REQUIRE(first.Get());
-    CHECK(first.Get()->message == "first");
 }
 
 TEST_CASE("a job publishes snapshots, reports progress and hands over its report", "[gpu]")
