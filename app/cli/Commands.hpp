@@ -11,6 +11,8 @@ namespace paralens::app {
 void AddSimulateCommand(CLI::App& root);
 void AddSweepCommand(CLI::App& root);
 void AddConvertCommand(CLI::App& root);
+void AddAnalyzeCommand(CLI::App& root);
+void AddFitCommand(CLI::App& root);
 
 // `paralens` with no subcommand and no display (or no GUI built): a useful headless summary.
 int RunHeadlessDefault(const std::vector<std::string>& files, const std::string& reason);
