@@ -116,7 +116,7 @@ void SummarizeCollectives(const Trace& trace, TraceReport& report)
             ++c.instances;
             c.maxSkewNs = std::max(c.maxSkewNs, inst.SkewNs());
             c.meanSkewNs += static_cast<double>(inst.SkewNs());
-            ++slowest[key][trace.Devices()[inst.slowestDevice].rank];
+            if (inst.SkewNs() > 0) ++slowest[key][trace.Devices()[inst.slowestDevice].rank]; // a tie has no slowest
             break;
         }
     }

@@ -51,7 +51,7 @@ struct CollectiveSummary {
     double busbwGBps = 0;       // algbw x factor
     int64_t maxSkewNs = 0;      // over matched instances: latest arrival - earliest
     double meanSkewNs = 0;
-    int32_t slowestRank = kNone; // the rank that most often arrived last
+    int32_t slowestRank = kNone; // the rank that most often arrived last (instances with skew > 0)
     std::string source;         // "spans", or "simulation" (from a simulated trace's metadata)
 };
 

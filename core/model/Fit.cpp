@@ -108,6 +108,30 @@ void FillRows(FitResult& r, const std::vector<FitSample>& samples)
     r.mapePct = samples.empty() ? 0 : sum / static_cast<double>(samples.size());
 }
 
+// Says where one line misses the measurements by more than 20 % (NCCL switches protocols and
+// chunk sizes between small and large messages, so the curve bends there).
+void NoteMisfit(FitResult& r)
+{
+    uint64_t lo = UINT64_MAX, hi = 0;
+    size_t n = 0;
+    for (const FitRow& row : r.rows)
+        if (std::fabs(row.errorPct) > 20.0) {
+            lo = std::min(lo, row.bytes);
+            hi = std::max(hi, row.bytes);
+            ++n;
+        }
+    if (n == 0) return;
+    const std::string worst = std::to_string(static_cast<int>(std::lround(r.maxErrorPct)));
+    std::string text = n == 1 ? "the row of " + std::to_string(lo) + " bytes is " + worst +
+                                    " % off the line (an outlier: a noisy measurement or a protocol switch)"
+                              : std::to_string(n) + " of " + std::to_string(r.rows.size()) + " rows, between " +
+                                    std::to_string(lo) + " and " + std::to_string(hi) +
+                                    " bytes, are more than 20 % off the line (up to " + worst +
+                                    " %): the measured curve bends there (NCCL changes protocol and chunking), which "
+                                    "one alpha-beta line cannot follow";
+    r.note += (r.note.empty() ? "" : "; ") + text;
+}
+
 std::string GroupName(const FitGroup& g)
 {
     return std::string(Name(g.collective)) + "/" + std::to_string(g.ranks) + "/" + std::string(Name(g.algorithm));
@@ -163,6 +187,7 @@ FitResult FitAlphaBeta(const FitGroup& group)
     r.params.betaSecPerByte = k.b > 0 ? r.secPerByte / k.b : 0;
     if (k.a <= 0 || k.b <= 0) r.note += std::string(r.note.empty() ? "" : "; ") + "the model has no message on one rank";
     FillRows(r, samples);
+    NoteMisfit(r);
     return r;
 }
 
@@ -341,7 +366,18 @@ std::string FitFileToJson(const FitFile& file)
     return doc.dump(2) + "\n";
 }
 
+FitFile ParseFitFileJson(std::string_view text, const std::string& origin);
+
 FitFile ParseFitFile(std::string_view text, const std::string& origin)
+{
+    try {
+        return ParseFitFileJson(text, origin);
+    } catch (const Json::exception& e) { // a field of the wrong type
+        throw Error(origin + ": not a valid fit file: " + e.what());
+    }
+}
+
+FitFile ParseFitFileJson(std::string_view text, const std::string& origin)
 {
     Json doc;
     try {

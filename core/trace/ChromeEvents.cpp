@@ -190,6 +190,21 @@ size_t ValueEnd(const char* p, size_t n, bool atEof)
     return atEof ? n : kNpos;
 }
 
+// The index of the first byte that is not valid UTF-8 (n when all is).
+size_t FirstInvalidUtf8(const char* p, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        auto c = static_cast<unsigned char>(p[i]);
+        size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+        if (len == 0 || i + len > n) return i;
+        for (size_t k = 1; k < len; ++k)
+            if ((static_cast<unsigned char>(p[i + k]) >> 6) != 2) return i;
+        i += len;
+    }
+    return n;
+}
+
 std::string Describe(char c)
 {
     if (c >= 0x20 && c < 0x7f) return std::string("'") + c + "'";
@@ -231,7 +246,14 @@ public:
             if (!doc.current_location().get(loc) && loc) e.byteOffset = Abs(loc);
             Fail(e, std::string(what) + ": " + simdjson::error_message(err));
         };
-        if (auto err = m_parser.iterate(view).get(doc)) failAt("not valid JSON", err);
+        if (auto err = m_parser.iterate(view).get(doc)) { // the document is unusable: say where we can
+            ResetEvent(e);
+            size_t bad = err == simdjson::UTF8_ERROR ? FirstInvalidUtf8(block, length) : 1;
+            e.byteOffset = blockAbs + bad;
+            Fail(e, err == simdjson::UTF8_ERROR ? "not valid UTF-8 text (binary data?)"
+                                                : std::string("not valid JSON in the events from here on: ") +
+                                                      simdjson::error_message(err));
+        }
         od::array events;
         if (auto err = doc.get_array().get(events)) failAt("not valid JSON", err);
         for (auto element : events) {

@@ -241,11 +241,15 @@ Trace ChromeReader::Finish()
 Trace ReadChromeTrace(ByteSource& source, const std::string& origin, const ReadOptions& options)
 {
     ChromeReader reader(origin);
-    ReadChromeEvents(
-        source, origin, [&](const ChromeEvent& e) { reader.OnEvent(e); },
-        [&](std::string_view key, std::string_view raw, JsonKind kind) { reader.OnTopLevel(key, raw, kind); },
-        options.progress, options.blockBytes);
-    return reader.Finish();
+    try {
+        ReadChromeEvents(
+            source, origin, [&](const ChromeEvent& e) { reader.OnEvent(e); },
+            [&](std::string_view key, std::string_view raw, JsonKind kind) { reader.OnTopLevel(key, raw, kind); },
+            options.progress, options.blockBytes);
+        return reader.Finish();
+    } catch (const Json::exception& e) { // a "paralens" object of the wrong shape
+        throw Error(origin + ": the \"paralens\" metadata is not what paralens writes: " + e.what());
+    }
 }
 
 Trace ReadChromeJson(const std::string& json, const std::string& origin)

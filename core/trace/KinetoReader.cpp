@@ -47,10 +47,19 @@ Side SideOf(std::string_view cat)
                : Side::Cpu;
 }
 
+// A pid or tid that is a number (in int32 range: GPU indices and OS ids).
 bool IsNumericId(const std::string& id)
 {
-    int64_t v = 0;
-    return !id.empty() && std::from_chars(id.data(), id.data() + id.size(), v).ptr == id.data() + id.size();
+    int32_t v = 0;
+    auto r = std::from_chars(id.data(), id.data() + id.size(), v);
+    return !id.empty() && r.ec == std::errc() && r.ptr == id.data() + id.size();
+}
+
+int32_t NumericId(const std::string& id)
+{
+    int32_t v = kNone;
+    std::from_chars(id.data(), id.data() + id.size(), v);
+    return v;
 }
 
 bool IsCommOpName(std::string_view name)
@@ -208,7 +217,7 @@ void KinetoReader::AddDevices(std::map<std::string, uint32_t>& deviceOf, std::ma
         if (it == deviceOf.end()) {
             uint32_t id = 0;
             if (group == 0) {
-                int32_t gpu = IsNumericId(t.pid) ? std::stoi(t.pid) : kNone;
+                int32_t gpu = IsNumericId(t.pid) ? NumericId(t.pid) : kNone;
                 id = m_builder.AddDevice(KinetoGpuName(m_rank, m_rankFrom != "assumed", gpu, m_deviceProperties),
                                          DeviceKind::Gpu, m_rank, m_host, gpu);
             } else if (group == 1) {
@@ -279,7 +288,7 @@ void KinetoReader::FillMetadata()
     }
     for (const std::string& pid : m_gpuPids)
         if (IsNumericId(pid))
-            if (std::string gpu = KinetoGpuModel(std::stoi(pid), m_deviceProperties); !gpu.empty()) m.hardware.Set("gpu", gpu);
+            if (std::string gpu = KinetoGpuModel(NumericId(pid), m_deviceProperties); !gpu.empty()) m.hardware.Set("gpu", gpu);
     if (!m_host.empty()) m.hardware.Set("host", m_host);
     for (const auto& [key, value] : m_topStrings) m.extra.Set(key, value);
     if (m_baseNs != 0) m.extra.Set("baseTimeNanoseconds", m_baseNs);
@@ -311,11 +320,15 @@ Trace KinetoReader::Finish()
 Trace ReadKinetoTrace(ByteSource& source, const std::string& origin, const ReadOptions& options)
 {
     KinetoReader reader(origin, options);
-    ReadChromeEvents(
-        source, origin, [&](const ChromeEvent& e) { reader.OnEvent(e); },
-        [&](std::string_view key, std::string_view raw, JsonKind kind) { reader.OnTopLevel(key, raw, kind); },
-        options.progress, options.blockBytes);
-    return reader.Finish();
+    try {
+        ReadChromeEvents(
+            source, origin, [&](const ChromeEvent& e) { reader.OnEvent(e); },
+            [&](std::string_view key, std::string_view raw, JsonKind kind) { reader.OnTopLevel(key, raw, kind); },
+            options.progress, options.blockBytes);
+        return reader.Finish();
+    } catch (const nlohmann::json::exception& e) { // distributedInfo or deviceProperties of unexpected shape
+        throw Error(origin + ": unexpected trace metadata: " + e.what());
+    }
 }
 
 Trace ReadKinetoJson(const std::string& json, const std::string& origin, const ReadOptions& options)

@@ -252,7 +252,8 @@ std::string KinetoGpuModel(int32_t gpu, const Json& deviceProperties)
 {
     if (!deviceProperties.is_array()) return "";
     for (const Json& d : deviceProperties)
-        if (d.is_object() && d.value("id", -1) == gpu && d.contains("name") && d["name"].is_string())
+        if (d.is_object() && d.contains("id") && d["id"].is_number_integer() && d["id"].get<int64_t>() == gpu &&
+            d.contains("name") && d["name"].is_string())
             return d["name"].get<std::string>();
     return "";
 }

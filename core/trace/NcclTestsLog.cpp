@@ -180,7 +180,7 @@ void LogParser::OnHashLine(std::string_view line)
     }
     if (m_inTable && !t.empty() && t[0] == "(B)") return; // the units line under the header
     m_inTable = false;
-    if (body.rfind("nccl-tests version", 0) == 0) m_log.version = std::string(body.substr(19));
+    if (body.rfind("nccl-tests version", 0) == 0) m_log.version = std::string(body.substr(std::min<size_t>(19, body.size())));
     else if (body.rfind("Collective test starting:", 0) == 0) m_pendingTest = TestNameIn(body);
     else if (body.rfind("Using devices", 0) == 0) m_devices.clear();
     else if (body.rfind("nThread", 0) == 0) {
