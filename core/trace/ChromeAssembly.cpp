@@ -186,8 +186,10 @@ void ChromeAssembly::OnFlow(const ChromeEvent& e)
 {
     RequireTs(e);
     FlowPoint p;
-    std::string key = std::string(e.cat) + kSep + std::string(e.id);
-    p.key = m_flowKeys.emplace(key, static_cast<uint32_t>(m_flowKeys.size())).first->second;
+    auto cat = std::find(m_flowCats.begin(), m_flowCats.end(), e.cat);
+    if (cat == m_flowCats.end()) cat = m_flowCats.insert(m_flowCats.end(), std::string(e.cat));
+    p.cat = static_cast<uint32_t>(cat - m_flowCats.begin());
+    p.id = FlowId(e.id);
     p.ph = e.ph;
     p.track = static_cast<uint32_t>(TrackIndex(e.pid, e.tid));
     p.tsNs = e.tsNs;
@@ -201,17 +203,30 @@ void ChromeAssembly::OnFlow(const ChromeEvent& e)
     m_flowPoints.push_back(p);
 }
 
+// Flow ids are numbers (Kineto's correlation ids) or strings ("0x1f"): numbers keep no string.
+uint64_t ChromeAssembly::FlowId(std::string_view id)
+{
+    constexpr uint64_t kText = uint64_t{1} << 63;
+    uint64_t v = 0;
+    auto r = std::from_chars(id.data(), id.data() + id.size(), v);
+    if (!id.empty() && r.ec == std::errc() && r.ptr == id.data() + id.size() && v < kText) return v;
+    auto [it, inserted] = m_flowIds.emplace(std::string(id), kText | m_flowIds.size());
+    return it->second;
+}
+
 void ChromeAssembly::PairFlows()
 {
     auto rank = [](char ph) { return ph == 's' ? 0 : ph == 't' ? 1 : 2; };
+    auto sameKey = [](const FlowPoint& a, const FlowPoint& b) { return a.cat == b.cat && a.id == b.id; };
     std::stable_sort(m_flowPoints.begin(), m_flowPoints.end(), [&](const FlowPoint& a, const FlowPoint& b) {
-        if (a.key != b.key) return a.key < b.key;
+        if (a.cat != b.cat) return a.cat < b.cat;
+        if (a.id != b.id) return a.id < b.id;
         if (a.tsNs != b.tsNs) return a.tsNs < b.tsNs;
         return rank(a.ph) < rank(b.ph);
     });
     const FlowPoint* open = nullptr;
     for (const FlowPoint& p : m_flowPoints) {
-        if (open && open->key != p.key) open = nullptr; // a start left without an end
+        if (open && !sameKey(*open, p)) open = nullptr; // a start left without an end
         if (p.ph != 's' && open) {
             PendingFlow f;
             f.srcPid = m_tracks[open->track].pid;

@@ -97,7 +97,8 @@ private:
         Span span;
     };
     struct FlowPoint {
-        uint32_t key = 0; // cat and id
+        uint32_t cat = 0; // index in m_flowCats
+        uint64_t id = 0;  // the id's number, or (1 << 63) | index in m_flowIds for other ids
         char ph = 0;
         uint32_t track = 0;
         int64_t tsNs = 0;
@@ -117,7 +118,9 @@ private:
     std::unordered_map<std::string, std::vector<OpenAsync>> m_openAsync; // pid/cat/id -> b stack
     std::vector<PendingFlow> m_flows;
     std::vector<FlowPoint> m_flowPoints;
-    std::unordered_map<std::string, uint32_t> m_flowKeys;
+    std::vector<std::string> m_flowCats;                // few: searched in order
+    std::unordered_map<std::string, uint64_t> m_flowIds; // ids that are not numbers
+    uint64_t FlowId(std::string_view id);
     std::vector<PendingCounter> m_counters;
     std::unordered_map<std::string, size_t> m_counterIndex;
     std::map<std::string, std::string> m_processNames, m_processLabels;

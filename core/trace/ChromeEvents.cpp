@@ -91,7 +91,15 @@ simdjson::error_code ReadValueText(od::value& v, std::string_view& text, JsonKin
     if (auto err = v.type().get(type)) return err;
     kind = KindOf(type);
     switch (kind) {
-    case JsonKind::String: return v.get_string().get(text);
+    case JsonKind::String: {
+        // Most strings have no escape: take them from the input without simdjson's copy.
+        std::string_view token = TrimRight(v.raw_json_token());
+        if (token.size() >= 2 && token.back() == '"' && token.find('\\') == std::string_view::npos) {
+            text = token.substr(1, token.size() - 2);
+            return simdjson::SUCCESS;
+        }
+        return v.get_string().get(text);
+    }
     case JsonKind::Object: {
         od::object o;
         if (auto err = v.get_object().get(o)) return err;
@@ -190,6 +198,28 @@ size_t ValueEnd(const char* p, size_t n, bool atEof)
     return atEof ? n : kNpos;
 }
 
+// A likely element boundary near the end of p[0, n): the ',' of the last ",\n{" (blanks allowed
+// around). In valid JSON a newline is never inside a string, so this is outside strings; it is
+// at the event array's depth unless the file pretty-prints nested objects, which the tentative
+// parse then finds out. kNpos when there is none in the second half (minified JSON).
+size_t GuessCut(const char* p, size_t n)
+{
+    size_t end = n;
+    for (int tries = 0; tries < 64 && end > n / 2; ++tries) {
+        const void* nl = memrchr(p, '\n', end);
+        if (!nl) return kNpos;
+        size_t q = static_cast<size_t>(static_cast<const char*>(nl) - p);
+        end = q;
+        size_t next = q + 1;
+        while (next < n && IsSpace(p[next])) ++next;
+        if (next >= n || p[next] != '{') continue;
+        size_t prev = q;
+        while (prev > 0 && IsSpace(p[prev - 1])) --prev;
+        if (prev > 0 && p[prev - 1] == ',') return prev - 1;
+    }
+    return kNpos;
+}
+
 // The index of the first byte that is not valid UTF-8 (n when all is).
 size_t FirstInvalidUtf8(const char* p, size_t n)
 {
@@ -231,14 +261,19 @@ public:
     }
 
     // Parses "[" + events + "]" at `block` (with simdjson's padding readable after it); `blockAbs`
-    // is the file offset of block[0].
-    void ReadBlock(const char* block, size_t length, size_t capacity, uint64_t blockAbs, const ChromeEventFn& onEvent)
+    // is the file offset of block[0]. A `tentative` block was cut where the cut may be wrong: on
+    // any error it returns where the first event not delivered starts (nothing is delivered
+    // twice) so the caller can go on from there exactly; otherwise it returns nullptr or throws.
+    const char* ReadBlock(const char* block, size_t length, size_t capacity, uint64_t blockAbs,
+                          const ChromeEventFn& onEvent, bool tentative)
     {
         m_base = block;
+        m_length = length;
         m_baseAbs = blockAbs;
         simdjson::padded_string_view view(block, length, capacity);
         od::document doc;
         ChromeEvent& e = m_event;
+        const char* afterLast = block + 1; // where the next undelivered event starts
         auto failAt = [&](const char* what, simdjson::error_code err) {
             ResetEvent(e);
             e.byteOffset = blockAbs + 1;
@@ -247,6 +282,7 @@ public:
             Fail(e, std::string(what) + ": " + simdjson::error_message(err));
         };
         if (auto err = m_parser.iterate(view).get(doc)) { // the document is unusable: say where we can
+            if (tentative) return afterLast;
             ResetEvent(e);
             size_t bad = err == simdjson::UTF8_ERROR ? FirstInvalidUtf8(block, length) : 1;
             e.byteOffset = blockAbs + bad;
@@ -255,17 +291,37 @@ public:
                                                       simdjson::error_message(err));
         }
         od::array events;
-        if (auto err = doc.get_array().get(events)) failAt("not valid JSON", err);
+        if (auto err = doc.get_array().get(events)) {
+            if (tentative) return afterLast;
+            failAt("not valid JSON", err);
+        }
         for (auto element : events) {
             ResetEvent(e);
             od::value v;
-            if (auto err = element.get(v)) failAt("not valid JSON", err);
+            if (auto err = element.get(v)) failAt("not valid JSON", err); // a cut cannot cause this: genuine
             const char* loc = nullptr;
             e.byteOffset = !v.current_location().get(loc) && loc ? Abs(loc) : blockAbs;
-            ReadEvent(v, e);
-            onEvent(e);
+            if (!tentative) {
+                ReadEvent(v, e);
+                onEvent(e);
+                ++m_index;
+                continue;
+            }
+            if (loc) afterLast = loc;
+            try {
+                ReadEvent(v, e);
+                onEvent(e);
+            } catch (const Error&) {
+                return afterLast; // this event was not delivered: go on from its start
+            }
             ++m_index;
         }
+        const char* loc = nullptr;
+        if (tentative && !doc.current_location().get(loc) && loc) { // text after the array's end: back to its ']'
+            while (loc > block && *loc != ']') --loc;
+            return loc;
+        }
+        return nullptr;
     }
 
     size_t EventCount() const { return m_index; }
@@ -316,11 +372,12 @@ private:
     {
         od::object obj;
         if (v.get_object().get(obj)) return; // args that are not an object are ignored
-        for (auto field : obj) {
+        for (auto f : obj) {
+            od::field field;
+            Check(std::move(f).get(field), e, "args");
             ChromeArg arg;
-            Check(field.unescaped_key().get(arg.key), e, "args");
-            od::value value;
-            Check(field.value().get(value), e, "args");
+            Check(KeyOf(field, arg.key), e, "args");
+            od::value& value = field.value();
             Check(ReadValueText(value, arg.text, arg.kind), e, arg.key);
             e.args.push_back(arg);
         }
@@ -357,16 +414,34 @@ private:
         }
     }
 
+    // A key straight from the input when it has no escape (the usual case), else unescaped.
+    simdjson::error_code KeyOf(od::field& field, std::string_view& key) const
+    {
+        const char* raw = field.key().raw();
+        const char* end = m_base + m_length;
+        if (raw >= m_base && raw < end) {
+            const void* quote = std::memchr(raw, '"', static_cast<size_t>(end - raw));
+            if (quote) {
+                std::string_view k(raw, static_cast<size_t>(static_cast<const char*>(quote) - raw));
+                if (k.find('\\') == std::string_view::npos) {
+                    key = k;
+                    return simdjson::SUCCESS;
+                }
+            }
+        }
+        return field.unescaped_key().get(key);
+    }
+
     void ReadEvent(od::value& value, ChromeEvent& e)
     {
         od::object obj;
         if (value.get_object().get(obj)) Fail(e, "an event must be a JSON object");
-        for (auto field : obj) {
+        for (auto f : obj) {
+            od::field field;
+            Check(std::move(f).get(field), e, "key");
             std::string_view key;
-            Check(field.unescaped_key().get(key), e, "key");
-            od::value v;
-            Check(field.value().get(v), e, key);
-            ReadField(key, v, e);
+            Check(KeyOf(field, key), e, "key");
+            ReadField(key, field.value(), e);
         }
     }
 
@@ -374,6 +449,7 @@ private:
     od::parser m_parser;
     ChromeEvent m_event;
     const char* m_base = nullptr;
+    size_t m_length = 0;
     uint64_t m_baseAbs = 0;
     size_t m_index = 0;
 };
@@ -568,21 +644,33 @@ private:
     {
         for (;;) {
             if (m_end - m_pos < m_cap / 2) Fill();
+            if (m_guessCuts && !m_eof) {
+                size_t cut = GuessCut(m_buf.get() + m_pos, m_end - m_pos);
+                if (cut != kNpos) {
+                    const char* resume = ParseBlock(m_pos + cut, onEvent, true);
+                    if (!resume) {
+                        m_pos += cut + 1;
+                        continue;
+                    }
+                    m_pos = static_cast<size_t>(resume - m_buf.get()); // go on exactly from the first undelivered event
+                    if (++m_wrongGuesses >= 4) m_guessCuts = false;  // pretty-printed nesting: stop guessing
+                }
+            }
             ArrayScan scan = ScanArrayBody(m_buf.get() + m_pos, m_end - m_pos);
             if (scan.close != kNpos) {
-                ParseBlock(m_pos + scan.close, onEvent);
+                ParseBlock(m_pos + scan.close, onEvent, false);
                 m_pos += scan.close + 1;
                 return;
             }
             if (scan.lastSeparator != kNpos) {
-                ParseBlock(m_pos + scan.lastSeparator, onEvent);
+                ParseBlock(m_pos + scan.lastSeparator, onEvent, false);
                 m_pos += scan.lastSeparator + 1;
                 continue;
             }
             if (Fill()) continue;
             // The input ended inside the array.
             if (m_arrayForm && scan.atBoundary) { // the array form may omit its closing ']'
-                ParseBlock(m_end, onEvent);
+                ParseBlock(m_end, onEvent, false);
                 m_pos = m_end;
                 return;
             }
@@ -591,8 +679,8 @@ private:
         }
     }
 
-    // Parses the events in [m_pos, end) as one JSON array, in place.
-    void ParseBlock(size_t end, const ChromeEventFn& onEvent)
+    // Parses the events in [m_pos, end) as one JSON array, in place. Returns ReadBlock's answer.
+    const char* ParseBlock(size_t end, const ChromeEventFn& onEvent, bool tentative)
     {
         char* base = m_buf.get() + m_pos - 1;
         char saved = m_buf[end];
@@ -600,9 +688,10 @@ private:
         m_buf[end] = ']';
         size_t length = end + 1 - (m_pos - 1);
         size_t capacity = m_cap + simdjson::SIMDJSON_PADDING + 1 - (m_pos - 1);
-        m_reader.ReadBlock(base, length, capacity, m_bufAbs + m_pos - 2, onEvent);
+        const char* resume = m_reader.ReadBlock(base, length, capacity, m_bufAbs + m_pos - 2, onEvent, tentative);
         m_buf[end] = saved;
         if (m_progress) m_progress(m_source.Consumed(), m_source.Total());
+        return resume;
     }
 
     ByteSource& m_source;
@@ -615,6 +704,8 @@ private:
     uint64_t m_bufAbs = 0; // file offset of m_buf[1], plus one
     bool m_eof = false;
     bool m_arrayForm = false;
+    bool m_guessCuts = true;
+    int m_wrongGuesses = 0;
 };
 
 } // namespace
