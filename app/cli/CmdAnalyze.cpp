@@ -79,14 +79,14 @@ Json InstanceJson(const core::CollectiveInstance& m, const core::TraceReport& r)
 
 void PrintDevices(const core::TraceReport& r)
 {
-    std::printf("\n  %-34s %7s %10s %10s %7s %10s %10s %10s %10s %8s %10s %6s\n", "device", "kernels", "busy", "idle",
+    std::printf("\n  %-40s %7s %10s %10s %7s %10s %10s %10s %10s %8s %10s %6s\n", "device", "kernels", "busy", "idle",
                 "idle%", "compute", "comm", "overlap", "exposed", "bubbles", "largest", "MFU");
     for (const core::DeviceReport& d : r.devices) {
         const core::DeviceUsage& u = d.usage;
-        std::string name = d.name.size() > 34 ? d.name.substr(0, 33) + "~" : d.name;
+        std::string name = d.name.size() > 40 ? d.name.substr(0, 39) + "~" : d.name;
         char mfu[16] = "-";
         if (d.mfu) std::snprintf(mfu, sizeof mfu, "%.1f%%", *d.mfu * 100);
-        std::printf("  %-34s %7zu %10s %10s %6.1f%% %10s %10s %10s %10s %8zu %10s %6s\n", name.c_str(), d.kernelCount,
+        std::printf("  %-40s %7zu %10s %10s %6.1f%% %10s %10s %10s %10s %8zu %10s %6s\n", name.c_str(), d.kernelCount,
                     core::FormatSeconds(Sec(u.busyNs)).c_str(), core::FormatSeconds(Sec(u.idleNs)).c_str(),
                     u.windowNs > 0 ? 100.0 * static_cast<double>(u.idleNs) / static_cast<double>(u.windowNs) : 0.0,
                     core::FormatSeconds(Sec(u.computeNs)).c_str(), core::FormatSeconds(Sec(u.commNs)).c_str(),
@@ -121,7 +121,7 @@ void PrintMatches(const core::TraceReport& r, size_t top)
     if (bySkew.size() > top) bySkew.resize(top);
     std::printf("\n  matched across ranks: %zu collectives; the %zu with the largest skew (arrival of the last rank - first):\n",
                 r.instances.size(), bySkew.size());
-    std::printf("  %-16s %11s %6s %12s %12s   %s\n", "collective", "bytes", "ranks", "skew", "after last", "slowest");
+    std::printf("  %-16s %11s %6s %12s %12s   %s\n", "collective", "bytes", "seen", "skew", "after last", "slowest");
     for (const core::CollectiveInstance* m : bySkew) {
         std::string slowest;
         for (const core::DeviceReport& d : r.devices)
@@ -145,7 +145,7 @@ void RunAnalyze(const AnalyzeOptions& o)
         std::string offsets;
         for (const auto& [key, value] : trace.Meta().extra.Entries())
             if (key.rfind("clockOffsetNs.", 0) == 0 && std::holds_alternative<int64_t>(value))
-                offsets += (offsets.empty() ? "" : ", ") + key.substr(14) + " " +
+                offsets += (offsets.empty() ? "" : ", ") + std::string("rank ") + key.substr(18) + " " +
                            core::FormatSeconds(static_cast<double>(std::get<int64_t>(value)) * 1e-9);
         r.notes.push_back("clocks aligned by matched collectives (offset of each rank from rank " +
                           trace.Meta().extra.GetString("clockReferenceRank", "0") + "): " +
@@ -161,8 +161,8 @@ void RunAnalyze(const AnalyzeOptions& o)
                    {"devices", devices}, {"collectives", collectives}, {"matches", matches}, {"notes", r.notes}});
         return;
     }
-    std::printf("%s (%s): %zu devices analysed over %s; bubble (idle) fraction %.1f %%\n", r.title.c_str(),
-                std::string(core::Name(r.source)).c_str(), r.devices.size(),
+    std::printf("%s (%s): %zu device%s analysed over %s; bubble (idle) fraction %.1f %%\n", r.title.c_str(),
+                std::string(core::Name(r.source)).c_str(), r.devices.size(), r.devices.size() == 1 ? "" : "s",
                 core::FormatSeconds(Sec(r.endNs - r.startNs)).c_str(), r.idleFraction * 100);
     PrintDevices(r);
     PrintCollectives(r);

@@ -191,38 +191,17 @@ FitResult FitAlphaBeta(const FitGroup& group)
     return r;
 }
 
-std::optional<JointFit> FitJoint(const std::vector<FitGroup>& groups)
+namespace {
+
+struct JointRow {
+    std::array<double, 3> x; // coefficients of alpha, beta, gamma
+    double t;                // measured seconds
+};
+
+// Non-negative weighted (1/t^2) least squares over the first k parameters, by trying every set
+// of free parameters (at most 7) and keeping the feasible one with the smallest error.
+std::array<double, 3> SolveNonNegative(const std::vector<JointRow>& rows, int k)
 {
-    if (groups.size() < 2) return std::nullopt;
-    // Rows: T = A alpha + (b n) beta + (g n) gamma, weighted by 1/T^2.
-    struct Row {
-        std::array<double, 3> x;
-        double t;
-    };
-    std::vector<Row> rows;
-    std::vector<std::string> names;
-    double ratioMin = std::numeric_limits<double>::max(), ratioMax = std::numeric_limits<double>::lowest();
-    for (const FitGroup& g : groups) {
-        Coefficients k = CoefficientsOf(g.collective, g.algorithm, g.ranks);
-        if (k.a <= 0 || k.b <= 0) continue;
-        names.push_back(GroupName(g));
-        ratioMin = std::min(ratioMin, k.g / k.b);
-        ratioMax = std::max(ratioMax, k.g / k.b);
-        for (const FitSample& s : g.samples)
-            if (s.seconds > 0) {
-                double n = static_cast<double>(s.bytes);
-                rows.push_back({{k.a, k.b * n, k.g * n}, s.seconds});
-            }
-    }
-    if (names.size() < 2 || rows.size() < 3) return std::nullopt;
-    JointFit fit;
-    fit.groups = names;
-    fit.samples = rows.size();
-    const bool separable = ratioMax - ratioMin > 1e-9;
-    const int k = separable ? 3 : 2;
-    // Not separable: every group has the same g/b, so gamma rides on beta and only the first two
-    // columns are fitted (beta then includes that share of gamma).
-    // Non-negative least squares by trying every set of free parameters (at most 7).
     double best = std::numeric_limits<double>::max();
     std::array<double, 3> bestX{0, 0, 0};
     for (int mask = 1; mask < (1 << k); ++mask) {
@@ -232,7 +211,7 @@ std::optional<JointFit> FitJoint(const std::vector<FitGroup>& groups)
             if (mask & (1 << j)) idx[m++] = j;
         std::array<std::array<double, 3>, 3> a{};
         std::array<double, 3> v{}, x{};
-        for (const Row& r : rows) {
+        for (const JointRow& r : rows) {
             double w = 1.0 / (r.t * r.t);
             for (int i = 0; i < m; ++i) {
                 v[i] += w * r.x[idx[i]] * r.t;
@@ -243,7 +222,7 @@ std::optional<JointFit> FitJoint(const std::vector<FitGroup>& groups)
         std::array<double, 3> full{0, 0, 0};
         for (int i = 0; i < m; ++i) full[idx[i]] = x[i];
         double err = 0;
-        for (const Row& r : rows) {
+        for (const JointRow& r : rows) {
             double p = full[0] * r.x[0] + full[1] * r.x[1] + full[2] * r.x[2];
             err += (p - r.t) * (p - r.t) / (r.t * r.t);
         }
@@ -252,13 +231,38 @@ std::optional<JointFit> FitJoint(const std::vector<FitGroup>& groups)
             bestX = full;
         }
     }
-    fit.params = {bestX[0], bestX[1], separable ? bestX[2] : 0.0};
+    return bestX;
+}
+
+} // namespace
+
+std::optional<JointFit> FitJoint(const std::vector<FitGroup>& groups)
+{
+    if (groups.size() < 2) return std::nullopt;
+    std::vector<JointRow> rows; // T = A alpha + (b n) beta + (g n) gamma
+    std::vector<std::string> names;
+    double ratioMin = std::numeric_limits<double>::max(), ratioMax = std::numeric_limits<double>::lowest();
+    for (const FitGroup& g : groups) {
+        Coefficients k = CoefficientsOf(g.collective, g.algorithm, g.ranks);
+        if (k.a <= 0 || k.b <= 0) continue;
+        names.push_back(GroupName(g));
+        ratioMin = std::min(ratioMin, k.g / k.b);
+        ratioMax = std::max(ratioMax, k.g / k.b);
+        for (const FitSample& s : g.samples)
+            if (s.seconds > 0) rows.push_back({{k.a, k.b * static_cast<double>(s.bytes), k.g * static_cast<double>(s.bytes)}, s.seconds});
+    }
+    if (names.size() < 2 || rows.size() < 3) return std::nullopt;
+    // Gamma separates only when the groups reduce in different proportions to what they send;
+    // otherwise only alpha and beta are fitted, and beta includes that share of gamma.
+    const bool separable = ratioMax - ratioMin > 1e-9;
+    std::array<double, 3> x = SolveNonNegative(rows, separable ? 3 : 2);
+    JointFit fit;
+    fit.groups = names;
+    fit.samples = rows.size();
+    fit.params = {x[0], x[1], separable ? x[2] : 0.0};
     fit.gammaSeparated = separable;
     double sum = 0;
-    for (const Row& r : rows) {
-        double p = bestX[0] * r.x[0] + bestX[1] * r.x[1] + bestX[2] * r.x[2];
-        sum += std::fabs(p - r.t) / r.t * 100.0;
-    }
+    for (const JointRow& r : rows) sum += std::fabs(x[0] * r.x[0] + x[1] * r.x[1] + x[2] * r.x[2] - r.t) / r.t * 100.0;
     fit.mapePct = sum / static_cast<double>(rows.size());
     return fit;
 }

@@ -82,6 +82,8 @@ Span ChromeAssembly::Start(const ChromeEvent& e, const SpanFill& fill)
 void ChromeAssembly::Note(const ChromeEvent& e)
 {
     ++m_events;
+    if (e.hasTs && (e.tsNs > kMaxAbsTraceNs || e.tsNs < -kMaxAbsTraceNs))
+        Fail(e, "\"ts\" is out of range: more than 4e15 microseconds (126 years) from 0");
     if (e.hasTs && (!m_sawTime || e.tsNs > m_latestNs)) {
         m_latestNs = e.tsNs;
         m_sawTime = true;
@@ -93,7 +95,8 @@ std::pair<size_t, size_t> ChromeAssembly::AddComplete(const ChromeEvent& e, cons
     Note(e);
     Span s = Start(e, fill);
     int64_t dur = e.hasDur ? std::max<int64_t>(e.durNs, 0) : 0;
-    if (dur > std::numeric_limits<int64_t>::max() - s.startNs) Fail(e, "\"dur\" is too large: the span would end after year 2262");
+    if (dur > kMaxAbsTraceNs - s.startNs) // no overflow: |startNs| <= kMaxAbsTraceNs
+        Fail(e, "\"dur\" is too large: the span would end more than 4e15 microseconds (126 years) from 0");
     s.endNs = s.startNs + dur;
     return AddSpan(e.pid, e.tid, s);
 }

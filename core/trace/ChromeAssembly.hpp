@@ -22,6 +22,10 @@
 
 namespace paralens::core {
 
+// Times a reader accepts: within +-4e18 ns of 0 (years 1843 to 2096 as Unix time), so that any
+// sum or difference of two of them fits int64 (analysis, merging, clock shifts).
+inline constexpr int64_t kMaxAbsTraceNs = 4'000'000'000'000'000'000;
+
 struct PendingTrack {
     std::string pid, tid;
     std::string name; // from thread_name, or given by the assembly for async and instant tracks
@@ -54,7 +58,8 @@ public:
 
     ChromeAssembly(const std::string& origin, TraceBuilder& builder) : m_origin(origin), m_builder(builder) {}
 
-    // Any phase. Throws Error naming the event when a timed phase has no "ts".
+    // Any phase. Throws Error naming the event when a timed phase has no "ts", or a time is
+    // beyond kMaxAbsTraceNs.
     void OnEvent(const ChromeEvent& e, const SpanFill& fill);
     // An X event (counted like OnEvent): returns {track index, span index} of its span.
     std::pair<size_t, size_t> AddComplete(const ChromeEvent& e, const SpanFill& fill);

@@ -93,6 +93,7 @@ private:
     void AddFlows(const std::map<std::string, uint32_t>& deviceOf, const std::map<std::string, uint32_t>& trackOf);
     void FillMetadata();
     void Shift(Span& s) const;
+    int64_t Based(int64_t ns) const;
 
     const std::string& m_origin;
     const ReadOptions& m_options;
@@ -121,8 +122,8 @@ void KinetoReader::OnTopLevel(std::string_view key, std::string_view raw, JsonKi
     if (key == "distributedInfo" && kind == JsonKind::Object) parse(m_distributed);
     else if (key == "deviceProperties" && kind == JsonKind::Array) parse(m_deviceProperties);
     else if (key == "baseTimeNanoseconds") {
-        if (!ParseDecimalNs(raw, m_baseNs))
-            throw Error(m_origin + ": \"baseTimeNanoseconds\" must be a number of nanoseconds, found " +
+        if (!ParseDecimalNs(raw, m_baseNs) || m_baseNs > kMaxAbsTraceNs || m_baseNs < -kMaxAbsTraceNs)
+            throw Error(m_origin + ": \"baseTimeNanoseconds\" must be a number of nanoseconds within 4e18 of 0, found " +
                         std::string(raw.substr(0, 40)));
     } else if (key == "host_name" || key == "hostname") {
         m_host = std::string(raw);
@@ -185,10 +186,20 @@ void KinetoReader::ResolveRank()
     }
 }
 
+// Adds baseTimeNanoseconds; both are within kMaxAbsTraceNs, so the sum cannot overflow, and it
+// must stay in range too.
+int64_t KinetoReader::Based(int64_t ns) const
+{
+    int64_t t = ns + m_baseNs;
+    if (t > kMaxAbsTraceNs || t < -kMaxAbsTraceNs)
+        throw Error(m_origin + ": a time plus \"baseTimeNanoseconds\" is out of range (more than 126 years from 1970)");
+    return t;
+}
+
 void KinetoReader::Shift(Span& s) const
 {
-    s.startNs += m_baseNs;
-    s.endNs += m_baseNs;
+    s.startNs = Based(s.startNs);
+    s.endNs = Based(s.endNs);
 }
 
 void KinetoReader::AddDevices(std::map<std::string, uint32_t>& deviceOf, std::map<std::string, uint32_t>& trackOf)
@@ -255,8 +266,8 @@ void KinetoReader::AddFlows(const std::map<std::string, uint32_t>& deviceOf, con
         flow.dstTrack = dst->second;
         flow.srcDevice = m_builder.TrackAt(flow.srcTrack).device;
         flow.dstDevice = m_builder.TrackAt(flow.dstTrack).device;
-        flow.srcNs = f.srcNs + m_baseNs;
-        flow.dstNs = f.dstNs + m_baseNs;
+        flow.srcNs = Based(f.srcNs);
+        flow.dstNs = Based(f.dstNs);
         flow.name = f.name;
         m_builder.AddFlow(flow);
     }
@@ -264,7 +275,7 @@ void KinetoReader::AddFlows(const std::map<std::string, uint32_t>& deviceOf, con
         auto it = deviceOf.find(c.pid);
         if (it == deviceOf.end()) continue;
         uint32_t id = m_builder.AddCounter(it->second, c.name, "");
-        for (const CounterSample& s : c.samples) m_builder.AddSample(id, s.timeNs + m_baseNs, s.value);
+        for (const CounterSample& s : c.samples) m_builder.AddSample(id, Based(s.timeNs), s.value);
     }
     if (dropped > 0) m_builder.Meta().extra.Set("flowsWithoutBothEnds", static_cast<int64_t>(dropped));
 }

@@ -165,7 +165,7 @@ void KinetoCollectives::OnCommOp(const ChromeEvent& e)
     CommOp op;
     op.thread = ThreadId(e.pid, e.tid);
     op.startNs = e.tsNs;
-    op.endNs = e.tsNs + std::max<int64_t>(e.hasDur ? e.durNs : 0, 0);
+    op.endNs = e.tsNs + std::clamp<int64_t>(e.hasDur ? e.durNs : 0, 0, kMaxAbsTraceNs); // ts is in range already
     op.annotation = e.name.substr(0, 5) == "nccl:";
     op.args = ReadCommArgs(e);
     if (op.args.collective.empty() && e.name != "record_param_comms") {

@@ -206,8 +206,8 @@ void LogParser::ReadHalf(const std::vector<std::string_view>& t, int at, NcclTes
     const auto& columns = m_log.blocks.back().columns;
     auto number = [&](int i, double& out) {
         if (i >= static_cast<int>(t.size())) return;
-        if (!ParseNumber(t[static_cast<size_t>(i)], out) || !std::isfinite(out) || out < 0)
-            Fail("column '" + columns[static_cast<size_t>(i)] + "' must be a number, found '" +
+        if (!ParseNumber(t[static_cast<size_t>(i)], out) || !std::isfinite(out) || out < 0 || out > 1e12)
+            Fail("column '" + columns[static_cast<size_t>(i)] + "' must be a number from 0 to 1e12, found '" +
                  std::string(t[static_cast<size_t>(i)]) + "'");
     };
     r.present = true;
@@ -450,7 +450,8 @@ Trace NcclTestsTrace(const NcclTestsLog& log)
                 tag.bytesFrom = "log";
                 Span s;
                 s.startNs = t;
-                s.endNs = t + std::max<int64_t>(static_cast<int64_t>(std::llround(r.timeUs * 1000.0)), 1);
+                s.endNs = t + std::max<int64_t>(static_cast<int64_t>(std::llround(r.timeUs * 1000.0)), 1); // <= 1e15 per row
+                Require(s.endNs < (int64_t{1} << 62), log.origin + ": the rows' times add up to more than 146 years");
                 s.bytes = row.bytes;
                 s.name = name;
                 s.detail = b.Intern(FormatCollectiveTag(tag));

@@ -5,11 +5,20 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <set>
 
 namespace paralens::core {
 
 namespace {
+
+// t + shift, saturating at the int64 limits (a shift from an absurd clock offset must not overflow).
+int64_t Shifted(int64_t t, int64_t shift)
+{
+    int64_t out = 0;
+    if (!__builtin_add_overflow(t, shift, &out)) return out;
+    return shift > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+}
 
 // Copies a source trace into a builder: devices through `deviceMap` (source device -> new id),
 // times moved by `shift` per source device.
@@ -31,8 +40,8 @@ public:
                 for (Span& s : spans) {
                     s.name = Map(s.name);
                     s.detail = Map(s.detail);
-                    s.startNs += shift[d];
-                    s.endNs += shift[d];
+                    s.startNs = Shifted(s.startNs, shift[d]);
+                    s.endNs = Shifted(s.endNs, shift[d]);
                 }
                 m_b.AddSpans(id, std::move(spans));
             }
@@ -47,14 +56,14 @@ public:
             g.dstDevice = deviceMap[f.dstDevice];
             g.srcTrack = f.srcTrack == kNoTrack ? kNoTrack : m_trackMap[f.srcTrack];
             g.dstTrack = f.dstTrack == kNoTrack ? kNoTrack : m_trackMap[f.dstTrack];
-            g.srcNs += shift[f.srcDevice];
-            g.dstNs += shift[f.dstDevice];
+            g.srcNs = Shifted(g.srcNs, shift[f.srcDevice]);
+            g.dstNs = Shifted(g.dstNs, shift[f.dstDevice]);
             g.name = Map(f.name);
             m_b.AddFlow(g);
         }
         for (const Counter& c : m_src.Counters()) {
             uint32_t id = m_b.AddCounter(deviceMap[c.device], m_src.Str(c.name), m_src.Str(c.unit));
-            for (const CounterSample& s : c.samples) m_b.AddSample(id, s.timeNs + shift[c.device], s.value);
+            for (const CounterSample& s : c.samples) m_b.AddSample(id, Shifted(s.timeNs, shift[c.device]), s.value);
         }
     }
 

@@ -147,6 +147,8 @@ TEST_CASE("bad Chrome JSON gets one error with the file, the byte offset and wha
         {R"({"traceEvents":[{"ph":"X","ts":1e300,"pid":0}]})", {"fits 64-bit"}},
         {R"({"traceEvents":[{"ph":"X","ts":1,"dur":9e12,"pid":0},{"ph":"X","ts":9223372036854775,"dur":9e12,"pid":0}]})", {"traceEvents[1]"}},
         {R"({"traceEvents":[{"ph":"X","ts":1,"pid":[1]}]})", {"\"pid\" must be a number or a string"}},
+        {R"({"traceEvents":[{"ph":"X","ts":-5e15,"dur":1,"pid":0}]})", {"traceEvents[0]", "\"ts\" is out of range"}},
+        {R"({"traceEvents":[{"ph":"X","ts":3e15,"dur":2e15,"pid":0}]})", {"\"dur\" is too large"}},
         {R"({"traceEvents":[1,2]})", {"traceEvents[0]", "must be a JSON object"}},
         {R"({"traceEvents":{}})", {"expected an array of events"}},
         {R"({"traceEvents":[]})", {"no events"}},
