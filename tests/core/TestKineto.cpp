@@ -307,3 +307,27 @@ TEST_CASE("ranks of one job merge onto one timeline and align by matched collect
     CHECK(aligned.Devices()[again[2].slowestDevice].rank == 1);
     CHECK(aligned.Meta().extra.GetNumber("clockOffsetNs.rank1") == 2e6);
 }
+
+TEST_CASE("an imported Kineto trace converts to a paralens trace and back without loss", "[io][kineto]")
+{
+    const std::string text = R"J({"schemaVersion":1,"traceEvents":[
+      {"ph":"X","cat":"kernel","name":"ncclDevKernel_AllGather_RING_LL(x)","pid":0,"tid":7,"ts":100.001,"dur":5,
+       "args":{"Collective name":"allgather","In msg nelems":16,"Out msg nelems":64,"dtype":"Half","Group size":4,
+               "Process Group Name":"tp group"}},
+      {"ph":"X","cat":"gpu_user_annotation","name":"## fwd ##","pid":0,"tid":7,"ts":99,"dur":10},
+      {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":5,"tid":5,"ts":98,"dur":1}]})J";
+    Trace a = ReadTraceText(text, "k.json");
+    Trace b = ReadChromeJson(TraceToJsonText(a), "round.json");
+    CHECK(b.Meta().source == TraceSource::Kineto);
+    REQUIRE(b.Devices().size() == a.Devices().size());
+    CHECK(b.Devices()[1].kind == DeviceKind::Cpu);
+    const Span* k = SpanStartingAt(b, 100001);
+    REQUIRE(k);
+    CHECK(k->category == SpanCategory::Collective);
+    CHECK(k->bytes == 128);
+    auto tag = ParseCollectiveTag(b.Str(k->detail));
+    REQUIRE(tag);
+    CHECK(tag->group == "tp group");
+    CHECK(tag->ranks == 4);
+    CHECK(SpanStartingAt(b, 99000)->category == SpanCategory::Annotation);
+}
