@@ -21,14 +21,15 @@ int64_t Shifted(int64_t t, int64_t shift)
 }
 
 // Copies a source trace into a builder: devices through `deviceMap` (source device -> new id),
-// times moved by `shift` per source device.
+// times moved by the ClockMap of their source device.
 class TraceCopier {
 public:
     TraceCopier(TraceBuilder& b, const Trace& src) : m_b(b), m_src(src) {}
 
     StringId Map(StringId id) { return id == 0 ? 0 : m_b.Intern(m_src.Str(id)); }
+    uint32_t MapTrack(uint32_t track) const { return track == kNoTrack ? kNoTrack : m_trackMap[track]; }
 
-    void CopyTracks(const std::vector<uint32_t>& deviceMap, const std::vector<int64_t>& shift)
+    void CopyTracks(const std::vector<uint32_t>& deviceMap, const std::vector<ClockMap>& shift)
     {
         m_trackMap.assign(m_src.Tracks().size(), kNoTrack);
         for (uint32_t d = 0; d < m_src.Devices().size(); ++d) {
@@ -40,15 +41,15 @@ public:
                 for (Span& s : spans) {
                     s.name = Map(s.name);
                     s.detail = Map(s.detail);
-                    s.startNs = Shifted(s.startNs, shift[d]);
-                    s.endNs = Shifted(s.endNs, shift[d]);
+                    s.startNs = shift[d].Apply(s.startNs);
+                    s.endNs = std::max(shift[d].Apply(s.endNs), s.startNs);
                 }
                 m_b.AddSpans(id, std::move(spans));
             }
         }
     }
 
-    void CopyFlowsAndCounters(const std::vector<uint32_t>& deviceMap, const std::vector<int64_t>& shift)
+    void CopyFlowsAndCounters(const std::vector<uint32_t>& deviceMap, const std::vector<ClockMap>& shift)
     {
         for (const Flow& f : m_src.Flows()) {
             Flow g = f;
@@ -56,14 +57,14 @@ public:
             g.dstDevice = deviceMap[f.dstDevice];
             g.srcTrack = f.srcTrack == kNoTrack ? kNoTrack : m_trackMap[f.srcTrack];
             g.dstTrack = f.dstTrack == kNoTrack ? kNoTrack : m_trackMap[f.dstTrack];
-            g.srcNs = Shifted(g.srcNs, shift[f.srcDevice]);
-            g.dstNs = Shifted(g.dstNs, shift[f.dstDevice]);
+            g.srcNs = shift[f.srcDevice].Apply(g.srcNs);
+            g.dstNs = shift[f.dstDevice].Apply(g.dstNs);
             g.name = Map(f.name);
             m_b.AddFlow(g);
         }
         for (const Counter& c : m_src.Counters()) {
             uint32_t id = m_b.AddCounter(deviceMap[c.device], m_src.Str(c.name), m_src.Str(c.unit));
-            for (const CounterSample& s : c.samples) m_b.AddSample(id, Shifted(s.timeNs, shift[c.device]), s.value);
+            for (const CounterSample& s : c.samples) m_b.AddSample(id, shift[c.device].Apply(s.timeNs), s.value);
         }
     }
 
@@ -119,7 +120,7 @@ Trace MergeTraces(std::vector<Trace>&& parts, const std::vector<std::string>& or
     std::set<int32_t> ranks;
     for (size_t p = 0; p < parts.size(); ++p) {
         for (const Device& d : parts[p].Devices()) ranks.insert(d.rank);
-        std::vector<int64_t> noShift(parts[p].Devices().size(), 0);
+        std::vector<ClockMap> noShift(parts[p].Devices().size());
         TraceCopier copier(b, parts[p]);
         copier.CopyTracks(deviceMap[p], noShift);
         copier.CopyFlowsAndCounters(deviceMap[p], noShift);
@@ -129,17 +130,55 @@ Trace MergeTraces(std::vector<Trace>&& parts, const std::vector<std::string>& or
     return std::move(b).Finish();
 }
 
-Trace ShiftDeviceClocks(const Trace& trace, const std::vector<int64_t>& shiftNs, const Metadata* meta)
+int64_t ClockMap::Apply(int64_t t) const
 {
-    Require(shiftNs.size() == trace.Devices().size(), "ShiftDeviceClocks: one shift per device expected");
+    const double drift = slope * static_cast<double>(Shifted(t, anchorNs == std::numeric_limits<int64_t>::min() ? 0 : -anchorNs));
+    const double bounded = std::clamp(drift, -4e18, 4e18);
+    return Shifted(Shifted(t, shiftAtAnchorNs), static_cast<int64_t>(bounded));
+}
+
+Trace MapDeviceClocks(const Trace& trace, const std::vector<ClockMap>& maps, const Metadata* meta)
+{
+    Require(maps.size() == trace.Devices().size(), "MapDeviceClocks: one clock map per device expected");
     TraceBuilder b;
     std::vector<uint32_t> deviceMap;
     for (const Device& d : trace.Devices())
         deviceMap.push_back(b.AddDevice(trace.Str(d.name), d.kind, d.rank, trace.Str(d.host), d.gpuIndex));
     b.Meta() = meta ? *meta : trace.Meta();
     TraceCopier copier(b, trace);
-    copier.CopyTracks(deviceMap, shiftNs);
-    copier.CopyFlowsAndCounters(deviceMap, shiftNs);
+    copier.CopyTracks(deviceMap, maps);
+    copier.CopyFlowsAndCounters(deviceMap, maps);
+    return std::move(b).Finish();
+}
+
+Trace ShiftDeviceClocks(const Trace& trace, const std::vector<int64_t>& shiftNs, const Metadata* meta)
+{
+    Require(shiftNs.size() == trace.Devices().size(), "ShiftDeviceClocks: one shift per device expected");
+    std::vector<ClockMap> maps(shiftNs.size());
+    for (size_t d = 0; d < shiftNs.size(); ++d) maps[d].shiftAtAnchorNs = shiftNs[d];
+    return MapDeviceClocks(trace, maps, meta);
+}
+
+Trace WithExtraFlows(const Trace& trace, const std::vector<Flow>& flows)
+{
+    TraceBuilder b;
+    std::vector<uint32_t> deviceMap;
+    for (const Device& d : trace.Devices())
+        deviceMap.push_back(b.AddDevice(trace.Str(d.name), d.kind, d.rank, trace.Str(d.host), d.gpuIndex));
+    b.Meta() = trace.Meta();
+    const std::vector<ClockMap> none(trace.Devices().size());
+    TraceCopier copier(b, trace);
+    copier.CopyTracks(deviceMap, none);
+    copier.CopyFlowsAndCounters(deviceMap, none);
+    for (const Flow& f : flows) {
+        Flow g = f;
+        g.srcDevice = deviceMap[f.srcDevice];
+        g.dstDevice = deviceMap[f.dstDevice];
+        g.srcTrack = copier.MapTrack(f.srcTrack);
+        g.dstTrack = copier.MapTrack(f.dstTrack);
+        g.name = copier.Map(f.name);
+        b.AddFlow(g);
+    }
     return std::move(b).Finish();
 }
 

@@ -21,4 +21,18 @@ Trace MergeTraces(std::vector<Trace>&& parts, const std::vector<std::string>& or
 // given, replaces the metadata.
 Trace ShiftDeviceClocks(const Trace& trace, const std::vector<int64_t>& shiftNs, const Metadata* meta = nullptr);
 
+// A linear clock correction: t -> t + shiftAtAnchorNs + slope x (t - anchorNs) (drift).
+struct ClockMap {
+    int64_t anchorNs = 0;
+    int64_t shiftAtAnchorNs = 0;
+    double slope = 0.0;
+    int64_t Apply(int64_t t) const;
+};
+
+// ShiftDeviceClocks with a linear correction per device (one ClockMap per device).
+Trace MapDeviceClocks(const Trace& trace, const std::vector<ClockMap>& maps, const Metadata* meta = nullptr);
+
+// A copy of `trace` with `flows` added (their devices and tracks refer to `trace`'s).
+Trace WithExtraFlows(const Trace& trace, const std::vector<Flow>& flows);
+
 } // namespace paralens::core
