@@ -13,6 +13,8 @@ void AddSweepCommand(CLI::App& root);
 void AddConvertCommand(CLI::App& root);
 void AddPipelineCommand(CLI::App& root);
 void AddWorkloadCommand(CLI::App& root);
+void AddAnalyzeCommand(CLI::App& root);
+void AddFitCommand(CLI::App& root);
 void AddRunCommand(CLI::App& root);
 
 // `paralens --version [--json]`: the version and whether CUDA, NCCL and CUPTI support was built.
