@@ -1,8 +1,7 @@
 #include "ActivityTrace.hpp"
 
-#include "NcclKernelName.hpp"
-
 #include "common/Units.hpp"
+#include "trace/NcclKernelName.hpp"
 #include "trace/TraceBuilder.hpp"
 
 #include <algorithm>
@@ -63,8 +62,12 @@ const NvtxRange* InnermostRange(const std::vector<NvtxRange>& ranges, uint64_t t
 
 core::SpanCategory KernelCategory(const std::string& kernelName, std::string* detail)
 {
-    if (auto info = ParseNcclKernelName(kernelName)) {
-        if (detail) *detail = Describe(*info);
+    if (auto info = core::ParseNcclKernelName(kernelName)) { // core/trace's reader of NCCL's kernel names
+        if (detail) {
+            *detail = info->collective.empty() ? "nccl" : info->collective;
+            for (const std::string* part : {&info->algorithm, &info->protocol, &info->dtype})
+                if (!part->empty()) *detail += " " + *part;
+        }
         return core::SpanCategory::Collective;
     }
     if (detail) detail->clear();

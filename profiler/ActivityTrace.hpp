@@ -120,7 +120,8 @@ private:
 // The innermost range of `ranges` (sorted by start) that contains `timeNs`, or nullptr.
 const NvtxRange* InnermostRange(const std::vector<NvtxRange>& ranges, uint64_t timeNs);
 
-// The span category and detail text for an unlabelled kernel: NCCL kernels are collectives.
+// The span category and detail text for an unlabelled kernel: NCCL kernels (named as
+// core::ParseNcclKernelName reads them) are collectives, with "allreduce ring LL128 bfloat16".
 core::SpanCategory KernelCategory(const std::string& kernelName, std::string* detail);
 
 // "kernel", "memcpy PtoP 1.0 MiB", ...: the name of a child span.

@@ -177,7 +177,7 @@ TEST_CASE("NCCL kernels are collectives, and unplaced streams go under their GPU
     REQUIRE(tr);
     REQUIRE(tr->spans.size() == 1);
     CHECK(tr->spans[0].category == core::SpanCategory::Collective);
-    CHECK(t.Str(tr->spans[0].detail) == "allreduce ring LL128 bf16");
+    CHECK(t.Str(tr->spans[0].detail) == "allreduce ring LL128 bfloat16");
     bool foundGpu3 = false;
     for (const core::Device& d : t.Devices())
         if (t.Str(d.name) == "GPU 3") {

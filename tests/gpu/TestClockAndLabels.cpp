@@ -1,6 +1,5 @@
-// profiler/: clock mapping and drift, NCCL kernel names, paralens's NVTX op labels.
+// profiler/: clock mapping and drift, paralens's NVTX op labels.
 #include "profiler/ClockMap.hpp"
-#include "profiler/NcclKernelName.hpp"
 #include "profiler/OpLabel.hpp"
 
 #include <catch2/catch.hpp>
@@ -52,59 +51,6 @@ TEST_CASE("the identity map leaves host-clock records alone", "[prof]")
 {
     const ClockMap identity;
     CHECK(identity.ToHost(123456789) == 123456789);
-}
-
-TEST_CASE("NCCL kernel names of NCCL 2.19+ and 2.8-2.18 are read", "[prof]")
-{
-    auto modern = ParseNcclKernelName("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
-    REQUIRE(modern);
-    CHECK(modern->collective == "allreduce");
-    CHECK(modern->redop == "sum");
-    CHECK(modern->dtype == "f32");
-    CHECK(modern->algorithm == "ring");
-    CHECK(modern->protocol == "LL");
-
-    auto nvls = ParseNcclKernelName("void ncclDevKernel_ReduceScatter_Sum_bf16_NVLS_TREE_SIMPLE(ncclDevComm*, unsigned long, ncclWork*)");
-    REQUIRE(nvls);
-    CHECK(nvls->collective == "reduce-scatter");
-    CHECK(nvls->algorithm == "nvls_tree");
-    CHECK(nvls->protocol == "SIMPLE");
-
-    auto gather = ParseNcclKernelName("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
-    REQUIRE(gather);
-    CHECK(gather->collective == "allgather");
-    CHECK(gather->algorithm == "ring");
-    CHECK(gather->protocol == "LL");
-    CHECK(gather->redop.empty());
-
-    auto sendrecv = ParseNcclKernelName("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)");
-    REQUIRE(sendrecv);
-    CHECK(sendrecv->collective == "sendrecv");
-    CHECK(sendrecv->algorithm.empty());
-
-    auto legacy = ParseNcclKernelName("ncclKernel_AllReduce_RING_LL128_Sum_float(ncclDevComm*, unsigned long, ncclWork*)");
-    REQUIRE(legacy);
-    CHECK(legacy->collective == "allreduce");
-    CHECK(legacy->algorithm == "ring");
-    CHECK(legacy->protocol == "LL128");
-    CHECK(legacy->redop == "sum");
-    CHECK(legacy->dtype == "float");
-
-    auto legacyTree = ParseNcclKernelName("ncclKernel_Broadcast_TREE_SIMPLE_Sum_int8_t");
-    REQUIRE(legacyTree);
-    CHECK(legacyTree->collective == "broadcast");
-    CHECK(legacyTree->algorithm == "tree");
-    CHECK(legacyTree->dtype == "int8_t");
-
-    auto generic = ParseNcclKernelName("ncclDevKernel_Generic_1(ncclDevKernelArgsStorage<4096ul>)");
-    REQUIRE(generic);
-    CHECK(generic->collective.empty());
-    CHECK(Describe(*generic) == "nccl");
-    CHECK(Describe(*modern) == "allreduce ring LL f32");
-
-    CHECK_FALSE(ParseNcclKernelName("ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_64x3_nn"));
-    CHECK_FALSE(ParseNcclKernelName("ncclDevKernel_Frobnicate_RING_LL"));
-    CHECK_FALSE(ParseNcclKernelName(""));
 }
 
 TEST_CASE("op labels round-trip through their NVTX text", "[prof]")
