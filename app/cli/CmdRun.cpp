@@ -294,7 +294,7 @@ void AddOptions(CLI::App* cmd, RunOptions& o)
     cmd->add_option("--peak-tflops", o.peakTflops, "Pipeline: MFU denominator per GPU (0: spec sheet; a GEMM probe's result fits)");
     cmd->add_option("--collective,-c", o.collective, "Collective: " + core::CollectiveNamesList())->capture_default_str();
     cmd->add_option("--algorithm,-a", o.algorithm, "Plan: the algorithm (default: the collective's first)");
-    cmd->add_option("--bytes,-n", o.bytes, "Size n of the full vector (e.g. 64MiB)");
+    cmd->add_option("--bytes,-n", o.bytes, "Size n of the full vector (default 64MiB, or a sweep with -b/-e)");
     cmd->add_option("--min-bytes,-b", o.minBytes, "Sweep from this size");
     cmd->add_option("--max-bytes,-e", o.maxBytes, "Sweep to this size");
     cmd->add_option("--step-factor,-f", o.stepFactor, "Sweep factor between sizes")->capture_default_str();
