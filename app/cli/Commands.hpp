@@ -11,6 +11,7 @@ namespace paralens::app {
 void AddSimulateCommand(CLI::App& root);
 void AddSweepCommand(CLI::App& root);
 void AddConvertCommand(CLI::App& root);
+void AddRenderCommand(CLI::App& root);
 
 // `paralens` with no subcommand and no display (or no GUI built): a useful headless summary.
 int RunHeadlessDefault(const std::vector<std::string>& files, const std::string& reason);

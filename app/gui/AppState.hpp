@@ -1,0 +1,94 @@
+// The app's state as plain structs: what to run (Experiments, edited by the controls and set by
+// scenarios) and how the views show it (ViewSettings). No ImGui, no GL: the scenario loader, the
+// run builder and the tests use these without a window. Owned by the GUI thread; a job receives
+// copies of the Experiments it runs.
+#pragma once
+
+#include "model/Collective.hpp"
+#include "schedule/Schedule.hpp"
+#include "sim/ClusterModel.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace paralens::app {
+
+enum class ExperimentKind { Collective, Pipeline, File };
+std::string_view Name(ExperimentKind k);
+
+// The modelled cluster: alpha in microseconds, bandwidths in GB/s (1e9 bytes/s), one optional
+// straggler (rank < 0: none).
+struct ClusterParams {
+    double alphaUs = 5.0;
+    double bandwidthGBps = 100.0;
+    double gammaGBps = 0.0; // 0: free reductions
+    int stragglerRank = -1;
+    double stragglerSlowdown = 2.0;
+
+    core::ClusterModel ToModel() const;
+    bool operator==(const ClusterParams&) const = default;
+};
+
+struct CollectiveParams {
+    core::Collective collective = core::Collective::AllReduce;
+    core::Algorithm algorithm = core::Algorithm::Ring;
+    int ranks = 8;
+    uint64_t bytes = uint64_t{64} << 20; // n, the full vector
+    int root = 0;
+
+    bool operator==(const CollectiveParams&) const = default;
+};
+
+// A pipeline on the modelled cluster. FLOPs come from the GPU spec table: compute spans run at
+// `kernelEfficiency` of the GPU's peak, so MFU = efficiency x (1 - bubble) when nothing else idles.
+struct PipelineParams {
+    core::ScheduleKind schedule = core::ScheduleKind::OneFOneB;
+    int stages = 4;        // D
+    int microBatches = 8;  // N
+    int chunks = 2;        // v, interleaved only
+    int batches = 2;       // pipedream only
+    double forwardMs = 1.0;
+    double backwardRatio = 2.0; // backward = ratio x forward
+    bool recompute = false;
+    bool communicate = false;   // false: free links (the lectures' setting)
+    uint64_t activationBytes = uint64_t{16} << 20;
+    std::string gpu = "h100-sxm";
+    std::string dtype = "bf16";
+    double kernelEfficiency = 0.6;
+
+    bool operator==(const PipelineParams&) const = default;
+};
+
+struct Experiment {
+    std::string label;
+    ExperimentKind kind = ExperimentKind::Collective;
+    CollectiveParams collective;
+    PipelineParams pipeline;
+    ClusterParams cluster;
+    std::string file; // ExperimentKind::File
+
+    bool operator==(const Experiment&) const = default;
+};
+
+enum class ViewTab { Flow, Model, Mfu, Stats };
+std::string_view Name(ViewTab t);
+bool ParseViewTab(std::string_view text, ViewTab& out);
+
+enum class ColorMode { Category, MicroBatch };
+
+// How the views show the data; scenarios set it, the user changes it.
+struct ViewSettings {
+    ViewTab tab = ViewTab::Flow;
+    ColorMode colorBy = ColorMode::MicroBatch;
+    bool showPredicted = true;
+    bool showFlows = true;
+    bool showBubbles = true;
+    bool expandTracks = true;
+    int flowStep = 0;        // 0 = before the first step
+    int selected = 0;        // the experiment the controls edit
+    int modelExperiment = -1; // the collective the model view plots (-1: the first collective)
+};
+
+} // namespace paralens::app

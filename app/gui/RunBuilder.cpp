@@ -1,0 +1,275 @@
+#include "RunBuilder.hpp"
+
+#include "common/Error.hpp"
+#include "common/Units.hpp"
+#include "model/Hardware.hpp"
+#include "sim/PipelineSimulator.hpp"
+#include "sim/Simulator.hpp"
+#include "trace/TraceFile.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace paralens::app {
+
+namespace {
+
+constexpr int kMfuBins = 160;
+
+std::string ScheduleTitle(const PipelineParams& p)
+{
+    switch (p.schedule) {
+    case core::ScheduleKind::Naive: return "naive model parallelism";
+    case core::ScheduleKind::GPipe: return "GPipe";
+    case core::ScheduleKind::OneFOneB: return "1F1B";
+    case core::ScheduleKind::Interleaved: return "interleaved 1F1B (v=" + std::to_string(p.chunks) + ")";
+    case core::ScheduleKind::ZeroBubbleH1: return "zero-bubble H1";
+    case core::ScheduleKind::PipeDream: return "PipeDream (" + std::to_string(p.batches) + " mini-batches)";
+    }
+    return "pipeline";
+}
+
+// MFU gauges and series for any trace with FLOPs, given the peak of one device.
+void FillMfu(RunResult& r, double peakFlops, std::string source)
+{
+    const core::Trace& t = *r.trace;
+    const core::UsageWindow window{r.windowBeginNs, r.windowEndNs};
+    MfuData& m = r.mfu;
+    m.peakFlops = peakFlops;
+    m.peakSource = std::move(source);
+    m.report = core::ComputeMfu(t, peakFlops, window);
+    m.available = peakFlops > 0 && m.report.modelFlops > 0;
+    if (!m.available) return;
+    int devices = 0;
+    for (uint32_t d = 0; d < t.Devices().size(); ++d) {
+        if (t.Devices()[d].kind == core::DeviceKind::Cpu) continue;
+        auto mfu = core::MfuSeries(t, d, peakFlops, window, kMfuBins);
+        auto hfu = core::MfuSeries(t, d, peakFlops, window, kMfuBins, true);
+        if (m.mfuOverall.empty()) {
+            m.mfuOverall = mfu;
+            m.hfuOverall = hfu;
+            for (auto& s : m.mfuOverall) s.value = 0;
+            for (auto& s : m.hfuOverall) s.value = 0;
+        }
+        for (size_t i = 0; i < mfu.size() && i < m.mfuOverall.size(); ++i) {
+            m.mfuOverall[i].value += mfu[i].value;
+            m.hfuOverall[i].value += hfu[i].value;
+        }
+        m.mfuPerDevice.push_back(std::move(mfu));
+        ++devices;
+    }
+    for (auto& s : m.mfuOverall) s.value /= std::max(devices, 1);
+    for (auto& s : m.hfuOverall) s.value /= std::max(devices, 1);
+}
+
+void FillUsage(RunResult& r)
+{
+    r.usage = core::ComputeDeviceUsage(*r.trace, {r.windowBeginNs, r.windowEndNs});
+}
+
+std::vector<StepInfo> StepInfos(const core::Plan& plan, const core::Trace& trace, const core::ClusterModel& cluster)
+{
+    std::vector<StepInfo> steps(plan.steps.size());
+    for (size_t k = 0; k < plan.steps.size(); ++k) {
+        StepInfo& s = steps[k];
+        s.phase = plan.phases[plan.steps[k].phase];
+        for (const core::Transfer& t : plan.TransfersOf(plan.steps[k])) {
+            if (t.src == t.dst) continue;
+            ++s.transfers;
+            s.maxBytes = std::max(s.maxBytes, t.bytes);
+            s.reduces = s.reduces || t.op == core::TransferOp::Reduce;
+        }
+        const double m = static_cast<double>(s.maxBytes);
+        if (s.transfers > 0)
+            s.modelSeconds = cluster.alphaSec + m * cluster.betaSecPerByte + (s.reduces ? m * cluster.gammaSecPerByte : 0.0);
+    }
+    // The simulated end of each step: the last message (or reduction) tagged with it.
+    for (const core::Track& track : trace.Tracks())
+        for (const core::Span& sp : track.spans)
+            if (sp.step >= 0 && static_cast<size_t>(sp.step) < steps.size())
+                steps[static_cast<size_t>(sp.step)].simulatedEndSeconds =
+                    std::max(steps[static_cast<size_t>(sp.step)].simulatedEndSeconds, (sp.endNs - trace.BeginNs()) * 1e-9);
+    // A step without messages (local copies) ends with the one before it.
+    for (size_t k = 1; k < steps.size(); ++k)
+        steps[k].simulatedEndSeconds = std::max(steps[k].simulatedEndSeconds, steps[k - 1].simulatedEndSeconds);
+    return steps;
+}
+
+std::shared_ptr<RunResult> BuildCollective(const Experiment& e)
+{
+    auto r = std::make_shared<RunResult>();
+    const CollectiveParams& c = e.collective;
+    core::CollectiveSpec spec{c.collective, c.algorithm, c.ranks, c.bytes, c.root, 1};
+    const core::ClusterModel cluster = e.cluster.ToModel();
+    auto plan = std::make_shared<core::Plan>(core::BuildPlan(spec));
+    core::SimResult sim = core::Simulate(*plan, cluster, {true});
+    r->trace = std::make_shared<const core::Trace>(std::move(*sim.trace));
+    r->plan = plan;
+    r->windowBeginNs = r->trace->BeginNs();
+    r->windowEndNs = r->trace->EndNs();
+    FillUsage(*r);
+    const core::CostParams params{cluster.alphaSec, cluster.betaSecPerByte, cluster.gammaSecPerByte};
+    const core::Prediction pred = core::PredictSeconds(spec, params);
+    r->simulatedSeconds = sim.seconds;
+    r->predictedSeconds = pred.seconds;
+    r->predictionExact = pred.exact;
+    r->formula = core::FormulaText(spec.collective, spec.algorithm);
+    r->algbwGBps = core::AlgBwGBps(spec.bytes, sim.seconds);
+    r->busbwGBps = r->algbwGBps * core::BusBwFactor(spec.collective, spec.ranks);
+    r->steps = StepInfos(*plan, *r->trace, cluster);
+    if (spec.ranks <= kFlowMaxRanks) {
+        r->holdings = std::make_shared<const FlowHoldings>(ReplayHoldings(*plan));
+        r->layout = std::make_shared<const FlowLayout>(LayoutRanks(*plan));
+    }
+    r->model = BuildModelData(c, e.cluster, sim.seconds);
+    return r;
+}
+
+std::shared_ptr<RunResult> BuildPipeline(const Experiment& e)
+{
+    auto r = std::make_shared<RunResult>();
+    const PipelineParams& p = e.pipeline;
+    core::PipelineSpec spec;
+    spec.kind = p.schedule;
+    spec.stages = p.stages;
+    spec.microBatches = p.microBatches;
+    spec.chunks = p.schedule == core::ScheduleKind::Interleaved ? p.chunks : 1;
+    spec.batches = p.schedule == core::ScheduleKind::PipeDream ? p.batches : 1;
+    spec.forwardSec = p.forwardMs * 1e-3;
+    spec.backwardSec = spec.forwardSec * p.backwardRatio;
+    spec.recompute = p.recompute;
+    spec.activationBytes = p.communicate ? p.activationBytes : 0;
+    if (e.cluster.stragglerRank >= 0 && e.cluster.stragglerRank < p.stages) {
+        spec.stageSlowdown.assign(static_cast<size_t>(p.stages), 1.0);
+        spec.stageSlowdown[static_cast<size_t>(e.cluster.stragglerRank)] = e.cluster.stragglerSlowdown;
+    }
+    const core::GpuSpec* gpu = core::FindGpu(p.gpu);
+    Require(gpu != nullptr, "GPU '" + p.gpu + "' is not in the spec table (known: " + core::GpuIdsList() + ")");
+    const double peak = gpu->PeakFlops(p.dtype);
+    Require(peak > 0, gpu->name + " has no " + p.dtype + " figure in the spec table");
+    spec.forwardFlops = spec.forwardSec * p.kernelEfficiency * peak;
+    const core::Schedule schedule = core::BuildSchedule(spec);
+    core::ClusterModel link = p.communicate ? e.cluster.ToModel() : core::FreeLinks();
+    link.stragglers.clear(); // the straggler is a slow stage (stageSlowdown), not a slow link
+    core::PipelineSimResult sim = core::SimulatePipeline(schedule, link, true);
+    r->trace = std::make_shared<const core::Trace>(std::move(*sim.trace));
+    r->windowBeginNs = r->trace->BeginNs();
+    r->windowEndNs = r->trace->BeginNs() + static_cast<int64_t>(std::llround(sim.pipelineSeconds * 1e9));
+    FillUsage(*r);
+    r->bubbleFraction = core::ComputeBubbleFraction(*r->trace, {r->windowBeginNs, r->windowEndNs});
+    r->bubbleFormula = core::BubbleFractionFormula(spec);
+    r->peakActivations = core::PeakActivations(*r->trace);
+    if (p.schedule == core::ScheduleKind::GPipe || p.schedule == core::ScheduleKind::OneFOneB) {
+        for (int s = 0; s < p.stages; ++s)
+            r->peakActivationsFormula.push_back(p.schedule == core::ScheduleKind::GPipe ? p.microBatches
+                                                                                        : std::min(p.stages - s, p.microBatches));
+    }
+    r->simulatedSeconds = sim.seconds;
+    FillMfu(*r, peak, gpu->name + ", " + p.dtype + " dense peak: spec table (assets/hardware.json)");
+    return r;
+}
+
+} // namespace
+
+core::ClusterModel ClusterParams::ToModel() const
+{
+    Require(alphaUs >= 0 && std::isfinite(alphaUs), "alpha must be >= 0 us");
+    Require(bandwidthGBps > 0 && std::isfinite(bandwidthGBps), "bandwidth must be > 0 GB/s");
+    Require(gammaGBps >= 0 && std::isfinite(gammaGBps), "gamma bandwidth must be >= 0 GB/s (0: free reductions)");
+    core::ClusterModel m = core::ClusterModel::FromUnits(alphaUs, bandwidthGBps, gammaGBps);
+    if (stragglerRank >= 0) {
+        Require(stragglerSlowdown > 0, "straggler slowdown must be > 0");
+        m.stragglers.push_back({stragglerRank, stragglerSlowdown});
+    }
+    return m;
+}
+
+std::string Describe(const Experiment& e)
+{
+    switch (e.kind) {
+    case ExperimentKind::Collective: {
+        const CollectiveParams& c = e.collective;
+        return std::string(core::Name(c.collective)) + " / " + std::string(core::Name(c.algorithm)) + ", " +
+               std::to_string(c.ranks) + " ranks, " + core::FormatBytes(c.bytes);
+    }
+    case ExperimentKind::Pipeline: {
+        const PipelineParams& p = e.pipeline;
+        return ScheduleTitle(p) + ", D=" + std::to_string(p.stages) + " stages, N=" + std::to_string(p.microBatches) +
+               " micro-batches" + (p.recompute ? ", recomputation" : "");
+    }
+    case ExperimentKind::File: return e.file;
+    }
+    return {};
+}
+
+std::shared_ptr<const RunResult> AnalyzeTrace(const Experiment& experiment, std::shared_ptr<const core::Trace> trace)
+{
+    auto r = std::make_shared<RunResult>();
+    r->experiment = experiment;
+    r->trace = std::move(trace);
+    const core::Trace& t = *r->trace;
+    r->title = t.Meta().title.empty() ? experiment.file : t.Meta().title;
+    r->windowBeginNs = t.BeginNs();
+    r->windowEndNs = t.EndNs();
+    const double pipelineSeconds = t.Meta().results.GetNumber("pipelineSeconds", -1.0);
+    if (pipelineSeconds > 0)
+        r->windowEndNs = std::min(t.EndNs(), t.BeginNs() + static_cast<int64_t>(std::llround(pipelineSeconds * 1e9)));
+    FillUsage(*r);
+    if (t.Meta().workload.GetString("kind") == "pipeline") {
+        r->bubbleFraction = core::ComputeBubbleFraction(t, {r->windowBeginNs, r->windowEndNs});
+        r->bubbleFormula = t.Meta().results.GetNumber("bubbleFractionFormula", -1.0);
+        r->peakActivations = core::PeakActivations(t);
+    }
+    r->simulatedSeconds = (t.EndNs() - t.BeginNs()) * 1e-9;
+    r->predictedSeconds = t.Meta().results.GetNumber("predictedSeconds", 0.0);
+    // A GPU named in the trace's hardware metadata gives the peak for MFU.
+    const std::string gpuName = t.Meta().hardware.GetString("gpu", t.Meta().hardware.GetString("device"));
+    const core::GpuSpec* gpu = gpuName.empty() ? nullptr : core::FindGpu(gpuName);
+    if (gpu) FillMfu(*r, gpu->PeakFlops("bf16"), gpu->name + ", bf16 dense peak: spec table (assets/hardware.json)");
+    return r;
+}
+
+std::shared_ptr<const RunResult> BuildRun(const Experiment& e, JobContext* context)
+{
+    if (context && context->Cancelled()) return nullptr;
+    std::shared_ptr<RunResult> r;
+    switch (e.kind) {
+    case ExperimentKind::Collective: r = BuildCollective(e); break;
+    case ExperimentKind::Pipeline: r = BuildPipeline(e); break;
+    case ExperimentKind::File: {
+        auto trace = std::make_shared<const core::Trace>(core::ReadTraceFile(e.file));
+        if (context && context->Cancelled()) return nullptr;
+        return AnalyzeTrace(e, std::move(trace));
+    }
+    }
+    r->experiment = e;
+    r->title = (e.label.empty() ? "" : e.label + ": ") + Describe(e);
+    return r;
+}
+
+std::shared_ptr<const Snapshot> BuildSnapshot(const std::vector<Experiment>& experiments, const Snapshot* previous,
+                                              JobContext* context)
+{
+    auto snap = std::make_shared<Snapshot>();
+    for (size_t i = 0; i < experiments.size(); ++i) {
+        if (context) context->SetProgress(static_cast<double>(i) / static_cast<double>(experiments.size()));
+        std::shared_ptr<const RunResult> reuse;
+        if (previous)
+            for (const auto& run : previous->runs)
+                if (run && run->experiment == experiments[i]) reuse = run;
+        if (!reuse) {
+            try {
+                reuse = BuildRun(experiments[i], context);
+            } catch (const Error& err) {
+                const std::string what = experiments[i].label.empty() ? Describe(experiments[i]) : experiments[i].label;
+                throw Error(what + ": " + err.what());
+            }
+        }
+        if (!reuse) return nullptr; // cancelled
+        snap->runs.push_back(std::move(reuse));
+    }
+    if (context) context->SetProgress(1.0);
+    return snap;
+}
+
+} // namespace paralens::app

@@ -1,0 +1,112 @@
+// Running experiments for the views (app/gui/RunBuilder.hpp): the numbers the views show.
+#include "RunBuilder.hpp"
+
+#include "schedule/Schedule.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <numeric>
+
+using namespace paralens;
+using namespace paralens::app;
+
+namespace {
+
+Experiment Collective(core::Algorithm a, int p, uint64_t bytes)
+{
+    Experiment e;
+    e.kind = ExperimentKind::Collective;
+    e.collective.algorithm = a;
+    e.collective.ranks = p;
+    e.collective.bytes = bytes;
+    return e;
+}
+
+Experiment Pipeline(core::ScheduleKind k, bool recompute = false)
+{
+    Experiment e;
+    e.kind = ExperimentKind::Pipeline;
+    e.pipeline.schedule = k;
+    e.pipeline.recompute = recompute;
+    return e;
+}
+
+} // namespace
+
+TEST_CASE("a ring allreduce run: simulated = closed form, and the steps' alpha + n beta add up to it", "[gui]")
+{
+    auto run = BuildRun(Collective(core::Algorithm::Ring, 8, uint64_t{64} << 20));
+    REQUIRE(run);
+    CHECK(run->simulatedSeconds == Approx(2 * 7 * 5e-6 + 2 * 7.0 / 8 * (64 << 20) * 1e-11).epsilon(1e-9));
+    CHECK(run->predictedSeconds == Approx(run->simulatedSeconds).epsilon(1e-9));
+    REQUIRE(run->steps.size() == 14u);
+    double total = 0;
+    for (const StepInfo& s : run->steps) {
+        CHECK(s.transfers == 8);
+        CHECK(s.maxBytes == (uint64_t{8} << 20));
+        total += s.modelSeconds;
+    }
+    CHECK(total == Approx(run->predictedSeconds).epsilon(1e-9));
+    CHECK(run->steps.back().simulatedEndSeconds == Approx(run->simulatedSeconds).margin(1e-9)); // ns trace
+    CHECK(run->usage.size() == 8u);
+    CHECK(run->plan);
+}
+
+TEST_CASE("the model view's data: curves per algorithm, the ring/tree crossover, a fit recovering alpha and beta", "[gui]")
+{
+    auto run = BuildRun(Collective(core::Algorithm::Ring, 8, 1 << 20));
+    REQUIRE(run->model);
+    const ModelData& m = *run->model;
+    CHECK(m.curves.size() == core::AlgorithmsFor(core::Collective::AllReduce).size());
+    // Ring 14 a + 1.75 n b = tree 6 a + 6 n b  <=>  n = 8 a / (4.25 b) with a = 5 us, b = 1e-11 s/B.
+    CHECK(m.crossoverBytes == Approx(8 * 5e-6 / (4.25 * 1e-11)).epsilon(1e-5)); // blocks are whole bytes
+    REQUIRE(m.fitted);
+    CHECK(m.fitAlphaUs == Approx(5.0).epsilon(1e-6));
+    CHECK(m.fitBandwidthGBps == Approx(100.0).epsilon(1e-6));
+    CHECK(m.busBwFactor == Approx(2 * 7.0 / 8));
+}
+
+TEST_CASE("pipeline runs: bubbles as the lectures say, 1F1B holds D - s activations, MFU = 3/4 HFU with recomputation", "[gui]")
+{
+    auto gpipe = BuildRun(Pipeline(core::ScheduleKind::GPipe));
+    CHECK(gpipe->bubbleFraction == Approx(3.0 / 11.0).epsilon(1e-6));
+    CHECK(gpipe->bubbleFormula == Approx(3.0 / 11.0));
+    CHECK(gpipe->peakActivations == std::vector<int>{8, 8, 8, 8});
+    auto onefoneb = BuildRun(Pipeline(core::ScheduleKind::OneFOneB));
+    CHECK(onefoneb->peakActivations == std::vector<int>{4, 3, 2, 1});
+    CHECK(onefoneb->peakActivationsFormula == std::vector<int>{4, 3, 2, 1});
+    // Idle time from the device usage is the bubble the timeline hatches.
+    int64_t idle = 0, window = 0;
+    for (const auto& u : gpipe->usage) {
+        idle += u.idleNs;
+        window += u.windowNs;
+    }
+    CHECK(static_cast<double>(idle) / static_cast<double>(window) == Approx(3.0 / 11.0).epsilon(1e-6));
+
+    REQUIRE(onefoneb->mfu.available);
+    CHECK(onefoneb->mfu.report.mfu == Approx(0.6 * 8.0 / 11.0).epsilon(1e-6)); // efficiency x (1 - bubble)
+    auto recompute = BuildRun(Pipeline(core::ScheduleKind::OneFOneB, true));
+    REQUIRE(recompute->mfu.available);
+    CHECK(recompute->mfu.report.mfu == Approx(0.75 * recompute->mfu.report.hfu).epsilon(1e-9));
+    CHECK(recompute->mfu.report.mfu < onefoneb->mfu.report.mfu);
+    CHECK(recompute->mfu.mfuPerDevice.size() == 4u);
+}
+
+TEST_CASE("a snapshot reuses the runs whose experiment did not change", "[gui]")
+{
+    std::vector<Experiment> list{Collective(core::Algorithm::Ring, 4, 1 << 20), Pipeline(core::ScheduleKind::GPipe)};
+    auto first = BuildSnapshot(list, nullptr);
+    list[1].pipeline.microBatches = 12;
+    auto second = BuildSnapshot(list, first.get());
+    CHECK(second->runs[0] == first->runs[0]);
+    CHECK(second->runs[1] != first->runs[1]);
+    CHECK(second->runs[1]->bubbleFraction == Approx(3.0 / 15.0).epsilon(1e-6));
+}
+
+TEST_CASE("a bad parameter names the experiment and the problem", "[gui]")
+{
+    std::vector<Experiment> list{Pipeline(core::ScheduleKind::Interleaved)};
+    list[0].label = "mine";
+    list[0].pipeline.microBatches = 6; // not a multiple of D = 4
+    CHECK_THROWS_WITH(BuildSnapshot(list, nullptr), Catch::Contains("mine: ") && Catch::Contains("multiple of"));
+}
