@@ -175,7 +175,9 @@ void App::Frame(ImVec2 display)
         ctx.fileJob = m_jobs->Status("file");
     }
     ImGui::SetCursorScreenPos(ImVec2(top.x + th.Px(8), top.y + th.Px(6)));
-    if (m_controls.Draw(m_experiments, m_settings, ctx, ImVec2(controlsW - th.Px(12), height - th.Px(10)))) Resimulate(false, false);
+    ImGui::BeginChild("##left", ImVec2(controlsW - th.Px(12), height - th.Px(10)), false);
+    if (m_controls.Draw(m_experiments, m_settings, ctx, ImGui::GetContentRegionAvail())) Resimulate(false, false);
+    ImGui::EndChild();
     if (ctx.cancelSimulate && m_jobs) m_jobs->Cancel("simulate");
     if (ctx.cancelFile && m_jobs) {
         m_jobs->Cancel("file");
@@ -186,21 +188,25 @@ void App::Frame(ImVec2 display)
         m_browser.Show(FileBrowser::Mode::Open, "Open a trace", "", {".json", ".json.gz", ".gz", ".log", ".txt"});
     }
     ImGui::GetWindowDrawList()->AddLine(ImVec2(top.x + controlsW, top.y), ImVec2(top.x + controlsW, display.y), th.gridMajor, 1.0f);
-    // The timeline above the tabs, with a draggable splitter between them.
+    // The timeline above the tabs, with a draggable splitter between them, in a child window so
+    // that every line of the tabs starts at its left edge.
     const float rightX = top.x + controlsW + 1;
     const float rightW = display.x - rightX;
-    const float timelineH = std::floor(std::clamp(height * m_split, fontH * 6, height - fontH * 10));
+    const float timelineH = std::floor(std::clamp(height * m_settings.timelineShare, fontH * 6, height - fontH * 10));
     ImGui::SetCursorScreenPos(ImVec2(rightX, top.y));
+    ImGui::BeginChild("##right", ImVec2(rightW, height), false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
     m_timelineRect = ImVec4(rightX, top.y, rightW, timelineH);
     m_timeline.Draw(m_settings, ImVec2(rightW, timelineH));
     ImGui::SetCursorScreenPos(ImVec2(rightX, top.y + timelineH));
     ImGui::InvisibleButton("##split", ImVec2(rightW, th.Px(6)));
-    if (ImGui::IsItemActive()) m_split = std::clamp(m_split + ImGui::GetIO().MouseDelta.y / height, 0.15f, 0.85f);
+    if (ImGui::IsItemActive())
+        m_settings.timelineShare = std::clamp(m_settings.timelineShare + ImGui::GetIO().MouseDelta.y / height, 0.15f, 0.85f);
     if (ImGui::IsItemHovered() || ImGui::IsItemActive()) ImGui::SetMouseCursor(ImGuiMouseCursor_ResizeNS);
     ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(rightX, top.y + timelineH + th.Px(2)), ImVec2(display.x, top.y + timelineH + th.Px(4)),
                                               th.gridMajor);
-    ImGui::SetCursorScreenPos(ImVec2(rightX + th.Px(4), top.y + timelineH + th.Px(6)));
-    DrawTabs(ImVec2(rightW - th.Px(4), display.y - (top.y + timelineH + th.Px(6))));
+    ImGui::SetCursorScreenPos(ImVec2(rightX, top.y + timelineH + th.Px(6)));
+    DrawTabs(ImVec2(rightW, display.y - (top.y + timelineH + th.Px(6))));
+    ImGui::EndChild();
     DrawDialogs();
     ImGui::End();
 }

@@ -88,7 +88,6 @@ private:
     bool m_selectTab = true;
     bool m_quit = false;
     bool m_dark = false, m_presentation = false;
-    float m_split = 0.52f;        // timeline share of the right-hand height
     enum class Browse { None, Open, SaveTrace, ExportTimeline, ExportTab } m_browse = Browse::None;
     ImVec4 m_timelineRect{0, 0, 0, 0}, m_tabRect{0, 0, 0, 0}; // x, y, w, h of the last frame
     ExportRequest m_export;

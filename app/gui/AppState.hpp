@@ -89,6 +89,7 @@ struct ViewSettings {
     int flowStep = 0;        // 0 = before the first step
     int selected = 0;        // the experiment the controls edit
     int modelExperiment = -1; // the collective the model view plots (-1: the first collective)
+    float timelineShare = 0.58f; // of the window's height, above the tabs
 };
 
 } // namespace paralens::app

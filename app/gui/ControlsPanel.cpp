@@ -133,12 +133,17 @@ bool ControlsPanel::DrawList(std::vector<Experiment>& experiments, ViewSettings&
 {
     const Theme& th = CurrentTheme();
     bool changed = false;
-    ImGui::TextDisabled("backend");
-    ImGui::SameLine();
     const bool file = settings.selected >= 0 && static_cast<size_t>(settings.selected) < experiments.size() &&
                       experiments[static_cast<size_t>(settings.selected)].kind == ExperimentKind::File;
-    ImGui::TextUnformatted(file ? "trace file" : "simulated (modelled cluster)");
-    ImGui::TextDisabled("GPU: not in this build (needs CUDA and NCCL when configured)");
+    ImGui::TextDisabled("backend");
+    ImGui::SameLine();
+    ImGui::TextUnformatted(file ? "trace file" : "simulated");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(file ? "A trace read from disk" : "The modelled cluster of the lectures: alpha + n beta per message");
+    ImGui::SameLine();
+    ImGui::TextDisabled("(GPU: not built)");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Real GPUs need a build with CUDA and NCCL (configure on a machine with the CUDA toolkit)");
     ImGui::Spacing();
     ImGui::PushFont(th.bold);
     ImGui::TextUnformatted("Experiments");
@@ -146,11 +151,16 @@ bool ControlsPanel::DrawList(std::vector<Experiment>& experiments, ViewSettings&
     if (experiments != m_described) {
         m_described = experiments;
         m_labels.clear();
-        for (const Experiment& e : experiments) m_labels.push_back((e.label.empty() ? "" : e.label + ": ") + Describe(e));
+        m_details.clear();
+        for (const Experiment& e : experiments) {
+            m_details.push_back(Describe(e));
+            m_labels.push_back(e.label.empty() ? m_details.back() : e.label + "  \xE2\x80\x94  " + m_details.back());
+        }
     }
     for (size_t i = 0; i < experiments.size(); ++i) {
         ImGui::PushID(static_cast<int>(i));
         if (ImGui::Selectable(m_labels[i].c_str(), settings.selected == static_cast<int>(i))) settings.selected = static_cast<int>(i);
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", m_details[i].c_str());
         ImGui::PopID();
     }
     if (ImGui::SmallButton("+ add (a copy of the selected)") && !experiments.empty()) {

@@ -38,6 +38,7 @@ private:
 
     std::vector<Experiment> m_described; // the experiments m_labels describe
     std::vector<std::string> m_labels;
+    std::vector<std::string> m_details;
 };
 
 } // namespace paralens::app

@@ -16,18 +16,6 @@ bool ColourByOrigin(core::Collective c) { return c == core::Collective::AllToAll
 
 float Ease(float t) { return t * t * (3 - 2 * t); }
 
-// The smallest distance between two ranks in layout units (how much room each rank's cells get).
-float MinDistance(const FlowLayout& l)
-{
-    float best = 1.0f;
-    for (size_t i = 0; i < l.pos.size(); ++i)
-        for (size_t j = i + 1; j < l.pos.size(); ++j) {
-            const float dx = (l.pos[i].x - l.pos[j].x) * l.width, dy = (l.pos[i].y - l.pos[j].y) * l.height;
-            best = std::min(best, std::sqrt(dx * dx + dy * dy));
-        }
-    return std::max(best, 0.05f);
-}
-
 struct StepPosition {
     int shown = 0;      // holdings after this many steps
     int inFlight = 0;   // the step whose messages are drawn (0: none)
@@ -100,17 +88,21 @@ void FlowView::Draw(ViewSettings& settings, ImVec2 size)
     }
     for (size_t i = 0; i < m_panels.size(); ++i)
         if (static_cast<int>(m_panels[i].run) == settings.selected) m_focus = i;
+    // The step controls and the explanation go in a column on the right when there is room
+    // (the panels keep the full height), else in a strip below.
+    const float sideW = std::floor(std::clamp(size.x * 0.3f, fontH * 16.0f, fontH * 26.0f));
+    const bool side = size.x >= sideW * 2.4f;
+    const float controlsH = std::floor(fontH * 5.6f);
+    const ImVec2 area = side ? ImVec2(size.x - sideW, size.y) : ImVec2(size.x, std::max(size.y - controlsH, fontH * 4));
     // The grid of panels that keeps them closest to square.
-    const float controlsH = std::floor(fontH * 4.6f);
-    const ImVec2 area(size.x, std::max(size.y - controlsH, fontH * 4));
     const int n = static_cast<int>(m_panels.size());
     int cols = 1;
     float best = 0;
     for (int c = 1; c <= n; ++c) {
         const int rows = (n + c - 1) / c;
-        const float side = std::min(area.x / c, area.y / rows * 1.25f);
-        if (side > best) {
-            best = side;
+        const float cell = std::min(area.x / c, area.y / rows * 1.25f);
+        if (cell > best) {
+            best = cell;
             cols = c;
         }
     }
@@ -121,14 +113,17 @@ void FlowView::Draw(ViewSettings& settings, ImVec2 size)
         const ImVec2 pmax(pmin.x + cellSize.x, pmin.y + cellSize.y);
         Panel& panel = m_panels[static_cast<size_t>(i)];
         if (n > 1 && ImGui::IsMouseClicked(ImGuiMouseButton_Left) && ImGui::IsMouseHoveringRect(pmin, pmax) &&
-            ImGui::IsWindowHovered()) {
+            ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows)) {
             m_focus = static_cast<size_t>(i);
             settings.selected = static_cast<int>(panel.run);
         }
         DrawPanel(panel, *m_snapshot->runs[panel.run], pmin, pmax, n > 1 && static_cast<size_t>(i) == m_focus);
     }
-    ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + area.y));
-    DrawControls(ImVec2(origin.x, origin.y + area.y), size.x, m_snapshot->runs[m_panels[m_focus].run].get());
+    const ImVec2 controls = side ? ImVec2(origin.x + area.x, origin.y) : ImVec2(origin.x, origin.y + area.y);
+    ImGui::SetCursorScreenPos(controls);
+    ImGui::BeginChild("##flow-controls", side ? ImVec2(sideW, size.y) : ImVec2(size.x, size.y - area.y), false);
+    DrawControls(ImGui::GetCursorScreenPos(), ImGui::GetContentRegionAvail().x, m_snapshot->runs[m_panels[m_focus].run].get());
+    ImGui::EndChild();
     settings.flowStep = static_cast<int>(std::floor(m_position));
     ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + size.y));
 }
@@ -148,36 +143,64 @@ void FlowView::DrawPanel(Panel& panel, const RunResult& run, ImVec2 min, ImVec2 
     dl->AddRect(ImVec2(min.x + 2, min.y + 2), ImVec2(max.x - 2, max.y - 2), focused ? th.accent : th.grid, 4.0f, 0,
                 focused ? 2 * th.line : th.line);
     dl->PushClipRect(min, max, true);
-    dl->AddText(th.bold, fontH, ImVec2(min.x + pad, min.y + pad), th.text, run.title.c_str());
-    char line[160];
+    // Title: the label (or the collective); then the algorithm, p, n and the step.
+    const core::CollectiveSpec& spec = run.plan->spec;
+    const std::string_view collective = core::Name(spec.collective), algorithm = core::Name(spec.algorithm);
+    char line[160], bytes[32];
+    if (run.experiment.label.empty()) std::snprintf(line, sizeof line, "%.*s", static_cast<int>(collective.size()), collective.data());
+    else std::snprintf(line, sizeof line, "%s", run.experiment.label.c_str());
+    dl->AddText(th.bold, fontH, ImVec2(min.x + pad, min.y + pad), th.text, line);
     const int k = pos.inFlight;
-    if (k == 0) std::snprintf(line, sizeof line, "before the first step");
-    else std::snprintf(line, sizeof line, "step %d of %d: %s", k, h.Steps(), run.steps[static_cast<size_t>(k - 1)].phase.c_str());
+    int n = std::snprintf(line, sizeof line, "%.*s, p = %d, %s", static_cast<int>(algorithm.size()), algorithm.data(), p,
+                          FormatValue(bytes, sizeof bytes, static_cast<double>(spec.bytes), AxisUnit::Bytes));
+    if (n > 0 && n < static_cast<int>(sizeof line)) {
+        if (k == 0) std::snprintf(line + n, sizeof line - static_cast<size_t>(n), "  \xC2\xB7  before the first step");
+        else std::snprintf(line + n, sizeof line - static_cast<size_t>(n), "  \xC2\xB7  step %d of %d: %s", k, h.Steps(),
+                           run.steps[static_cast<size_t>(k - 1)].phase.c_str());
+    }
     dl->AddText(ImVec2(min.x + pad, min.y + pad + fontH * 1.25f), th.textDim, line);
-    // Fit the layout (isotropically) above the rows of cells.
+    // Fit the layout above the rows of cells: rings and stars may stretch into ellipses to use a
+    // wide panel; trees and hypercubes keep their shape.
     const int cellRows = h.HasOutputRow() ? 2 : 1;
-    const float dmin = MinDistance(layout);
-    const ImVec2 gmin(min.x + pad, min.y + pad + fontH * 2.8f), gmax(max.x - pad, max.y - pad - fontH * 1.2f);
+    const bool stretch = layout.kind == FlowLayoutKind::Ring || layout.kind == FlowLayoutKind::Star;
+    const ImVec2 gmin(min.x + pad, min.y + pad + fontH * 2.8f), gmax(max.x - pad, max.y - pad - (m_panels.size() > 1 ? fontH * 1.2f : 0.0f));
     float cell = fontH, radius = fontH;
-    float scale = 1;
+    panel.nodes.resize(static_cast<size_t>(p));
     for (int it = 0; it < 3; ++it) {
         const float w = gmax.x - gmin.x - p * cell, hgt = gmax.y - gmin.y - 2 * radius - cellRows * cell * 1.15f - fontH * 0.3f;
-        scale = std::max(1.0f, std::min(w / layout.width, hgt / layout.height));
-        cell = std::clamp(scale * dmin * 0.85f / static_cast<float>(p), 3.0f, fontH * 1.35f);
-        radius = std::clamp(scale * dmin * 0.28f, fontH * 0.6f, fontH * 1.25f);
+        float sy = std::max(1.0f, hgt / layout.height), sx = std::max(1.0f, w / layout.width);
+        if (stretch) sx = std::min(sx, sy * 2.2f);
+        else sx = sy = std::min(sx, sy);
+        const float bw = layout.width * sx, bh = layout.height * sy;
+        const float top = gmin.y + radius;
+        const float ox = (gmin.x + gmax.x - bw) / 2, oy = top + std::max(0.0f, (hgt - bh) / 2);
+        for (int r = 0; r < p; ++r) {
+            const FlowPoint& fp = layout.pos[static_cast<size_t>(r)];
+            panel.nodes[static_cast<size_t>(r)] = {ImVec2(std::round(ox + fp.x * bw), std::round(oy + fp.y * bh)), std::round(radius)};
+        }
+        // Nodes as big as the closest pair allows; then the largest cells for which no two ranks'
+        // rows of cells (and nodes) collide: side by side, or one row above the other.
+        float dmin = std::min(gmax.x - gmin.x, gmax.y - gmin.y);
+        for (int i = 0; i < p; ++i)
+            for (int j = i + 1; j < p; ++j) {
+                const ImVec2 a = panel.nodes[static_cast<size_t>(i)].centre, b = panel.nodes[static_cast<size_t>(j)].centre;
+                dmin = std::min(dmin, std::sqrt((a.x - b.x) * (a.x - b.x) + (a.y - b.y) * (a.y - b.y)));
+            }
+        radius = std::clamp(dmin * 0.3f, fontH * 0.6f, fontH * 1.3f);
+        for (cell = fontH * 1.35f; cell > 3.0f; cell -= 0.5f) {
+            bool fits = true;
+            for (int i = 0; i < p && fits; ++i)
+                for (int j = i + 1; j < p && fits; ++j) {
+                    const ImVec2 a = panel.nodes[static_cast<size_t>(i)].centre, b = panel.nodes[static_cast<size_t>(j)].centre;
+                    fits = std::abs(a.x - b.x) >= p * cell + 3 || std::abs(a.y - b.y) >= cellRows * cell * 1.15f + radius * 1.6f + 3;
+                }
+            if (fits) break;
+        }
+        cell = std::max(cell, 3.0f);
     }
-    const float bw = layout.width * scale, bh = layout.height * scale;
-    const float top = gmin.y + radius;
-    const float bottom = gmax.y - radius - cellRows * cell * 1.15f - fontH * 0.3f;
-    const float ox = (gmin.x + gmax.x - bw) / 2, oy = top + std::max(0.0f, (bottom - top - bh) / 2);
-    panel.nodes.resize(static_cast<size_t>(p));
-    for (int r = 0; r < p; ++r) {
-        const FlowPoint& fp = layout.pos[static_cast<size_t>(r)];
-        panel.nodes[static_cast<size_t>(r)] = {ImVec2(std::round(ox + fp.x * bw), std::round(oy + fp.y * bh)), std::round(radius)};
-    }
+    for (Node& node : panel.nodes) node.radius = std::round(radius);
     for (auto [a, b] : layout.edges)
         dl->AddLine(panel.nodes[static_cast<size_t>(a)].centre, panel.nodes[static_cast<size_t>(b)].centre, th.edge, th.line);
-    DrawTransfers(run, panel.nodes, pos.inFlight, pos.phase, cell);
     char label[16];
     for (int r = 0; r < p; ++r) {
         const Node& node = panel.nodes[static_cast<size_t>(r)];
@@ -189,7 +212,12 @@ void FlowView::DrawPanel(Panel& panel, const RunResult& run, ImVec2 min, ImVec2 
         dl->AddText(th.bold, fs, ImVec2(node.centre.x - ts.x / 2, node.centre.y - ts.y / 2), th.textOnDark, label);
         DrawCells(run, node, r, pos.shown, cell);
     }
-    // The model's running total against the closed form.
+    DrawTransfers(run, panel.nodes, pos.inFlight, pos.phase, cell);
+    // The model's running total against the closed form (the side column says it for one panel).
+    if (m_panels.size() < 2) {
+        dl->PopClipRect();
+        return;
+    }
     double total = 0;
     for (int s = 0; s < pos.shown; ++s) total += run.steps[static_cast<size_t>(s)].modelSeconds;
     char a[32], b[32];
@@ -207,7 +235,8 @@ void FlowView::DrawTransfers(const RunResult& run, const std::vector<Node>& node
     const core::Plan& plan = *run.plan;
     const auto transfers = plan.TransfersOf(plan.steps[static_cast<size_t>(step - 1)]);
     const bool byOrigin = ColourByOrigin(plan.spec.collective);
-    const float t = Ease(phase);
+    // Playing: the packets travel; paused: they sit half way, on the arrow they belong to.
+    const float t = m_playing ? Ease(phase) : 0.5f;
     for (const core::Transfer& tr : transfers) {
         if (tr.src == tr.dst) continue;
         const Node& a = nodes[static_cast<size_t>(tr.src)];
@@ -222,13 +251,14 @@ void FlowView::DrawTransfers(const RunResult& run, const std::vector<Node>& node
         const ImVec2 p0(a.centre.x + dx * a.radius - dy * off, a.centre.y + dy * a.radius + dx * off);
         const ImVec2 p1(b.centre.x - dx * (b.radius + 3) - dy * off, b.centre.y - dy * (b.radius + 3) + dx * off);
         const ImU32 colour = tr.block >= 0 && !byOrigin ? th.Block(tr.block) : byOrigin ? th.Block(tr.src) : th.accent;
-        const float head = std::max(6.0f, th.Px(8));
+        const float head = std::max(8.0f, th.Px(11));
         const float seg = std::sqrt((p1.x - p0.x) * (p1.x - p0.x) + (p1.y - p0.y) * (p1.y - p0.y));
         if (seg < head * 1.5f) continue;
         const ImVec2 base(p1.x - dx * head, p1.y - dy * head);
-        dl->AddLine(p0, base, Mix(colour, th.text, 0.25f), 2.0f * th.line);
-        dl->AddTriangleFilled(p1, ImVec2(base.x - dy * head * 0.5f, base.y + dx * head * 0.5f),
-                              ImVec2(base.x + dy * head * 0.5f, base.y - dx * head * 0.5f), Mix(colour, th.text, 0.25f));
+        const ImU32 stroke = Mix(colour, th.text, 0.15f);
+        dl->AddLine(p0, base, stroke, 3.0f * th.line);
+        dl->AddTriangleFilled(p1, ImVec2(base.x - dy * head * 0.55f, base.y + dx * head * 0.55f),
+                              ImVec2(base.x + dy * head * 0.55f, base.y - dx * head * 0.55f), stroke);
         // The packet: the blocks the message carries, as small squares travelling along it.
         int first = 0, last = 0;
         const auto segs = plan.SegmentsOf(tr);
@@ -273,10 +303,12 @@ void FlowView::DrawCells(const RunResult& run, const Node& node, int rank, int s
             const ImVec2 a(x0 + c * cell, y0), b(x0 + (c + 1) * cell, y0 + cell);
             dl->AddRectFilled(a, b, th.cellEmpty);
             if (fc.Holds()) {
-                const ImU32 fill = byOrigin || row == 1 ? th.Block(fc.Origin()) : th.Block(fc.block);
-                // A partial sum fills the cell in proportion to the contributions it holds.
+                // A partial sum's colour deepens with the contributions it holds; a full sum (or any
+                // copied block) has the full colour.
+                const ImU32 base = byOrigin || row == 1 ? th.Block(fc.Origin()) : th.Block(fc.block);
                 const float frac = reduces ? static_cast<float>(fc.Count()) / static_cast<float>(p) : 1.0f;
-                dl->AddRectFilled(ImVec2(a.x, b.y - (b.y - a.y) * frac), b, fill);
+                const ImU32 fill = Mix(th.cellEmpty, base, 0.3f + 0.7f * frac);
+                dl->AddRectFilled(a, b, fill);
                 if (reduces && fc.Count() > 1 && cell >= ImGui::GetFontSize() * 0.8f) {
                     std::snprintf(count, sizeof count, "%d", fc.Count());
                     const float fs = cell * 0.72f;
@@ -293,56 +325,80 @@ void FlowView::DrawControls(ImVec2 min, float width, const RunResult* focus)
 {
     const Theme& th = CurrentTheme();
     const int maxSteps = MaxSteps();
-    ImGui::SetCursorScreenPos(ImVec2(min.x + th.Px(6), min.y + th.Px(4)));
-    if (ImGui::Button("\xE2\x97\x80\xE2\x97\x80")) m_position = 0, m_playing = false; // first
+    ImGui::SetCursorScreenPos(ImVec2(min.x + th.Px(8), min.y + th.Px(6)));
+    ImGui::BeginGroup();
+    if (ImGui::Button("\xE2\x97\x80\xE2\x97\x80")) { // to the start
+        m_position = 0;
+        m_playing = false;
+    }
     ImGui::SameLine();
-    if (ImGui::Button("\xE2\x97\x80")) m_position = std::max(0.0, std::ceil(m_position) - 1), m_playing = false;
+    if (ImGui::Button("\xE2\x97\x80")) {
+        m_position = std::max(0.0, std::ceil(m_position) - 1);
+        m_playing = false;
+    }
     ImGui::SameLine();
-    if (ImGui::Button(m_playing ? "  \xE2\x9D\x9A\xE2\x9D\x9A pause  " : "  \xE2\x96\xB6 play  ")) {
+    if (ImGui::Button(m_playing ? " \xE2\x9D\x9A\xE2\x9D\x9A pause " : " \xE2\x96\xB6 play ")) {
         if (!m_playing && m_position >= maxSteps) m_position = 0;
         m_playing = !m_playing;
     }
     ImGui::SameLine();
-    if (ImGui::Button("\xE2\x96\xB6")) m_position = std::min<double>(maxSteps, std::floor(m_position) + 1), m_playing = false;
+    if (ImGui::Button("\xE2\x96\xB6")) {
+        m_position = std::min<double>(maxSteps, std::floor(m_position) + 1);
+        m_playing = false;
+    }
     ImGui::SameLine();
-    if (ImGui::Button("\xE2\x96\xB6\xE2\x96\xB6")) m_position = maxSteps, m_playing = false;
-    ImGui::SameLine();
+    if (ImGui::Button("\xE2\x96\xB6\xE2\x96\xB6")) { // to the end
+        m_position = maxSteps;
+        m_playing = false;
+    }
     int step = static_cast<int>(std::floor(m_position));
-    ImGui::SetNextItemWidth(std::max(th.Px(120), width * 0.3f));
+    const float sliderW = width - th.Px(16);
+    ImGui::SetNextItemWidth(sliderW);
     char fmt[32];
     std::snprintf(fmt, sizeof fmt, "step %%d of %d", maxSteps);
     if (ImGui::SliderInt("##step", &step, 0, maxSteps, fmt)) {
         m_position = step;
         m_playing = false;
     }
-    ImGui::SameLine();
-    ImGui::SetNextItemWidth(th.Px(150));
+    ImGui::SetNextItemWidth(sliderW);
     ImGui::SliderFloat("##speed", &m_speed, 0.25f, 8.0f, "speed %.2f steps/s", ImGuiSliderFlags_Logarithmic);
-    if (!focus) return;
-    const StepPosition pos = Position(m_position, focus->holdings->Steps());
-    char line[256], formula[96], a[32], b[32], c[32], d[32];
-    const core::CostParams& k = focus->model->params;
-    if (pos.shown == 0) {
-        std::snprintf(line, sizeof line, "%s: before the first step. The cells under each rank are the p blocks of its buffer; "
-                      "press play or step through.", focus->experiment.label.empty() ? "this run" : focus->experiment.label.c_str());
-    } else {
-        const StepInfo& s = focus->steps[static_cast<size_t>(pos.shown - 1)];
-        const double m = static_cast<double>(s.maxBytes);
-        std::snprintf(line, sizeof line, "Step %d of %zu (%s): %d message%s of up to %s. Cost \xCE\xB1 + n\xCE\xB2%s = %s + %s%s = %s.",
-                      pos.shown, focus->steps.size(), s.phase.c_str(), s.transfers, s.transfers == 1 ? "" : "s",
-                      FormatValue(a, sizeof a, m, AxisUnit::Bytes), s.reduces && k.gammaSecPerByte > 0 ? " + n\xCE\xB3" : "",
-                      FormatDuration(b, sizeof b, k.alphaSec * 1e9), FormatDuration(c, sizeof c, m * k.betaSecPerByte * 1e9),
-                      s.reduces && k.gammaSecPerByte > 0 ? " + ..." : "", FormatDuration(d, sizeof d, s.modelSeconds * 1e9));
+    if (focus) {
+        ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + sliderW);
+        DrawExplanation(*focus);
+        ImGui::PopTextWrapPos();
     }
-    ImGui::SetCursorScreenPos(ImVec2(min.x + th.Px(6), ImGui::GetCursorScreenPos().y + th.Px(2)));
-    ImGui::TextUnformatted(line);
+    ImGui::EndGroup();
+}
+
+void FlowView::DrawExplanation(const RunResult& run) const
+{
+    const StepPosition pos = Position(m_position, run.holdings->Steps());
+    const core::CostParams& k = run.model->params;
+    char a[32], b[32], c[32], d[32], e[32], formula[96];
+    ImGui::Spacing();
+    if (pos.shown == 0) {
+        ImGui::TextWrapped("Before the first step. Under each rank, its buffer: the p blocks of the vector. Press play or "
+                           "step through; the arrows are the step's messages, the squares on them the blocks they carry.");
+    } else {
+        const StepInfo& s = run.steps[static_cast<size_t>(pos.shown - 1)];
+        const double m = static_cast<double>(s.maxBytes);
+        const bool gamma = s.reduces && k.gammaSecPerByte > 0;
+        ImGui::TextWrapped("Step %d of %zu (%s): %d message%s of up to %s at once.", pos.shown, run.steps.size(), s.phase.c_str(),
+                           s.transfers, s.transfers == 1 ? "" : "s", FormatValue(a, sizeof a, m, AxisUnit::Bytes));
+        if (gamma)
+            ImGui::TextWrapped("Cost \xCE\xB1 + n\xCE\xB2 + n\xCE\xB3 = %s + %s + %s = %s", FormatDuration(b, sizeof b, k.alphaSec * 1e9),
+                               FormatDuration(c, sizeof c, m * k.betaSecPerByte * 1e9), FormatDuration(d, sizeof d, m * k.gammaSecPerByte * 1e9),
+                               FormatDuration(e, sizeof e, s.modelSeconds * 1e9));
+        else
+            ImGui::TextWrapped("Cost \xCE\xB1 + n\xCE\xB2 = %s + %s = %s", FormatDuration(b, sizeof b, k.alphaSec * 1e9),
+                               FormatDuration(c, sizeof c, m * k.betaSecPerByte * 1e9), FormatDuration(e, sizeof e, s.modelSeconds * 1e9));
+    }
     double total = 0;
-    for (int s = 0; s < pos.shown; ++s) total += focus->steps[static_cast<size_t>(s)].modelSeconds;
-    const double simulated = pos.shown > 0 ? focus->steps[static_cast<size_t>(pos.shown - 1)].simulatedEndSeconds : 0.0;
-    ImGui::SetCursorScreenPos(ImVec2(min.x + th.Px(6), ImGui::GetCursorScreenPos().y));
-    ImGui::Text("Running total %s (simulated %s)   closed form %s = %s", FormatDuration(a, sizeof a, total * 1e9),
-                FormatDuration(b, sizeof b, simulated * 1e9), GreekFormula(formula, sizeof formula, focus->formula.c_str()),
-                FormatDuration(c, sizeof c, focus->predictedSeconds * 1e9));
+    for (int s = 0; s < pos.shown; ++s) total += run.steps[static_cast<size_t>(s)].modelSeconds;
+    const double simulated = pos.shown > 0 ? run.steps[static_cast<size_t>(pos.shown - 1)].simulatedEndSeconds : 0.0;
+    ImGui::TextWrapped("Running total %s (simulated: %s)", FormatDuration(a, sizeof a, total * 1e9), FormatDuration(b, sizeof b, simulated * 1e9));
+    ImGui::TextWrapped("Closed form %s = %s", GreekFormula(formula, sizeof formula, run.formula.c_str()),
+                       FormatDuration(c, sizeof c, run.predictedSeconds * 1e9));
 }
 
 nlohmann::json FlowView::Layout() const

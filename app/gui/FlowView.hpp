@@ -40,6 +40,7 @@ private:
     void DrawTransfers(const RunResult& run, const std::vector<Node>& nodes, int step, float phase, float cell);
     void DrawCells(const RunResult& run, const Node& node, int rank, int step, float cell);
     void DrawControls(ImVec2 min, float width, const RunResult* focus);
+    void DrawExplanation(const RunResult& run) const;
     int MaxSteps() const;
 
     std::shared_ptr<const Snapshot> m_snapshot;

@@ -71,25 +71,29 @@ void MfuView::DrawRun(const RunResult& run, ImVec2 min, ImVec2 max)
     const float left = std::clamp((max.x - min.x) * 0.34f, fontH * 18.0f, fontH * 30.0f);
     const float pad = fontH * 0.6f;
     dl->AddLine(ImVec2(min.x, max.y - 0.5f), ImVec2(max.x, max.y - 0.5f), th.grid);
+    dl->PushClipRect(min, ImVec2(min.x + left, max.y), true);
     dl->AddText(th.bold, fontH, ImVec2(min.x + pad, min.y + pad), th.text, run.title.c_str());
-    // Two gauges side by side.
+    // Two gauges side by side, then as many lines of detail as fit.
     const float gaugeTop = min.y + pad + fontH * 1.6f;
-    const float avail = std::max(fontH * 4, max.y - gaugeTop - fontH * 5.2f);
-    const float radius = std::clamp(std::min((left - 3 * pad) / 4.4f, avail * 0.8f), fontH * 2.0f, fontH * 6.0f);
+    const float avail = std::max(fontH * 3, max.y - gaugeTop - fontH * 3.0f);
+    const float radius = std::clamp(std::min((left - 3 * pad) / 4.8f, avail * 0.75f), fontH * 1.8f, fontH * 6.0f);
     const float cy = gaugeTop + radius;
-    DrawGauge(ImVec2(min.x + pad + radius * 1.1f, cy), radius, m.report.mfu, "MFU", th.palette[0]);
-    DrawGauge(ImVec2(min.x + pad + radius * 3.4f, cy), radius, m.report.hfu, "HFU", th.palette[1]);
+    DrawGauge(ImVec2(min.x + pad + radius * 1.15f, cy), radius, m.report.mfu, "MFU", th.palette[0]);
+    DrawGauge(ImVec2(min.x + pad + radius * 3.55f, cy), radius, m.report.hfu, "HFU", th.palette[1]);
     char line[200], a[32];
     float ty = cy + fontH * 1.6f;
-    std::snprintf(line, sizeof line, "peak %.4g TFLOPS per device x %d devices", m.peakFlops * 1e-12, m.report.devices);
-    dl->AddText(ImVec2(min.x + pad, ty), th.text, line);
-    ty += fontH * 1.25f;
-    dl->PushClipRect(ImVec2(min.x, min.y), ImVec2(min.x + left, max.y), true);
-    dl->AddText(nullptr, 0.0f, ImVec2(min.x + pad, ty), th.textDim, m.peakSource.c_str(), nullptr, left - 2 * pad);
-    ty += fontH * 2.5f;
+    auto text = [&](const char* s, ImU32 col) {
+        const ImVec2 size = ImGui::CalcTextSize(s, nullptr, false, left - 2 * pad);
+        if (ty + size.y > max.y - pad * 0.5f) return;
+        dl->AddText(nullptr, 0.0f, ImVec2(min.x + pad, ty), col, s, nullptr, left - 2 * pad);
+        ty += size.y + fontH * 0.2f;
+    };
+    std::snprintf(line, sizeof line, "peak %.4g TFLOPS per device \xC3\x97 %d devices", m.peakFlops * 1e-12, m.report.devices);
+    text(line, th.text);
     std::snprintf(line, sizeof line, "model %.3g FLOPs, hardware %.3g FLOPs in %s", m.report.modelFlops, m.report.hardwareFlops,
                   FormatValue(a, sizeof a, m.report.seconds, AxisUnit::Seconds));
-    dl->AddText(nullptr, 0.0f, ImVec2(min.x + pad, ty), th.textDim, line, nullptr, left - 2 * pad);
+    text(line, th.textDim);
+    text(m.peakSource.c_str(), th.textDim);
     dl->PopClipRect();
     // MFU over time: per device thin, overall thick; HFU overall dashed-looking in the second colour.
     if (m.mfuOverall.empty()) return;

@@ -145,18 +145,20 @@ PlotFrame DrawPlotFrame(ImDrawList* dl, ImVec2 outerMin, ImVec2 outerMax, const 
     PlotFrame f;
     f.x = x;
     f.y = y;
-    f.min = ImVec2(outerMin.x + labelW + fontH * 1.9f, outerMin.y + (title ? fontH * 1.6f : fontH * 0.6f));
+    f.min = ImVec2(outerMin.x + labelW + fontH * 1.9f, outerMin.y + (title || yLabel ? fontH * 1.6f : fontH * 0.6f));
     f.max = ImVec2(outerMax.x - fontH * 0.8f, outerMax.y - fontH * 2.6f);
     if (f.max.x - f.min.x < 40 || f.max.y - f.min.y < 30) return f;
     dl->AddRectFilled(f.min, f.max, th.background);
-    if (title) dl->AddText(th.bold, fontH, ImVec2(f.min.x, outerMin.y + fontH * 0.2f), th.text, title);
+    // The y axis's name above its labels, the title beside it.
+    const float yLabelW = yLabel ? ImGui::CalcTextSize(yLabel).x + fontH : 0.0f;
+    if (title) dl->AddText(th.bold, fontH, ImVec2(std::max(f.min.x, outerMin.x + yLabelW), outerMin.y + fontH * 0.2f), th.text, title);
     ForEachTick(x, f.max.x - f.min.x, fontH * 5.0f, [&](double v, bool major) {
         const float px = std::round(f.ToX(v)) + 0.5f;
         dl->AddLine(ImVec2(px, f.min.y), ImVec2(px, f.max.y), major ? th.gridMajor : th.grid, 1.0f);
         if (!major) return;
         FormatValue(buf, sizeof buf, v, x.unit);
         const float w = ImGui::CalcTextSize(buf).x;
-        dl->AddText(ImVec2(std::clamp(px - w / 2, f.min.x - w / 2, f.max.x - w / 2), f.max.y + fontH * 0.25f), th.text, buf);
+        dl->AddText(ImVec2(std::clamp(px - w / 2, outerMin.x, outerMax.x - w - 2), f.max.y + fontH * 0.25f), th.text, buf);
     });
     ForEachTick(y, f.max.y - f.min.y, fontH * 2.2f, [&](double v, bool major) {
         const float py = std::round(f.ToY(v)) + 0.5f;
@@ -171,7 +173,7 @@ PlotFrame DrawPlotFrame(ImDrawList* dl, ImVec2 outerMin, ImVec2 outerMax, const 
         const float w = ImGui::CalcTextSize(xLabel).x;
         dl->AddText(ImVec2((f.min.x + f.max.x - w) / 2, f.max.y + fontH * 1.35f), th.textDim, xLabel);
     }
-    if (yLabel) dl->AddText(ImVec2(outerMin.x, f.min.y - fontH * 1.3f), th.textDim, yLabel);
+    if (yLabel) dl->AddText(ImVec2(outerMin.x + fontH * 0.3f, outerMin.y + fontH * 0.2f), th.textDim, yLabel);
     return f;
 }
 
@@ -222,16 +224,26 @@ void DrawLegend(ImDrawList* dl, const PlotFrame& f, const char* const* labels, c
 {
     const Theme& th = CurrentTheme();
     const float fontH = ImGui::GetFontSize();
-    float w = 0;
-    for (int i = 0; i < n; ++i) w = std::max(w, ImGui::CalcTextSize(labels[i]).x);
-    const ImVec2 p0(f.min.x + fontH * 0.6f, f.min.y + fontH * 0.5f);
-    const ImVec2 p1(p0.x + w + fontH * 2.6f, p0.y + n * fontH * 1.3f + fontH * 0.4f);
+    const float lineH = fontH * 1.3f;
+    // In a short plot the entries go in one row along the top, so they hide less of the data.
+    const bool row = (f.max.y - f.min.y) < n * lineH * 2.5f;
+    float w = 0, rowW = 0;
+    for (int i = 0; i < n; ++i) {
+        const float tw = ImGui::CalcTextSize(labels[i]).x;
+        w = std::max(w, tw);
+        rowW += tw + fontH * 2.6f;
+    }
+    const ImVec2 p0 = row ? ImVec2(std::max(f.min.x + fontH * 0.4f, f.max.x - rowW - fontH * 0.6f), f.min.y + fontH * 0.3f)
+                          : ImVec2(f.min.x + fontH * 0.6f, f.min.y + fontH * 0.5f);
+    const ImVec2 p1 = row ? ImVec2(p0.x + rowW, p0.y + lineH) : ImVec2(p0.x + w + fontH * 2.6f, p0.y + n * lineH + fontH * 0.4f);
     dl->AddRectFilled(p0, p1, WithAlpha(th.background, 0.92f), 4.0f);
     dl->AddRect(p0, p1, th.gridMajor, 4.0f);
+    float x = p0.x, y = p0.y + (row ? fontH * 0.15f : fontH * 0.35f);
     for (int i = 0; i < n; ++i) {
-        const float y = p0.y + fontH * 0.35f + i * fontH * 1.3f;
-        dl->AddRectFilled(ImVec2(p0.x + fontH * 0.4f, y + fontH * 0.35f), ImVec2(p0.x + fontH * 1.6f, y + fontH * 0.65f), colors[i]);
-        dl->AddText(ImVec2(p0.x + fontH * 2.0f, y), th.text, labels[i]);
+        dl->AddRectFilled(ImVec2(x + fontH * 0.4f, y + fontH * 0.35f), ImVec2(x + fontH * 1.6f, y + fontH * 0.65f), colors[i]);
+        dl->AddText(ImVec2(x + fontH * 2.0f, y), th.text, labels[i]);
+        if (row) x += ImGui::CalcTextSize(labels[i]).x + fontH * 2.6f;
+        else y += lineH;
     }
 }
 

@@ -180,6 +180,8 @@ ViewSettings ReadView(const json& j, const std::string& where)
     r.Get("flowStep", v.flowStep);
     r.Get("selected", v.selected);
     r.Get("modelExperiment", v.modelExperiment);
+    r.Get("timelineShare", v.timelineShare);
+    if (!(v.timelineShare >= 0.15f && v.timelineShare <= 0.85f)) r.Fail("timelineShare", "must be from 0.15 to 0.85");
     r.Finish();
     return v;
 }

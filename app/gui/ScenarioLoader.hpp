@@ -14,7 +14,7 @@
 //                    {"kind": "file", "file": "traces/x.json"}],
 //    "view": {"tab": "flow|model|mfu|stats", "colorBy": "micro-batch|category", "showPredicted": true,
 //             "showFlows": true, "showBubbles": true, "expandTracks": true, "flowStep": 0,
-//             "selected": 0, "modelExperiment": -1}}
+//             "selected": 0, "modelExperiment": -1, "timelineShare": 0.58}}
 // Thread-safety: the built-in list is parsed once, on first use, under a static initialiser.
 #pragma once
 

@@ -45,6 +45,13 @@ void SetStyleColors(const Theme& t)
     c[ImGuiCol_MenuBarBg] = ImGui::ColorConvertU32ToFloat4(t.panel);
     c[ImGuiCol_Text] = ImGui::ColorConvertU32ToFloat4(t.text);
     c[ImGuiCol_TextDisabled] = ImGui::ColorConvertU32ToFloat4(t.textDim);
+    if (!t.dark) {
+        // Frames (sliders, inputs, checkboxes) that stand out from the white background.
+        c[ImGuiCol_FrameBg] = ImGui::ColorConvertU32ToFloat4(Rgb(0xE1E7EF));
+        c[ImGuiCol_FrameBgHovered] = ImGui::ColorConvertU32ToFloat4(Rgb(0xD2DCEA));
+        c[ImGuiCol_FrameBgActive] = ImGui::ColorConvertU32ToFloat4(Rgb(0xC0D0E6));
+        c[ImGuiCol_Button] = ImGui::ColorConvertU32ToFloat4(Rgb(0xD5E2F5));
+    }
     if (t.presentation) {
         c[ImGuiCol_Border] = ImGui::ColorConvertU32ToFloat4(t.text);
         c[ImGuiCol_Separator] = ImGui::ColorConvertU32ToFloat4(t.textDim);

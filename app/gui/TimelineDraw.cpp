@@ -19,19 +19,21 @@ constexpr int kMaxArrowsPerSection = 4000;
 int64_t StartOf(const core::Span& s) { return s.startNs; }
 int64_t EndOf(const core::Span& s) { return s.endNs; }
 
-// The label of a span into `buf`: "F3", "B3", "R3" (recompute), "F3:1" (model chunk 1),
-// "reduce-scatter 5" / "5" (a collective's block), or its name.
-const char* Label(const core::Trace& t, const core::Span& s, char* buf, size_t size, bool shortForm)
+// The label of a span into `buf`, shorter for each `level` (0, 1, 2): "F3:1" / "F3" / "3" for
+// pipeline ops (R for a recomputed forward, :1 for model chunk 1); "reduce-scatter 5" / "5" for a
+// collective's block; else its name.
+const char* Label(const core::Trace& t, const core::Span& s, char* buf, size_t size, int level)
 {
     const std::string_view name = t.Str(s.name);
     const int n = static_cast<int>(name.size());
     if (s.microBatch >= 0) {
         const bool recompute = s.detail != 0 && t.Str(s.detail) == "recompute";
         const char letter = recompute ? 'R' : (n > 0 ? name[0] : '?');
-        if (s.chunk > 0) std::snprintf(buf, size, "%c%d:%d", letter, s.microBatch, s.chunk);
-        else std::snprintf(buf, size, "%c%d", letter, s.microBatch);
+        if (level == 0 && s.chunk > 0) std::snprintf(buf, size, "%c%d:%d", letter, s.microBatch, s.chunk);
+        else if (level <= 1) std::snprintf(buf, size, "%c%d", letter, s.microBatch);
+        else std::snprintf(buf, size, "%d", s.microBatch);
     } else if (s.chunk >= 0) {
-        if (shortForm) std::snprintf(buf, size, "%d", s.chunk);
+        if (level > 0) std::snprintf(buf, size, "%d", s.chunk);
         else std::snprintf(buf, size, "%.*s %d", n, name.data(), s.chunk);
     } else {
         std::snprintf(buf, size, "%.*s", n, name.data());
@@ -185,7 +187,7 @@ void TimelineView::DrawDeviceRow(const Section& s, const Row& r, DrawContext& dc
     const float band = (y1 - y0) / static_cast<float>(std::max<uint16_t>(r.lanes, 1));
     int i = 0;
     for (uint32_t tr : t.Devices()[r.device].tracks)
-        for (int depth = 0; depth < std::max(1, t.Tracks()[tr].DepthCount()); ++depth, ++i) {
+        for (int depth = 0; m_cache[r.run].visible[tr] && depth < std::max(1, t.Tracks()[tr].DepthCount()); ++depth, ++i) {
             const float b0 = y0 + band * static_cast<float>(i);
             const float gap = r.lanes > 1 ? std::min(1.0f, band * 0.1f) : 0.0f;
             DrawLane(s, r.run, tr, depth, b0, b0 + band - gap, dc);
@@ -202,10 +204,12 @@ void TimelineView::DrawLane(const Section& s, uint16_t run, uint32_t track, int 
     const double nsPerPx = s.window.Span() / std::max(1.0f, s.plotX1 - s.plotX0);
     const int64_t t0 = begin + static_cast<int64_t>(std::floor(s.window.beginNs));
     const int64_t t1 = begin + static_cast<int64_t>(std::ceil(s.window.endNs)) + 1;
-    const bool predicted = dc.settings.showPredicted && (y1 - y0) >= th.Px(10);
-    const float barY1 = predicted ? y1 - std::max(3.0f, std::floor((y1 - y0) * 0.2f)) : y1;
     const float fontH = ImGui::GetFontSize();
-    const bool labels = (barY1 - y0) >= fontH * 0.9f;
+    const bool predicted = dc.settings.showPredicted && (y1 - y0) >= fontH * 1.4f;
+    const float barY1 = predicted ? y1 - std::max(3.0f, std::floor((y1 - y0) * 0.18f)) : y1;
+    // Labels shrink with the bar down to a readable minimum.
+    const float labelSize = std::min(fontH, std::floor((barY1 - y0) * 0.95f));
+    const bool labels = labelSize >= std::max(9.0f, fontH * 0.7f);
     const bool inLane = dc.hovered && dc.mouse.y >= y0 && dc.mouse.y < y1;
     auto onSpan = [&](const core::Span& sp, size_t) {
         const float x0 = std::max(NsToX(s, static_cast<double>(sp.startNs - begin)), s.plotX0 - 2);
@@ -213,18 +217,25 @@ void TimelineView::DrawLane(const Section& s, uint16_t run, uint32_t track, int 
         const ImU32 fill = th.SpanFill(sp, dc.settings.colorBy);
         dc.dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, barY1), fill);
         if (x1 - x0 > 4) dc.dl->AddRect(ImVec2(x0, y0), ImVec2(x1, barY1), Mix(fill, IM_COL32_BLACK, 0.4f), 0.0f, 0, th.line);
+        // A pipeline op of model chunk 1, 2, ... (interleaving) gets a dark band on top.
+        if (sp.microBatch >= 0 && sp.chunk > 0 && x1 - x0 > 2)
+            dc.dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y0 + std::max(2.0f, std::floor((barY1 - y0) * 0.16f))),
+                                 Mix(fill, IM_COL32_BLACK, 0.45f));
         if (sp.detail != 0 && sp.microBatch >= 0 && t.Str(sp.detail) == "recompute")
             Hatch(dc.dl, x0, y0, x1, barY1, WithAlpha(IM_COL32_WHITE, 0.55f), th.Px(5), th.line);
         if (predicted && sp.predictedNs >= 0) {
             const float px1 = NsToX(s, static_cast<double>(sp.startNs - begin + sp.predictedNs));
-            dc.dl->AddRect(ImVec2(x0, barY1 + 1), ImVec2(std::max(px1, x0 + 1), y1), th.predicted, 0.0f, 0, 1.0f);
+            dc.dl->AddRect(ImVec2(x0, barY1 + 1), ImVec2(std::max(px1, x0 + 1), y1), Mix(fill, th.predicted, 0.55f), 0.0f, 0, 1.0f);
         }
-        if (labels && x1 - x0 > fontH * 1.2f) {
-            const char* text = Label(t, sp, dc.text, sizeof dc.text, false);
-            ImVec2 size = ImGui::CalcTextSize(text);
-            if (size.x > x1 - x0 - 4) size = ImGui::CalcTextSize(text = Label(t, sp, dc.text, sizeof dc.text, true));
+        if (labels && x1 - x0 > labelSize * 1.2f) {
+            ImFont* font = ImGui::GetFont();
+            const char* text = Label(t, sp, dc.text, sizeof dc.text, 0);
+            ImVec2 size = font->CalcTextSizeA(labelSize, 1e9f, 0, text);
+            for (int level = 1; level <= 2 && size.x > x1 - x0 - 4; ++level)
+                size = font->CalcTextSizeA(labelSize, 1e9f, 0, text = Label(t, sp, dc.text, sizeof dc.text, level));
             if (size.x <= x1 - x0 - 4)
-                dc.dl->AddText(ImVec2(std::floor((x0 + x1 - size.x) / 2), std::floor((y0 + barY1 - size.y) / 2)), th.TextOn(fill), text);
+                dc.dl->AddText(font, labelSize, ImVec2(std::floor((x0 + x1 - size.x) / 2), std::floor((y0 + barY1 - size.y) / 2)),
+                               th.TextOn(fill), text);
         }
         if (inLane && dc.mouse.x >= x0 && dc.mouse.x < x1) {
             m_hover = Hover{};
@@ -311,7 +322,8 @@ void TimelineView::DrawFlows(const Section& s, DrawContext& dc)
             if (std::max(ys, yd) < dc.clipY0 || std::min(ys, yd) > dc.clipY1) continue;
             const ImVec2 a(NsToX(s, static_cast<double>(it->srcNs - c.beginNs)), ys);
             const ImVec2 b(NsToX(s, static_cast<double>(it->dstNs - c.beginNs)), yd);
-            Arrow(dc.dl, a, b, th.arrow, th.line, th.Px(6));
+            // Pure dependencies (no bytes: a free link) are drawn fainter than messages.
+            Arrow(dc.dl, a, b, it->bytes > 0 ? th.arrow : WithAlpha(th.arrow, 0.3f), th.line, th.Px(6));
             ++dc.arrows;
         }
     }

@@ -43,6 +43,13 @@ void TimelineView::SetSnapshot(std::shared_ptr<const Snapshot> snapshot, const V
         RunCache& c = m_cache[i];
         c.beginNs = r.trace->BeginNs();
         for (const core::Flow& f : r.trace->Flows()) c.maxFlowNs = std::max(c.maxFlowNs, f.dstNs - f.srcNs);
+        c.visible.assign(r.trace->Tracks().size(), 0);
+        for (size_t tr = 0; tr < r.trace->Tracks().size(); ++tr)
+            for (const core::Span& sp : r.trace->Tracks()[tr].spans)
+                if (sp.endNs > sp.startNs) {
+                    c.visible[tr] = 1;
+                    break;
+                }
         const size_t devices = r.trace->Devices().size();
         if (sameShape && i < oldExpanded.size() && oldExpanded[i].size() == devices) c.expanded = oldExpanded[i];
         else c.expanded.assign(devices, m_expandDefault ? 1 : 0);
@@ -97,12 +104,14 @@ void TimelineView::BuildRows()
             for (uint32_t d = 0; d < t.Devices().size(); ++d) {
                 const core::Device& dev = t.Devices()[d];
                 uint16_t lanes = 0;
-                for (uint32_t tr : dev.tracks) lanes = static_cast<uint16_t>(lanes + std::max(1, t.Tracks()[tr].DepthCount()));
+                for (uint32_t tr : dev.tracks)
+                    if (c.visible[tr]) lanes = static_cast<uint16_t>(lanes + std::max(1, t.Tracks()[tr].DepthCount()));
                 Row row{RowKind::Device, run, d};
                 row.lanes = std::max<uint16_t>(lanes, 1);
                 if (!c.expanded[d] || lanes <= 1) {
                     uint16_t band = 0;
                     for (uint32_t tr : dev.tracks) {
+                        if (!c.visible[tr]) continue;
                         c.trackRow[tr] = static_cast<int>(s.rows.size());
                         c.trackBand[tr] = static_cast<float>(band);
                         band = static_cast<uint16_t>(band + std::max(1, t.Tracks()[tr].DepthCount()));
@@ -113,6 +122,7 @@ void TimelineView::BuildRows()
                 row.lanes = 0; // a header line for the device, then its lanes
                 s.rows.push_back(row);
                 for (uint32_t tr : dev.tracks) {
+                    if (!c.visible[tr]) continue;
                     c.trackRow[tr] = static_cast<int>(s.rows.size());
                     for (int depth = 0; depth < std::max(1, t.Tracks()[tr].DepthCount()); ++depth)
                         s.rows.push_back({RowKind::Lane, run, d, tr, static_cast<uint16_t>(depth)});
@@ -166,14 +176,16 @@ void TimelineView::Draw(ViewSettings& settings, ImVec2 size)
     const float fontH = ImGui::GetFontSize();
     // Rows fill the height when they can (a lecture's few devices get tall rows), within limits.
     float units = 0, fixed = 0;
+    const float runH = std::floor(fontH * 1.45f), rulerH = std::floor(fontH * 1.6f);
     for (const Section& s : m_sections) {
-        fixed += fontH * 1.9f + fontH * 0.76f;
+        fixed += rulerH * 1.4f;
         for (const Row& r : s.rows)
-            if (r.kind == RowKind::Run || (r.kind == RowKind::Device && r.lanes == 0)) fixed += fontH * 1.55f * (r.kind == RowKind::Run ? 1.0f : 0.8f);
+            if (r.kind == RowKind::Run) fixed += runH;
+            else if (r.kind == RowKind::Device && r.lanes == 0) fixed += runH * 0.8f;
             else units += r.kind == RowKind::Lane ? 0.8f : 1.0f;
     }
-    const float rowH = std::clamp((size.y - fixed) / std::max(units, 1.0f), fontH * 1.15f, fontH * 3.4f);
-    LayoutRows(std::floor(rowH), std::floor(rowH * 0.8f), std::floor(fontH * 1.55f), std::floor(fontH * 1.9f));
+    const float rowH = std::clamp((size.y - fixed) / std::max(units, 1.0f), fontH * 1.05f, fontH * 3.4f);
+    LayoutRows(std::floor(rowH), std::floor(rowH * 0.8f), runH, rulerH);
     m_headerW = std::floor(std::clamp(size.x * 0.16f, fontH * 8.0f, fontH * 13.0f));
     m_scrollY = std::clamp(m_scrollY, 0.0f, std::max(0.0f, m_contentH - size.y));
 

@@ -53,6 +53,8 @@ private:
         std::vector<int> trackRow;        // row index showing each track's depth-0 lane
         std::vector<float> trackBand;     // sub-band of that row (0 when the row is the lane itself)
         std::vector<uint8_t> expanded;    // per device
+        std::vector<uint8_t> visible;     // per track: has a span that lasts (a free reduction's
+                                          // zero-length spans get no lane)
     };
     struct Section {
         std::vector<uint16_t> runs;
