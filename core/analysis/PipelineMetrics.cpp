@@ -34,15 +34,12 @@ std::vector<int> PeakActivations(const Trace& trace)
     std::vector<int> out;
     for (uint32_t d = 0; d < trace.Devices().size(); ++d) {
         if (trace.Devices()[d].kind == DeviceKind::Cpu) continue;
-        bool separateW = false;
-        ForEachComputeSpan(trace, d, [&](const Span& s) { separateW |= s.category == SpanCategory::WeightGrad; });
         // Events (time, +1 take / -1 release); releases sort first at equal times.
         std::vector<std::pair<int64_t, int>> events;
         ForEachComputeSpan(trace, d, [&](const Span& s) {
             if (s.microBatch == kNone || IsRecompute(trace, s)) return;
             if (s.category == SpanCategory::Forward) events.emplace_back(s.startNs, +1);
-            const SpanCategory release = separateW ? SpanCategory::WeightGrad : SpanCategory::Backward;
-            if (s.category == release) events.emplace_back(s.endNs, -1);
+            if (s.category == SpanCategory::Backward) events.emplace_back(s.endNs, -1);
         });
         std::sort(events.begin(), events.end());
         int held = 0, peak = 0;

@@ -14,8 +14,9 @@ namespace paralens::core {
 double ComputeBubbleFraction(const Trace& trace, UsageWindow window);
 
 // Per device, the most micro-batch-chunks whose activations are held at once: one is taken when
-// its forward starts and released when its backward ends (or its weight-gradient pass, on devices
-// whose trace has separate W spans). Recomputation spans (detail "recompute") do not count.
+// its forward starts and released when its backward (input gradient) ends. A deferred weight-
+// gradient pass (W) keeps only the layer inputs and output gradients, which are not counted.
+// Recomputation spans (detail "recompute") do not count.
 std::vector<int> PeakActivations(const Trace& trace);
 
 struct MfuReport {

@@ -91,53 +91,15 @@ private:
 
 bool Checker::Run()
 {
-    const Plan& pl = m_plan;
-    const int p = pl.spec.ranks;
-    const int root = pl.spec.root;
-    const uint64_t n = pl.spec.bytes;
-    const auto& off = pl.blockOffsets;
-    auto block = [&](int b) { return pl.BlockBytes(b); };
-    auto sum = [&](uint64_t base) { return [this, base](uint64_t i) { return Sum(base + i); }; };
-    auto from = [&](int rank, uint64_t base) { return [this, rank, base](uint64_t i) { return m_init[rank][base + i]; }; };
-    switch (pl.spec.collective) {
-    case Collective::Broadcast:
-        for (int r = 0; r < p; ++r)
-            if (!Expect(r, 0, n, from(root, 0), "root's vector")) return false;
-        return true;
-    case Collective::Reduce: return Expect(root, 0, n, sum(0), "sum of all ranks");
-    case Collective::AllReduce:
-        for (int r = 0; r < p; ++r)
-            if (!Expect(r, 0, n, sum(0), "sum of all ranks")) return false;
-        return true;
-    case Collective::Scatter:
-        for (int r = 0; r < p; ++r)
-            if (!Expect(r, off[r], block(r), from(root, off[r]), "root's block")) return false;
-        return true;
-    case Collective::Gather:
-        for (int r = 0; r < p; ++r)
-            if (!Expect(root, off[r], block(r), from(r, off[r]), "block of its owner")) return false;
-        return true;
-    case Collective::AllGather:
-        for (int d = 0; d < p; ++d)
-            for (int r = 0; r < p; ++r)
-                if (!Expect(d, off[r], block(r), from(r, off[r]), "block of its owner")) return false;
-        return true;
-    case Collective::ReduceScatter:
-        for (int r = 0; r < p; ++r)
-            if (!Expect(r, off[r], block(r), sum(off[r]), "sum of its block")) return false;
-        return true;
-    case Collective::AllToAll:
-        for (int j = 0; j < p; ++j)
-            for (int i = 0; i < p; ++i)
-                if (!Expect(j, n + static_cast<uint64_t>(i) * block(j), block(j), from(i, off[j]), "piece from sender"))
-                    return false;
-        return true;
-    case Collective::SendRecv:
-        for (int r = 0; r < p; ++r)
-            if (!Expect((r + 1) % p, n, n, from(r, 0), "left neighbour's input")) return false;
-        return true;
+    for (int r = 0; r < m_plan.spec.ranks; ++r) {
+        for (const ExpectedRegion& e : ExpectedRegions(m_plan, r)) {
+            const bool ok = e.kind == ExpectedRegion::Kind::SumOfAll
+                                ? Expect(r, e.offset, e.bytes, [&](uint64_t i) { return Sum(e.sourceOffset + i); }, e.what)
+                                : Expect(r, e.offset, e.bytes, [&](uint64_t i) { return m_init[e.sourceRank][e.sourceOffset + i]; }, e.what);
+            if (!ok) return false;
+        }
     }
-    return false;
+    return true;
 }
 
 } // namespace
@@ -155,6 +117,49 @@ ReferenceResult CheckPlanOnCpu(const Plan& plan, uint64_t seed)
     result.ok = checker.Run();
     result.message = checker.Message();
     return result;
+}
+
+std::vector<ExpectedRegion> ExpectedRegions(const Plan& pl, int rank)
+{
+    using Kind = ExpectedRegion::Kind;
+    const int p = pl.spec.ranks, root = pl.spec.root;
+    const uint64_t n = pl.spec.bytes;
+    const auto& off = pl.blockOffsets;
+    std::vector<ExpectedRegion> out;
+    auto copy = [&](uint64_t at, uint64_t bytes, int src, uint64_t from, const char* what) {
+        out.push_back({at, bytes, Kind::CopyOf, src, from, what});
+    };
+    auto sum = [&](uint64_t at, uint64_t bytes, const char* what) { out.push_back({at, bytes, Kind::SumOfAll, 0, at, what}); };
+    switch (pl.spec.collective) {
+    case Collective::Broadcast: copy(0, n, root, 0, "root's vector"); break;
+    case Collective::Reduce:
+        if (rank == root) sum(0, n, "sum of all ranks");
+        break;
+    case Collective::AllReduce: sum(0, n, "sum of all ranks"); break;
+    case Collective::Scatter: copy(off[rank], pl.BlockBytes(rank), root, off[rank], "root's block"); break;
+    case Collective::Gather:
+        if (rank == root)
+            for (int r = 0; r < p; ++r) copy(off[r], pl.BlockBytes(r), r, off[r], "block of its owner");
+        break;
+    case Collective::AllGather:
+        for (int r = 0; r < p; ++r) copy(off[r], pl.BlockBytes(r), r, off[r], "block of its owner");
+        break;
+    case Collective::ReduceScatter: sum(off[rank], pl.BlockBytes(rank), "sum of its block"); break;
+    case Collective::AllToAll:
+        for (int i = 0; i < p; ++i)
+            copy(n + static_cast<uint64_t>(i) * pl.BlockBytes(rank), pl.BlockBytes(rank), i, off[rank], "piece from sender");
+        break;
+    case Collective::SendRecv: copy(n, n, (rank + p - 1) % p, 0, "left neighbour's input"); break;
+    }
+    return out;
+}
+
+uint64_t ExpectedValue(const ExpectedRegion& e, uint64_t i, int ranks, uint64_t seed)
+{
+    if (e.kind == ExpectedRegion::Kind::CopyOf) return ReferenceValue(seed, e.sourceRank, e.sourceOffset + i);
+    uint64_t s = 0;
+    for (int r = 0; r < ranks; ++r) s += ReferenceValue(seed, r, e.sourceOffset + i);
+    return s;
 }
 
 } // namespace paralens::core

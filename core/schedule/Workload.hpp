@@ -43,6 +43,7 @@ struct MessageTask {
     int dst = 0;
     uint64_t bytes = 0;
     TaskTags tags;
+    bool reduce = false; // the receiver adds the bytes into its copy (m * gamma, receive port held)
 };
 
 struct CollectiveTask {

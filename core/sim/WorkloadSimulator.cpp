@@ -65,6 +65,7 @@ public:
         m_b.ReserveFlows(messages);
         for (size_t i = 0; i < w.NameCount(); ++i) m_names.push_back(m_b.Intern(w.NameOf(static_cast<uint16_t>(i))));
         m_recompute = m_b.Intern("recompute");
+        m_reduce = m_b.Intern("reduce");
     }
 
     // A compute task waiting on a compute task of another device: drawn as an arrow.
@@ -116,6 +117,14 @@ public:
         m_b.AddSpan(m_send[static_cast<size_t>(m.src)], s);
         s.category = SpanCategory::Recv;
         m_b.AddSpan(m_recv[static_cast<size_t>(m.dst)], s);
+        if (t.usable > t.end) { // the receiver's reduction, right after the bytes arrive
+            Span r = Tagged(m.tags, t.end, t.usable);
+            r.bytes = m.bytes;
+            r.predictedNs = Ns(t.idealReduce);
+            r.category = SpanCategory::Compute;
+            r.detail = m_reduce;
+            m_b.AddSpan(m_recv[static_cast<size_t>(m.dst)], r);
+        }
     }
 
     void CollectiveMember(const CollectiveTask& c, int device, double join, double end, double predicted)
@@ -178,6 +187,7 @@ private:
     std::vector<uint32_t> m_compute, m_comm, m_send, m_recv;
     std::vector<StringId> m_names;
     StringId m_recompute = 0;
+    StringId m_reduce = 0;
     StringId m_currentName = 0;
 };
 
@@ -360,7 +370,8 @@ private:
     bool IsFree(const MessageTask& m) const
     {
         const ClusterModel& c = m_net.Cluster();
-        return c.alphaSec == 0 && (m.bytes == 0 || c.betaSecPerByte == 0) && c.links.empty();
+        const bool reduces = m.reduce && m.bytes > 0 && c.gammaSecPerByte > 0;
+        return c.alphaSec == 0 && (m.bytes == 0 || c.betaSecPerByte == 0) && c.links.empty() && !reduces;
     }
 
     void RunMessage(TaskId t, double ready)
@@ -368,10 +379,11 @@ private:
         const MessageTask& m = m_w.MessageOf(t);
         MessageTiming timing;
         if (IsFree(m)) timing.start = timing.end = timing.usable = ready;
-        else timing = m_net.Send(m.src, m.dst, m.bytes, ready, false);
-        m_result.tasks[t] = {timing.start, timing.end};
+        else timing = m_net.Send(m.src, m.dst, m.bytes, ready, m.reduce);
+        m_result.tasks[t] = {timing.start, timing.usable};
+        if (m.src != m.dst) m_result.wireBytes += m.bytes;
         Extend(m.src, timing.end);
-        Extend(m.dst, timing.end);
+        Extend(m.dst, timing.usable);
         if (m_rec) m_rec->Message(m, timing);
         Done(t);
     }
@@ -409,6 +421,7 @@ private:
             if (m_rec) m_rec->CollectiveMember(c, c.devices[r], joins[r], run.rankEnd[r], predicted);
         }
         m_memberEnd[t] = std::move(run.rankEnd);
+        m_result.wireBytes += run.wireBytes;
         m_result.tasks[t] = timing;
         Done(t);
     }

@@ -35,8 +35,17 @@ struct WorkloadResult {
     double seconds = 0.0;            // makespan
     std::vector<TaskTiming> tasks;   // by TaskId
     std::vector<double> deviceEnd;   // when each device's last task ends
+    uint64_t wireBytes = 0;          // bytes sent between devices (messages and collectives' transfers)
     std::optional<Trace> trace;      // devices as named by the workload; tracks compute, comm, send, recv
 };
+
+// Options without a Trace (times only).
+inline WorkloadOptions TimesOnly()
+{
+    WorkloadOptions o;
+    o.buildTrace = false;
+    return o;
+}
 
 // Throws Error for stragglers or links naming devices the workload lacks.
 WorkloadResult SimulateWorkload(const Workload& workload, const ClusterModel& cluster, const WorkloadOptions& options = {});

@@ -29,6 +29,23 @@ int Lines(const std::string& s)
     return n;
 }
 
+struct UsageCase {
+    const char* args;
+    const char* mention; // the option or file the one-line error must name
+};
+
+void CheckUsageErrors(std::initializer_list<UsageCase> cases)
+{
+    for (const UsageCase& c : cases) {
+        CliResult r = RunParalens(c.args);
+        INFO(c.args << "\nstderr: " << r.err);
+        CHECK(r.exitCode == 2);
+        CHECK(Lines(r.err) == 1);
+        CHECK_THAT(r.err, Catch::Contains(c.mention));
+        CHECK(r.out.empty());
+    }
+}
+
 } // namespace
 
 TEST_CASE("simulate reports the ring allreduce of the foundation issue exactly", "[cli]")
@@ -63,11 +80,7 @@ TEST_CASE("simulate covers every collective and prints a readable summary", "[cl
 
 TEST_CASE("bad input prints one line naming the argument and exits 2", "[cli]")
 {
-    struct Case {
-        const char* args;
-        const char* mention;
-    };
-    const Case cases[] = {
+    CheckUsageErrors({
         {"simulate --collective allreduse", "--collective"},
         {"simulate --collective alltoall --algorithm ring", "--algorithm"},
         {"simulate --ranks 0", "--ranks"},
@@ -82,15 +95,7 @@ TEST_CASE("bad input prints one line naming the argument and exits 2", "[cli]")
         {"sweep --min-bytes 1GiB --max-bytes 8", "--min-bytes"},
         {"convert /nonexistent.json --out x.json", "nonexistent.json"},
         {"frobnicate", "frobnicate"},
-    };
-    for (const Case& c : cases) {
-        CliResult r = RunParalens(c.args);
-        INFO(c.args << "\nstderr: " << r.err);
-        CHECK(r.exitCode == 2);
-        CHECK(Lines(r.err) == 1);
-        CHECK_THAT(r.err, Catch::Contains(c.mention));
-        CHECK(r.out.empty());
-    }
+    });
 }
 
 TEST_CASE("a failed write leaves nothing behind", "[cli]")
@@ -108,7 +113,7 @@ TEST_CASE("a failed write leaves nothing behind", "[cli]")
 
 TEST_CASE("every subcommand has --help", "[cli]")
 {
-    for (const char* sub : {"simulate", "sweep", "convert"}) {
+    for (const char* sub : {"simulate", "sweep", "convert", "pipeline", "workload"}) {
         CliResult r = RunParalens(std::string(sub) + " --help");
         INFO(sub);
         CHECK(r.exitCode == 0);
@@ -171,4 +176,65 @@ TEST_CASE("paralens with no display prints a useful headless summary", "[cli]")
     CliResult withFile = RunParalens(dir.File("t.json"), "DISPLAY= WAYLAND_DISPLAY=");
     CHECK(withFile.exitCode == 0);
     CHECK_THAT(withFile.out, Catch::Contains("4 devices"));
+}
+
+TEST_CASE("pipeline reports the lectures' GPipe bubble", "[cli]")
+{
+    Json j = RunJson("pipeline --schedule gpipe --stages 4 --microbatches 8 --json");
+    CHECK(j["bubbleFraction"].get<double>() == Approx(3.0 / 11).epsilon(1e-12));
+    CHECK(j["bubbleFractionFormula"].get<double>() == Approx(3.0 / 11).epsilon(1e-12));
+    CHECK(j["schedule"] == "gpipe");
+    CHECK(j["stages"] == 4);
+    CHECK(j["microbatches"] == 8);
+    CHECK(j["makespanSeconds"].get<double>() == Approx(0.033));
+    CHECK(j["peakActivations"] == Json::array({8, 8, 8, 8}));
+    Json onef = RunJson("pipeline --schedule 1f1b --stages 4 --microbatches 8 --json");
+    CHECK(onef["peakActivations"] == Json::array({4, 3, 2, 1}));
+    Json inter = RunJson("pipeline --schedule interleaved --stages 4 --microbatches 8 --chunks 2 --json");
+    CHECK(inter["bubbleFraction"].get<double>() == Approx(3.0 / 19).epsilon(1e-12));
+    Json zb = RunJson("pipeline --schedule zb-h1 --stages 4 --microbatches 8 --json");
+    CHECK(zb["bubbleFraction"].get<double>() < onef["bubbleFraction"].get<double>());
+    CHECK(zb["bubbleFractionFormula"].is_null());
+    Json mfu = RunJson("pipeline --schedule 1f1b --stages 4 --microbatches 8 --forward-tflop 0.5 --recompute --json");
+    CHECK(mfu["mfu"]["mfu"].get<double>() / mfu["mfu"]["hfu"].get<double>() == Approx(0.75));
+    CliResult human = RunParalens("pipeline --schedule 1f1b --stages 4 --microbatches 8");
+    CHECK(human.exitCode == 0);
+    CHECK_THAT(human.out, Catch::Contains("stage 3 |") && Catch::Contains("0.2727"));
+}
+
+TEST_CASE("pipeline and workload reject bad parameters in one line", "[cli]")
+{
+    CheckUsageErrors({
+        {"pipeline --stages 0", "--stages"},
+        {"pipeline --schedule interleaved --stages 4 --microbatches 6 --chunks 2", "multiple of --stages"},
+        {"pipeline --schedule 2f2b", "--schedule"},
+        {"pipeline --stage-slowdown 1,x", "--stage-slowdown"},
+        {"workload --kind zz", "--kind"},
+        {"workload --kind dp --experts 4", "--experts"},
+        {"workload --kind ps --consistency eventually", "--consistency"},
+        {"workload --kind interop --devices 3", "--devices must be 2"},
+        {"workload --kind moe --experts 6 --devices 4", "--experts"},
+    });
+}
+
+TEST_CASE("workload runs every training-step kind", "[cli]")
+{
+    for (const char* kind : {"dp", "ps", "tp", "interop", "intraop", "moe"}) {
+        Json j = RunJson(std::string("workload --kind ") + kind + " --json");
+        INFO(kind);
+        CHECK(j["kind"] == kind);
+        CHECK(j["makespanSeconds"].get<double>() > 0);
+        CHECK(j["usage"].size() == j["devices"].get<size_t>());
+    }
+    Json inter = RunJson("workload --kind interop --json");
+    Json intra = RunJson("workload --kind intraop --json");
+    CHECK(inter["wireBytes"].get<double>() < intra["wireBytes"].get<double>());
+    CHECK(inter["idleFraction"].get<double>() > intra["idleFraction"].get<double>());
+    CHECK(inter["comparison"]["interop"]["wireBytes"] == inter["wireBytes"]);
+    CHECK(inter["comparison"]["intraop"]["wireBytes"] == intra["wireBytes"]);
+    Json ps = RunJson("workload --kind ps --consistency async --straggler 3:3 --iterations 6 --json");
+    CHECK(ps["maxStaleness"].get<int>() > 0);
+    CliTempDir dir;
+    Json dp = RunJson("workload --kind dp --out " + dir.File("dp.json.gz") + " --json");
+    CHECK(paralens::core::ReadTraceFile(dir.File("dp.json.gz")).Devices().size() == 4);
 }

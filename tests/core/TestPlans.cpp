@@ -113,3 +113,19 @@ TEST_CASE("bad plan requests are refused with what is accepted", "[core][plan]")
     CHECK_THROWS_WITH(BuildPlan({Collective::Broadcast, Algorithm::Tree, 4, 8, 4, 1}), Catch::Contains("root"));
     CHECK_THROWS_WITH(BuildPlan({Collective::AllReduce, Algorithm::Ring, 4, 10, 0, 4}), Catch::Contains("4-byte"));
 }
+
+TEST_CASE("expected regions state each collective's result for other executors", "[core][plan]")
+{
+    Plan ag = BuildPlan({Collective::AllGather, Algorithm::Ring, 3, 30, 0, 1});
+    auto regions = ExpectedRegions(ag, 1);
+    REQUIRE(regions.size() == 3);
+    CHECK(regions[2].kind == ExpectedRegion::Kind::CopyOf);
+    CHECK(regions[2].sourceRank == 2);
+    CHECK(regions[2].offset == 20);
+    CHECK(ExpectedValue(regions[2], 4, 3, 9) == ReferenceValue(9, 2, 24));
+    Plan ar = BuildPlan({Collective::AllReduce, Algorithm::Tree, 3, 30, 0, 1});
+    auto sum = ExpectedRegions(ar, 0).at(0);
+    CHECK(sum.kind == ExpectedRegion::Kind::SumOfAll);
+    CHECK(ExpectedValue(sum, 7, 3, 9) == ReferenceValue(9, 0, 7) + ReferenceValue(9, 1, 7) + ReferenceValue(9, 2, 7));
+    CHECK(ExpectedRegions(BuildPlan({Collective::Reduce, Algorithm::Tree, 3, 30, 2, 1}), 0).empty()); // only the root
+}

@@ -1,0 +1,168 @@
+// paralens pipeline: a pipeline schedule on the modelled cluster, measured against the lectures.
+#include "CliCommon.hpp"
+#include "Commands.hpp"
+#include "TextGantt.hpp"
+
+#include "analysis/PipelineMetrics.hpp"
+#include "common/Error.hpp"
+#include "common/Units.hpp"
+#include "model/Hardware.hpp"
+#include "schedule/Schedule.hpp"
+#include "sim/PipelineSimulator.hpp"
+#include "trace/TraceFile.hpp"
+
+#include <cstdio>
+#include <memory>
+#include <sstream>
+
+namespace paralens::app {
+
+namespace {
+
+struct PipelineOptions {
+    std::string schedule = "1f1b";
+    int stages = 4;
+    int microbatches = 8;
+    int chunks = 1;
+    int batches = 1;
+    double forwardMs = 1.0;
+    double backwardMs = -1.0;
+    double weightMs = -1.0;
+    std::string activationBytes = "0";
+    double alphaUs = 0.0;
+    double bandwidthGBps = 100.0;
+    std::string stageSlowdown;
+    bool recompute = false;
+    double optimizerMs = 0.0;
+    double forwardTflop = 0.0;
+    std::string hardware = "h100-sxm";
+    std::string dtype = "bf16";
+    std::string out;
+    bool json = false;
+};
+
+std::vector<double> ParseFactors(const std::string& text)
+{
+    std::vector<double> out;
+    std::stringstream ss(text);
+    for (std::string part; std::getline(ss, part, ',');) {
+        try {
+            size_t used = 0;
+            out.push_back(std::stod(part, &used));
+            if (used != part.size()) throw std::invalid_argument(part);
+        } catch (const std::exception&) {
+            throw Error("--stage-slowdown: cannot read '" + part + "' as a number (expected e.g. 1,1,2,1)");
+        }
+    }
+    return out;
+}
+
+core::PipelineSpec ToSpec(const PipelineOptions& o)
+{
+    auto kind = core::ParseScheduleKind(o.schedule);
+    if (!kind) throw Error("--schedule: unknown schedule '" + o.schedule + "'; accepted: " + core::ScheduleNamesList());
+    core::PipelineSpec s;
+    s.kind = *kind;
+    s.stages = o.stages;
+    s.microBatches = o.microbatches;
+    s.chunks = o.chunks;
+    s.batches = o.batches;
+    s.forwardSec = o.forwardMs * 1e-3;
+    s.backwardSec = o.backwardMs >= 0 ? o.backwardMs * 1e-3 : -1.0;
+    s.weightSec = o.weightMs >= 0 ? o.weightMs * 1e-3 : -1.0;
+    s.activationBytes = ParseSizeOption("--activation-bytes", o.activationBytes);
+    if (!o.stageSlowdown.empty()) s.stageSlowdown = ParseFactors(o.stageSlowdown);
+    s.recompute = o.recompute;
+    s.optimizerSec = o.optimizerMs * 1e-3;
+    s.forwardFlops = o.forwardTflop * 1e12;
+    return s;
+}
+
+void RunPipeline(const PipelineOptions& o)
+{
+    const core::PipelineSpec spec = ToSpec(o);
+    Require(o.alphaUs >= 0 && o.bandwidthGBps > 0, "--alpha-us must be >= 0 and --bandwidth-GBps > 0");
+    const core::GpuSpec* gpu = core::FindGpu(o.hardware);
+    if (!gpu) throw Error("--hardware: unknown GPU '" + o.hardware + "'; accepted: " + core::GpuIdsList());
+    const double peak = gpu->PeakFlops(o.dtype);
+    if (spec.forwardFlops > 0 && peak <= 0)
+        throw Error("--dtype: " + gpu->id + " has no " + o.dtype + " figure in the hardware table");
+    if (!o.out.empty()) CheckWritable("--out", o.out);
+
+    const core::Schedule schedule = core::BuildSchedule(spec);
+    core::ClusterModel link = core::FreeLinks();
+    link.alphaSec = o.alphaUs * 1e-6;
+    link.betaSecPerByte = 1.0 / (o.bandwidthGBps * 1e9);
+    const core::PipelineSimResult r = core::SimulatePipeline(schedule, link);
+    const core::UsageWindow window{r.trace->BeginNs(), static_cast<int64_t>(r.pipelineSeconds * 1e9 + 0.5)};
+    const double bubble = core::ComputeBubbleFraction(*r.trace, window);
+    const double formula = core::BubbleFractionFormula(spec);
+    const std::vector<int> peakActs = core::PeakActivations(*r.trace);
+    const core::MfuReport mfu = core::ComputeMfu(*r.trace, peak, window);
+    if (!o.out.empty()) core::WriteTraceFile(*r.trace, o.out);
+    size_t ops = 0;
+    for (const auto& st : schedule.stages) ops += st.size();
+
+    if (o.json) {
+        nlohmann::json j{{"schedule", core::Name(spec.kind)}, {"stages", spec.stages}, {"microbatches", spec.microBatches},
+                         {"chunks", spec.chunks}, {"ops", ops}, {"makespanSeconds", r.seconds},
+                         {"pipelineSeconds", r.pipelineSeconds}, {"bubbleFraction", bubble}, {"peakActivations", peakActs}};
+        j["bubbleFractionFormula"] = formula >= 0 ? nlohmann::json(formula) : nlohmann::json(nullptr);
+        if (spec.kind == core::ScheduleKind::PipeDream) {
+            j["batches"] = spec.batches;
+            j["weightVersions"] = peakActs; // each in-flight micro-batch keeps its weight version
+        }
+        if (spec.forwardFlops > 0)
+            j["mfu"] = {{"modelFlops", mfu.modelFlops}, {"hardwareFlops", mfu.hardwareFlops}, {"mfu", mfu.mfu},
+                        {"hfu", mfu.hfu}, {"peakFlopsPerDevice", peak}, {"hardware", gpu->id}, {"dtype", o.dtype}};
+        if (!o.out.empty()) j["out"] = o.out;
+        PrintJson(j);
+        return;
+    }
+    std::printf("%s pipeline: D = %d stages, N = %d micro-batches%s; F %.3g ms, B %.3g ms%s per micro-batch and stage\n",
+                std::string(core::Name(spec.kind)).c_str(), spec.stages, spec.microBatches,
+                spec.chunks > 1 ? (", v = " + std::to_string(spec.chunks) + " chunks").c_str() : "", spec.forwardSec * 1e3,
+                spec.BackwardSec() * 1e3, spec.SplitsWeightGrad() ? (" (W " + std::to_string(spec.WeightSec() * 1e3) + " ms)").c_str() : "");
+    std::printf("  step time  %s  (%zu ops, schedule validated: every op once, dependencies kept, no deadlock)\n",
+                core::FormatSeconds(r.seconds).c_str(), ops);
+    if (formula >= 0) std::printf("  bubble     %.4f measured, %.4f by the lectures' formula\n", bubble, formula);
+    else std::printf("  bubble     %.4f measured (the lectures give no closed form for %s)\n", bubble, std::string(core::Name(spec.kind)).c_str());
+    std::printf("  peak activations per stage (micro-batches held):");
+    for (int a : peakActs) std::printf(" %d", a);
+    std::printf("\n");
+    if (spec.forwardFlops > 0)
+        std::printf("  MFU %.1f%%  HFU %.1f%%  (peak %s %s = %.0f TFLOPS per device, from the spec table)\n", mfu.mfu * 100,
+                    mfu.hfu * 100, gpu->id.c_str(), o.dtype.c_str(), peak / 1e12);
+    std::printf("\n%s", TextGantt(*r.trace, 96, window.endNs).c_str());
+    if (!o.out.empty()) std::printf("\ntrace: %s\n", o.out.c_str());
+}
+
+} // namespace
+
+void AddPipelineCommand(CLI::App& root)
+{
+    auto o = std::make_shared<PipelineOptions>();
+    CLI::App* cmd = root.add_subcommand("pipeline", "Run a pipeline schedule on the modelled cluster: bubbles, activations, MFU");
+    cmd->add_option("--schedule,-s", o->schedule, "One of: " + core::ScheduleNamesList())->capture_default_str();
+    cmd->add_option("--stages,-D", o->stages, "Pipeline stages (devices) D")->capture_default_str();
+    cmd->add_option("--microbatches,-N", o->microbatches, "Micro-batches N per mini-batch")->capture_default_str();
+    cmd->add_option("--chunks,-v", o->chunks, "Model chunks per device (interleaved)")->capture_default_str();
+    cmd->add_option("--batches", o->batches, "Mini-batches in flight (pipedream)")->capture_default_str();
+    cmd->add_option("--t-forward-ms", o->forwardMs, "Forward time of one micro-batch through one stage")->capture_default_str();
+    cmd->add_option("--t-backward-ms", o->backwardMs, "Backward time (default: 2 x forward)");
+    cmd->add_option("--t-weight-ms", o->weightMs, "The weight-gradient part of backward, split out by zb-h1 (default: half)");
+    cmd->add_option("--activation-bytes", o->activationBytes, "Bytes sent between stages per micro-batch")->capture_default_str();
+    cmd->add_option("--alpha-us", o->alphaUs, "Latency of a stage-to-stage message")->capture_default_str();
+    cmd->add_option("--bandwidth-GBps", o->bandwidthGBps, "Stage-to-stage bandwidth")->capture_default_str();
+    cmd->add_option("--stage-slowdown", o->stageSlowdown, "Per-stage time factors, e.g. 1,1,2,1");
+    cmd->add_flag("--recompute", o->recompute, "Full activation recomputation (B re-runs F first)");
+    cmd->add_option("--optimizer-ms", o->optimizerMs, "Optimizer step after the flush")->capture_default_str();
+    cmd->add_option("--forward-tflop", o->forwardTflop, "Model TFLOP of one micro-batch's forward through one stage (enables MFU)");
+    cmd->add_option("--hardware", o->hardware, "GPU for the MFU peak: " + core::GpuIdsList())->capture_default_str();
+    cmd->add_option("--dtype", o->dtype, "Data type for the MFU peak (bf16, fp16, fp32, tf32, fp8)")->capture_default_str();
+    cmd->add_option("--out,-o", o->out, "Write the simulated trace (.json or .json.gz)");
+    cmd->add_flag("--json", o->json, "Machine-readable output on stdout");
+    cmd->callback([o] { RunPipeline(*o); });
+}
+
+} // namespace paralens::app
