@@ -15,7 +15,7 @@
 
 namespace paralens::app {
 
-enum class ExperimentKind { Collective, Pipeline, File };
+enum class ExperimentKind { Collective, Pipeline, Training, File };
 std::string_view Name(ExperimentKind k);
 
 // The modelled cluster: alpha in microseconds, bandwidths in GB/s (1e9 bytes/s), one optional
@@ -61,11 +61,41 @@ struct PipelineParams {
     bool operator==(const PipelineParams&) const = default;
 };
 
+// A training step from core/schedule's generators: data parallelism with allreduce ("dp") or
+// parameter servers ("ps"), Megatron's tensor-parallel MLP ("tp"), Y = X.W1.W2 split between
+// operators ("interop") or inside them ("intraop"), and mixture of experts ("moe"). Compute times
+// come from FLOPs at `kernelEfficiency` of the GPU's peak (dp/ps: from forwardMs per layer).
+struct TrainingParams {
+    std::string workload = "dp";
+    int devices = 4;               // workers (dp, ps) or devices; interop always uses 2
+    int layers = 4;                // dp, ps, tp
+    int iterations = 2;            // dp, ps
+    double forwardMs = 1.0;        // dp, ps: per layer; backward = 2 x forward
+    uint64_t gradBytes = uint64_t{16} << 20; // dp, ps: per layer
+    bool overlap = true;           // dp: allreduce buckets during the backward
+    int servers = 1;               // ps
+    std::string consistency = "bsp"; // ps: bsp, ssp, async
+    int staleness = 1;             // ps with ssp
+    double tokens = 8192;          // tp, interop, intraop, moe (per device for moe)
+    double hidden = 8192;
+    int inputs = 1;                // interop: micro-batches through the two devices
+    core::Algorithm algorithm = core::Algorithm::Ring; // dp, tp, intraop: the allreduce
+    int experts = 8;               // moe
+    int topK = 2;
+    double imbalance = 0.0;
+    std::string gpu = "h100-sxm";
+    std::string dtype = "bf16";
+    double kernelEfficiency = 0.6;
+
+    bool operator==(const TrainingParams&) const = default;
+};
+
 struct Experiment {
     std::string label;
     ExperimentKind kind = ExperimentKind::Collective;
     CollectiveParams collective;
     PipelineParams pipeline;
+    TrainingParams training;
     ClusterParams cluster;
     std::string file; // ExperimentKind::File
 

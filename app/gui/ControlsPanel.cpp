@@ -3,6 +3,7 @@
 #include "PlotUtil.hpp"
 #include "RunBuilder.hpp"
 #include "Theme.hpp"
+#include "TrainingRuns.hpp"
 
 #include "common/Error.hpp"
 #include "common/Units.hpp"
@@ -102,20 +103,27 @@ bool ControlsPanel::Draw(std::vector<Experiment>& experiments, ViewSettings& set
             ImGui::TextWrapped("Trace file: %s", e.file.c_str());
             if (ImGui::Button("Open another file...")) ctx.openFile = true;
         } else {
-            int kind = e.kind == ExperimentKind::Pipeline ? 1 : 0;
-            ImGui::TextDisabled("workload");
-            ImGui::SameLine();
+            int kind = e.kind == ExperimentKind::Pipeline ? 1 : e.kind == ExperimentKind::Training ? 2 : 0;
             bool k = ImGui::RadioButton("collective", &kind, 0);
             ImGui::SameLine();
             k |= ImGui::RadioButton("pipeline", &kind, 1);
+            ImGui::SameLine();
+            k |= ImGui::RadioButton("training", &kind, 2);
             if (k) {
-                e.kind = kind == 1 ? ExperimentKind::Pipeline : ExperimentKind::Collective;
+                e.kind = kind == 1 ? ExperimentKind::Pipeline : kind == 2 ? ExperimentKind::Training : ExperimentKind::Collective;
                 changed = true;
             }
+            int devices = e.collective.ranks;
             if (e.kind == ExperimentKind::Collective) changed |= DrawCollective(e.collective);
-            else changed |= DrawPipeline(e.pipeline);
-            changed |= DrawCluster(e.cluster, e.kind == ExperimentKind::Pipeline,
-                                   e.kind == ExperimentKind::Pipeline ? e.pipeline.stages : e.collective.ranks);
+            if (e.kind == ExperimentKind::Pipeline) {
+                changed |= DrawPipeline(e.pipeline);
+                devices = e.pipeline.stages;
+            }
+            if (e.kind == ExperimentKind::Training) {
+                changed |= DrawTraining(e.training);
+                devices = e.training.workload == "interop" ? 2 : e.training.devices;
+            }
+            changed |= DrawCluster(e.cluster, e.kind == ExperimentKind::Pipeline, devices);
         }
     }
     if (!ctx.simulationError.empty()) {
@@ -239,6 +247,55 @@ bool ControlsPanel::DrawPipeline(PipelineParams& p)
         ImGui::EndCombo();
     }
     changed |= SliderDouble("kernel efficiency", p.kernelEfficiency, 0.05, 1.0, "%.2f of peak", false);
+    return changed;
+}
+
+bool ControlsPanel::DrawTraining(TrainingParams& t)
+{
+    bool changed = false;
+    if (ImGui::BeginCombo("workload", t.workload.c_str())) {
+        for (const std::string& name : TrainingWorkloadNames())
+            if (ImGui::Selectable(name.c_str(), name == t.workload)) {
+                changed |= name != t.workload;
+                t.workload = name;
+            }
+        ImGui::EndCombo();
+    }
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("dp: data parallel, allreduce; ps: parameter server; tp: Megatron MLP;\n"
+                          "interop / intraop: Y = X W1 W2 split between or inside operators; moe: experts");
+    const bool dataParallel = t.workload == "dp" || t.workload == "ps";
+    if (t.workload != "interop") changed |= ImGui::SliderInt(dataParallel ? "workers" : "devices", &t.devices, 1, 32, "%d", ImGuiSliderFlags_AlwaysClamp);
+    if (dataParallel || t.workload == "tp") changed |= ImGui::SliderInt("layers", &t.layers, 1, 32, "%d", ImGuiSliderFlags_AlwaysClamp);
+    if (dataParallel) {
+        changed |= ImGui::SliderInt("iterations", &t.iterations, 1, 8, "%d", ImGuiSliderFlags_AlwaysClamp);
+        changed |= SliderDouble("forward ms/layer", t.forwardMs, 0.01, 100.0, "%.3g ms", true);
+        changed |= BytesControl("grads/layer", t.gradBytes, 10, 30);
+    }
+    if (t.workload == "dp") changed |= ImGui::Checkbox("overlap with backward", &t.overlap);
+    if (t.workload == "ps") {
+        changed |= ImGui::SliderInt("servers", &t.servers, 1, 8, "%d", ImGuiSliderFlags_AlwaysClamp);
+        int c = t.consistency == "ssp" ? 1 : t.consistency == "async" ? 2 : 0;
+        if (ImGui::Combo("consistency", &c, "bsp\0ssp\0async\0")) {
+            t.consistency = c == 1 ? "ssp" : c == 2 ? "async" : "bsp";
+            changed = true;
+        }
+        if (t.consistency == "ssp") changed |= ImGui::SliderInt("staleness", &t.staleness, 0, 4);
+    }
+    if (!dataParallel) {
+        changed |= SliderDouble("tokens", t.tokens, 256, 65536, "%.0f", true);
+        changed |= SliderDouble("hidden", t.hidden, 256, 32768, "%.0f", true);
+    }
+    if (t.workload == "interop") changed |= ImGui::SliderInt("inputs", &t.inputs, 1, 16, "%d", ImGuiSliderFlags_AlwaysClamp);
+    if (t.workload == "moe") {
+        changed |= ImGui::SliderInt("experts", &t.experts, 1, 64, "%d", ImGuiSliderFlags_AlwaysClamp);
+        changed |= ImGui::SliderInt("top-k", &t.topK, 1, 8, "%d", ImGuiSliderFlags_AlwaysClamp);
+        changed |= SliderDouble("imbalance", t.imbalance, 0.0, 2.0, "%.2f", false);
+    }
+    if (t.workload == "dp" || t.workload == "tp" || t.workload == "intraop")
+        changed |= EnumCombo<core::Algorithm>("allreduce", t.algorithm, core::AlgorithmsFor(core::Collective::AllReduce),
+                                              [](core::Algorithm x) { return core::Name(x); });
+    changed |= SliderDouble("kernel efficiency", t.kernelEfficiency, 0.05, 1.0, "%.2f of peak", false);
     return changed;
 }
 

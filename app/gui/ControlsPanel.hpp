@@ -33,6 +33,7 @@ private:
     bool DrawList(std::vector<Experiment>& experiments, ViewSettings& settings);
     bool DrawCollective(CollectiveParams& c);
     bool DrawPipeline(PipelineParams& p);
+    bool DrawTraining(TrainingParams& t);
     bool DrawCluster(ClusterParams& c, bool pipeline, int ranks);
     void DrawJobs(ControlsContext& ctx);
 

@@ -1,5 +1,7 @@
 #include "RunBuilder.hpp"
 
+#include "TrainingRuns.hpp"
+
 #include "common/Error.hpp"
 #include "common/Units.hpp"
 #include "model/Hardware.hpp"
@@ -27,39 +29,6 @@ std::string ScheduleTitle(const PipelineParams& p)
     case core::ScheduleKind::PipeDream: return "PipeDream (" + std::to_string(p.batches) + " mini-batches)";
     }
     return "pipeline";
-}
-
-// MFU gauges and series for any trace with FLOPs, given the peak of one device.
-void FillMfu(RunResult& r, double peakFlops, std::string source)
-{
-    const core::Trace& t = *r.trace;
-    const core::UsageWindow window{r.windowBeginNs, r.windowEndNs};
-    MfuData& m = r.mfu;
-    m.peakFlops = peakFlops;
-    m.peakSource = std::move(source);
-    m.report = core::ComputeMfu(t, peakFlops, window);
-    m.available = peakFlops > 0 && m.report.modelFlops > 0;
-    if (!m.available) return;
-    int devices = 0;
-    for (uint32_t d = 0; d < t.Devices().size(); ++d) {
-        if (t.Devices()[d].kind == core::DeviceKind::Cpu) continue;
-        auto mfu = core::MfuSeries(t, d, peakFlops, window, kMfuBins);
-        auto hfu = core::MfuSeries(t, d, peakFlops, window, kMfuBins, true);
-        if (m.mfuOverall.empty()) {
-            m.mfuOverall = mfu;
-            m.hfuOverall = hfu;
-            for (auto& s : m.mfuOverall) s.value = 0;
-            for (auto& s : m.hfuOverall) s.value = 0;
-        }
-        for (size_t i = 0; i < mfu.size() && i < m.mfuOverall.size(); ++i) {
-            m.mfuOverall[i].value += mfu[i].value;
-            m.hfuOverall[i].value += hfu[i].value;
-        }
-        m.mfuPerDevice.push_back(std::move(mfu));
-        ++devices;
-    }
-    for (auto& s : m.mfuOverall) s.value /= std::max(devices, 1);
-    for (auto& s : m.hfuOverall) s.value /= std::max(devices, 1);
 }
 
 void FillUsage(RunResult& r)
@@ -171,6 +140,39 @@ std::shared_ptr<RunResult> BuildPipeline(const Experiment& e)
 
 } // namespace
 
+// MFU gauges and series for any trace with FLOPs, given the peak of one device.
+void FillMfu(RunResult& r, double peakFlops, std::string source)
+{
+    const core::Trace& t = *r.trace;
+    const core::UsageWindow window{r.windowBeginNs, r.windowEndNs};
+    MfuData& m = r.mfu;
+    m.peakFlops = peakFlops;
+    m.peakSource = std::move(source);
+    m.report = core::ComputeMfu(t, peakFlops, window);
+    m.available = peakFlops > 0 && m.report.modelFlops > 0;
+    if (!m.available) return;
+    int devices = 0;
+    for (uint32_t d = 0; d < t.Devices().size(); ++d) {
+        if (t.Devices()[d].kind == core::DeviceKind::Cpu) continue;
+        auto mfu = core::MfuSeries(t, d, peakFlops, window, kMfuBins);
+        auto hfu = core::MfuSeries(t, d, peakFlops, window, kMfuBins, true);
+        if (m.mfuOverall.empty()) {
+            m.mfuOverall = mfu;
+            m.hfuOverall = hfu;
+            for (auto& s : m.mfuOverall) s.value = 0;
+            for (auto& s : m.hfuOverall) s.value = 0;
+        }
+        for (size_t i = 0; i < mfu.size() && i < m.mfuOverall.size(); ++i) {
+            m.mfuOverall[i].value += mfu[i].value;
+            m.hfuOverall[i].value += hfu[i].value;
+        }
+        m.mfuPerDevice.push_back(std::move(mfu));
+        ++devices;
+    }
+    for (auto& s : m.mfuOverall) s.value /= std::max(devices, 1);
+    for (auto& s : m.hfuOverall) s.value /= std::max(devices, 1);
+}
+
 core::ClusterModel ClusterParams::ToModel() const
 {
     Require(alphaUs >= 0 && std::isfinite(alphaUs), "alpha must be >= 0 us");
@@ -197,6 +199,7 @@ std::string Describe(const Experiment& e)
         return ScheduleTitle(p) + ", D=" + std::to_string(p.stages) + " stages, N=" + std::to_string(p.microBatches) +
                " micro-batches" + (p.recompute ? ", recomputation" : "");
     }
+    case ExperimentKind::Training: return TrainingTitle(e.training);
     case ExperimentKind::File: return e.file;
     }
     return {};
@@ -236,6 +239,7 @@ std::shared_ptr<const RunResult> BuildRun(const Experiment& e, JobContext* conte
     switch (e.kind) {
     case ExperimentKind::Collective: r = BuildCollective(e); break;
     case ExperimentKind::Pipeline: r = BuildPipeline(e); break;
+    case ExperimentKind::Training: r = BuildTraining(e); break;
     case ExperimentKind::File: {
         auto trace = std::make_shared<const core::Trace>(core::ReadTraceFile(e.file));
         if (context && context->Cancelled()) return nullptr;

@@ -1,5 +1,7 @@
 #include "ScenarioLoader.hpp"
 
+#include "TrainingRuns.hpp"
+
 #include "common/Error.hpp"
 #include "common/Units.hpp"
 #include "trace/FileIO.hpp"
@@ -132,6 +134,41 @@ void ReadPipeline(Reader& r, PipelineParams& p)
     if (!(p.kernelEfficiency > 0 && p.kernelEfficiency <= 1)) r.Fail("kernelEfficiency", "must be in (0, 1]");
 }
 
+void ReadTraining(Reader& r, TrainingParams& t)
+{
+    r.Get("workload", t.workload);
+    if (std::find(TrainingWorkloadNames().begin(), TrainingWorkloadNames().end(), t.workload) == TrainingWorkloadNames().end())
+        r.Fail("workload", "expected dp, ps, tp, interop, intraop or moe (got \"" + t.workload + "\")");
+    r.Get("devices", t.devices);
+    r.Get("layers", t.layers);
+    r.Get("iterations", t.iterations);
+    r.Get("forwardMs", t.forwardMs);
+    r.Bytes("gradBytes", t.gradBytes);
+    r.Get("overlap", t.overlap);
+    r.Get("servers", t.servers);
+    r.Get("consistency", t.consistency);
+    r.Get("staleness", t.staleness);
+    r.Get("tokens", t.tokens);
+    r.Get("hidden", t.hidden);
+    r.Get("inputs", t.inputs);
+    std::string algorithm;
+    r.Get("algorithm", algorithm);
+    if (!algorithm.empty()) {
+        auto parsed = core::ParseAlgorithm(algorithm);
+        if (!parsed || !core::Supports(core::Collective::AllReduce, *parsed))
+            r.Fail("algorithm", "expected an allreduce algorithm (" + core::AlgorithmNamesList(core::Collective::AllReduce) + ")");
+        t.algorithm = *parsed;
+    }
+    r.Get("experts", t.experts);
+    r.Get("topK", t.topK);
+    r.Get("imbalance", t.imbalance);
+    r.Get("gpu", t.gpu);
+    r.Get("dtype", t.dtype);
+    r.Get("kernelEfficiency", t.kernelEfficiency);
+    if (t.devices < 1) r.Fail("devices", "must be at least 1");
+    if (t.consistency != "bsp" && t.consistency != "ssp" && t.consistency != "async") r.Fail("consistency", "expected bsp, ssp or async");
+}
+
 Experiment ReadExperiment(const json& j, const std::string& where)
 {
     Reader r(j, where);
@@ -141,10 +178,12 @@ Experiment ReadExperiment(const json& j, const std::string& where)
     r.Get("kind", kind);
     if (kind == "collective") e.kind = ExperimentKind::Collective;
     else if (kind == "pipeline") e.kind = ExperimentKind::Pipeline;
+    else if (kind == "training") e.kind = ExperimentKind::Training;
     else if (kind == "file") e.kind = ExperimentKind::File;
-    else r.Fail("kind", "expected \"collective\", \"pipeline\" or \"file\" (got \"" + kind + "\")");
+    else r.Fail("kind", "expected \"collective\", \"pipeline\", \"training\" or \"file\" (got \"" + kind + "\")");
     if (e.kind == ExperimentKind::Collective) ReadCollective(r, e.collective);
     if (e.kind == ExperimentKind::Pipeline) ReadPipeline(r, e.pipeline);
+    if (e.kind == ExperimentKind::Training) ReadTraining(r, e.training);
     if (e.kind == ExperimentKind::File) {
         r.Get("file", e.file);
         if (e.file.empty()) r.Fail("file", "a file experiment needs a path");
@@ -193,6 +232,7 @@ std::string_view Name(ExperimentKind k)
     switch (k) {
     case ExperimentKind::Collective: return "collective";
     case ExperimentKind::Pipeline: return "pipeline";
+    case ExperimentKind::Training: return "training";
     case ExperimentKind::File: return "file";
     }
     return "?";

@@ -20,21 +20,23 @@ int64_t StartOf(const core::Span& s) { return s.startNs; }
 int64_t EndOf(const core::Span& s) { return s.endNs; }
 
 // The label of a span into `buf`, shorter for each `level` (0, 1, 2): "F3:1" / "F3" / "3" for
-// pipeline ops (R for a recomputed forward, :1 for model chunk 1); "reduce-scatter 5" / "5" for a
-// collective's block; else its name.
-const char* Label(const core::Trace& t, const core::Span& s, char* buf, size_t size, int level)
+// pipeline ops (R for a recomputed forward, :1 for model chunk 1); "reduce-scatter 5" /
+// "reduce-scatter" / "5" for a collective's block (or any indexed span); else its name.
+const char* Label(const core::Trace& t, const core::Span& s, bool pipeline, char* buf, size_t size, int level)
 {
     const std::string_view name = t.Str(s.name);
     const int n = static_cast<int>(name.size());
-    if (s.microBatch >= 0) {
+    if (s.microBatch >= 0 && pipeline) {
         const bool recompute = s.detail != 0 && t.Str(s.detail) == "recompute";
         const char letter = recompute ? 'R' : (n > 0 ? name[0] : '?');
         if (level == 0 && s.chunk > 0) std::snprintf(buf, size, "%c%d:%d", letter, s.microBatch, s.chunk);
         else if (level <= 1) std::snprintf(buf, size, "%c%d", letter, s.microBatch);
         else std::snprintf(buf, size, "%d", s.microBatch);
-    } else if (s.chunk >= 0) {
-        if (level > 0) std::snprintf(buf, size, "%d", s.chunk);
-        else std::snprintf(buf, size, "%.*s %d", n, name.data(), s.chunk);
+    } else if (s.chunk >= 0 || s.microBatch >= 0) {
+        const int index = s.chunk >= 0 ? s.chunk : s.microBatch;
+        if (level == 0) std::snprintf(buf, size, "%.*s %d", n, name.data(), index);
+        else if (level == 1) std::snprintf(buf, size, "%.*s", n, name.data());
+        else std::snprintf(buf, size, "%d", index);
     } else {
         std::snprintf(buf, size, "%.*s", n, name.data());
     }
@@ -68,14 +70,16 @@ void TimelineView::DrawSection(Section& s, DrawContext& dc)
 {
     const float top = s.screenTop;
     DrawRuler(s, dc, top);
-    // Rows, with the device blocks' backgrounds alternating.
+    // Backgrounds first (device blocks alternate), so nothing drawn across rows is covered.
+    for (Row& r : s.rows) {
+        r.screenY = top + r.y;
+        if (r.kind != RowKind::Run && (r.device % 2) == 1 && r.screenY <= dc.clipY1 && r.screenY + r.h >= dc.clipY0)
+            dc.dl->AddRectFilled(ImVec2(m_origin.x, r.screenY), ImVec2(s.plotX1, r.screenY + r.h), dc.theme.rowAlt);
+    }
     for (size_t i = 0; i < s.rows.size(); ++i) {
         Row& r = s.rows[i];
-        r.screenY = top + r.y;
         if (r.screenY > dc.clipY1 || r.screenY + r.h < dc.clipY0) continue;
         const float y = r.screenY;
-        if (r.kind != RowKind::Run && (r.device % 2) == 1)
-            dc.dl->AddRectFilled(ImVec2(m_origin.x, y), ImVec2(s.plotX1, y + r.h), dc.theme.rowAlt);
         DrawRowHeader(s, r, dc, y);
         if (r.kind == RowKind::Device && r.lanes > 0) DrawDeviceRow(s, r, dc, y);
         if (r.kind == RowKind::Device && r.lanes == 0) {
@@ -105,6 +109,7 @@ void TimelineView::DrawRuler(const Section& s, DrawContext& dc, float y)
     const RunResult& first = *m_snapshot->runs[s.runs.front()];
     const char* what = first.experiment.kind == ExperimentKind::Collective ? "collectives"
                        : first.experiment.kind == ExperimentKind::Pipeline ? "pipelines"
+                       : first.experiment.kind == ExperimentKind::Training ? "training steps"
                                                                            : "trace file";
     const float fontH = ImGui::GetFontSize();
     dc.dl->AddText(th.bold, fontH, ImVec2(m_origin.x + th.Px(6), y + (rulerH - fontH) / 2), th.text, what);
@@ -167,14 +172,19 @@ void TimelineView::DrawRowHeader(const Section& s, const Row& r, DrawContext& dc
         dc.dl->AddText(ImVec2(x, textY), hovered ? th.accent : th.textDim, r.lanes == 0 ? "\xE2\x96\xBE" : "\xE2\x96\xB8");
         x += th.Px(13);
     }
-    std::snprintf(dc.text, sizeof dc.text, "%.*s", static_cast<int>(name.size()), name.data());
-    dc.dl->AddText(ImVec2(x, textY), th.text, dc.text);
+    // The idle share on the right of the header; the name clipped before it.
+    float nameEnd = s.plotX0 - th.Px(6);
     if (r.device < run.usage.size() && run.usage[r.device].windowNs > 0) {
         const core::DeviceUsage& u = run.usage[r.device];
         std::snprintf(dc.text, sizeof dc.text, "idle %.0f%%", 100.0 * static_cast<double>(u.idleNs) / static_cast<double>(u.windowNs));
         const float w = ImGui::CalcTextSize(dc.text).x;
-        dc.dl->AddText(ImVec2(s.plotX0 - w - th.Px(8), textY), u.idleNs > 0 ? th.textDim : th.textDim, dc.text);
+        dc.dl->AddText(ImVec2(s.plotX0 - w - th.Px(8), textY), th.textDim, dc.text);
+        nameEnd = s.plotX0 - w - th.Px(14);
     }
+    std::snprintf(dc.text, sizeof dc.text, "%.*s", static_cast<int>(name.size()), name.data());
+    dc.dl->PushClipRect(ImVec2(x, y), ImVec2(std::max(x, nameEnd), y + r.h), true);
+    dc.dl->AddText(ImVec2(x, textY), th.text, dc.text);
+    dc.dl->PopClipRect();
 }
 
 void TimelineView::DrawDeviceRow(const Section& s, const Row& r, DrawContext& dc, float y)
@@ -187,7 +197,7 @@ void TimelineView::DrawDeviceRow(const Section& s, const Row& r, DrawContext& dc
     const float band = (y1 - y0) / static_cast<float>(std::max<uint16_t>(r.lanes, 1));
     int i = 0;
     for (uint32_t tr : t.Devices()[r.device].tracks)
-        for (int depth = 0; m_cache[r.run].visible[tr] && depth < std::max(1, t.Tracks()[tr].DepthCount()); ++depth, ++i) {
+        for (int depth = 0; depth < m_cache[r.run].depths[tr]; ++depth, ++i) {
             const float b0 = y0 + band * static_cast<float>(i);
             const float gap = r.lanes > 1 ? std::min(1.0f, band * 0.1f) : 0.0f;
             DrawLane(s, r.run, tr, depth, b0, b0 + band - gap, dc);
@@ -211,6 +221,7 @@ void TimelineView::DrawLane(const Section& s, uint16_t run, uint32_t track, int 
     const float labelSize = std::min(fontH, std::floor((barY1 - y0) * 0.95f));
     const bool labels = labelSize >= std::max(9.0f, fontH * 0.7f);
     const bool inLane = dc.hovered && dc.mouse.y >= y0 && dc.mouse.y < y1;
+    const bool pipeline = m_cache[run].pipeline;
     auto onSpan = [&](const core::Span& sp, size_t) {
         const float x0 = std::max(NsToX(s, static_cast<double>(sp.startNs - begin)), s.plotX0 - 2);
         const float x1 = std::min(NsToX(s, static_cast<double>(sp.endNs - begin)), s.plotX1 + 2);
@@ -218,7 +229,7 @@ void TimelineView::DrawLane(const Section& s, uint16_t run, uint32_t track, int 
         dc.dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, barY1), fill);
         if (x1 - x0 > 4) dc.dl->AddRect(ImVec2(x0, y0), ImVec2(x1, barY1), Mix(fill, IM_COL32_BLACK, 0.4f), 0.0f, 0, th.line);
         // A pipeline op of model chunk 1, 2, ... (interleaving) gets a dark band on top.
-        if (sp.microBatch >= 0 && sp.chunk > 0 && x1 - x0 > 2)
+        if (pipeline && sp.microBatch >= 0 && sp.chunk > 0 && x1 - x0 > 2)
             dc.dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y0 + std::max(2.0f, std::floor((barY1 - y0) * 0.16f))),
                                  Mix(fill, IM_COL32_BLACK, 0.45f));
         if (sp.detail != 0 && sp.microBatch >= 0 && t.Str(sp.detail) == "recompute")
@@ -229,10 +240,10 @@ void TimelineView::DrawLane(const Section& s, uint16_t run, uint32_t track, int 
         }
         if (labels && x1 - x0 > labelSize * 1.2f) {
             ImFont* font = ImGui::GetFont();
-            const char* text = Label(t, sp, dc.text, sizeof dc.text, 0);
+            const char* text = Label(t, sp, pipeline, dc.text, sizeof dc.text, 0);
             ImVec2 size = font->CalcTextSizeA(labelSize, 1e9f, 0, text);
             for (int level = 1; level <= 2 && size.x > x1 - x0 - 4; ++level)
-                size = font->CalcTextSizeA(labelSize, 1e9f, 0, text = Label(t, sp, dc.text, sizeof dc.text, level));
+                size = font->CalcTextSizeA(labelSize, 1e9f, 0, text = Label(t, sp, pipeline, dc.text, sizeof dc.text, level));
             if (size.x <= x1 - x0 - 4)
                 dc.dl->AddText(font, labelSize, ImVec2(std::floor((x0 + x1 - size.x) / 2), std::floor((y0 + barY1 - size.y) / 2)),
                                th.TextOn(fill), text);

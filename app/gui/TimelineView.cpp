@@ -20,6 +20,7 @@ int SectionKey(const RunResult& r, size_t index)
     switch (r.experiment.kind) {
     case ExperimentKind::Collective: return 0;
     case ExperimentKind::Pipeline: return 1;
+    case ExperimentKind::Training: return 2;
     case ExperimentKind::File: return 100 + static_cast<int>(index);
     }
     return 0;
@@ -43,13 +44,17 @@ void TimelineView::SetSnapshot(std::shared_ptr<const Snapshot> snapshot, const V
         RunCache& c = m_cache[i];
         c.beginNs = r.trace->BeginNs();
         for (const core::Flow& f : r.trace->Flows()) c.maxFlowNs = std::max(c.maxFlowNs, f.dstNs - f.srcNs);
-        c.visible.assign(r.trace->Tracks().size(), 0);
-        for (size_t tr = 0; tr < r.trace->Tracks().size(); ++tr)
-            for (const core::Span& sp : r.trace->Tracks()[tr].spans)
-                if (sp.endNs > sp.startNs) {
-                    c.visible[tr] = 1;
-                    break;
-                }
+        c.pipeline = r.experiment.kind == ExperimentKind::Pipeline || r.trace->Meta().workload.GetString("kind") == "pipeline";
+        c.depths.assign(r.trace->Tracks().size(), 0);
+        for (size_t tr = 0; tr < r.trace->Tracks().size(); ++tr) {
+            const core::Track& track = r.trace->Tracks()[tr];
+            for (int d = track.DepthCount() - 1; d >= 0 && c.depths[tr] == 0; --d)
+                for (const core::Span& sp : track.Lane(d))
+                    if (sp.endNs > sp.startNs) {
+                        c.depths[tr] = static_cast<uint16_t>(d + 1);
+                        break;
+                    }
+        }
         const size_t devices = r.trace->Devices().size();
         if (sameShape && i < oldExpanded.size() && oldExpanded[i].size() == devices) c.expanded = oldExpanded[i];
         else c.expanded.assign(devices, m_expandDefault ? 1 : 0);
@@ -104,17 +109,16 @@ void TimelineView::BuildRows()
             for (uint32_t d = 0; d < t.Devices().size(); ++d) {
                 const core::Device& dev = t.Devices()[d];
                 uint16_t lanes = 0;
-                for (uint32_t tr : dev.tracks)
-                    if (c.visible[tr]) lanes = static_cast<uint16_t>(lanes + std::max(1, t.Tracks()[tr].DepthCount()));
+                for (uint32_t tr : dev.tracks) lanes = static_cast<uint16_t>(lanes + c.depths[tr]);
                 Row row{RowKind::Device, run, d};
                 row.lanes = std::max<uint16_t>(lanes, 1);
                 if (!c.expanded[d] || lanes <= 1) {
                     uint16_t band = 0;
                     for (uint32_t tr : dev.tracks) {
-                        if (!c.visible[tr]) continue;
+                        if (c.depths[tr] == 0) continue;
                         c.trackRow[tr] = static_cast<int>(s.rows.size());
                         c.trackBand[tr] = static_cast<float>(band);
-                        band = static_cast<uint16_t>(band + std::max(1, t.Tracks()[tr].DepthCount()));
+                        band = static_cast<uint16_t>(band + c.depths[tr]);
                     }
                     s.rows.push_back(row);
                     continue;
@@ -122,9 +126,9 @@ void TimelineView::BuildRows()
                 row.lanes = 0; // a header line for the device, then its lanes
                 s.rows.push_back(row);
                 for (uint32_t tr : dev.tracks) {
-                    if (!c.visible[tr]) continue;
+                    if (c.depths[tr] == 0) continue;
                     c.trackRow[tr] = static_cast<int>(s.rows.size());
-                    for (int depth = 0; depth < std::max(1, t.Tracks()[tr].DepthCount()); ++depth)
+                    for (int depth = 0; depth < c.depths[tr]; ++depth)
                         s.rows.push_back({RowKind::Lane, run, d, tr, static_cast<uint16_t>(depth)});
                 }
             }

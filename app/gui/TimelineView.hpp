@@ -53,8 +53,10 @@ private:
         std::vector<int> trackRow;        // row index showing each track's depth-0 lane
         std::vector<float> trackBand;     // sub-band of that row (0 when the row is the lane itself)
         std::vector<uint8_t> expanded;    // per device
-        std::vector<uint8_t> visible;     // per track: has a span that lasts (a free reduction's
-                                          // zero-length spans get no lane)
+        std::vector<uint16_t> depths;     // per track: lanes to show = 1 + the deepest level with a
+                                          // span that lasts (0: none; a free reduction's zero-length
+                                          // spans get no lane)
+        bool pipeline = false;            // F/B/W ops with model chunks (labels "F3:1", chunk band)
     };
     struct Section {
         std::vector<uint16_t> runs;
