@@ -139,13 +139,13 @@ void WritePng(const std::string& path, int width, int height, const std::vector<
 
 nlohmann::json RenderToPng(const RenderOptions& o)
 {
-    // Build the data first: a bad scenario or file fails before any window is made.
+    // The data first: a bad scenario or file fails before any window is made.
     App app(nullptr);
+    if (!o.scenario.empty()) app.LoadScenario(ResolveScenario(o.scenario));
+    else app.OpenFiles(o.files);
     Offscreen screen(o.width, o.height);
     LoadFonts(1.0f);
     app.SetTheme(o.dark, o.presentation);
-    if (!o.scenario.empty()) app.LoadScenario(ResolveScenario(o.scenario));
-    else app.OpenFiles(o.files);
     if (o.colorBy == "category") app.Settings().colorBy = ColorMode::Category;
     if (o.colorBy == "micro-batch") app.Settings().colorBy = ColorMode::MicroBatch;
     if (o.step > -2) app.SetFlowStep(o.step);
