@@ -31,10 +31,6 @@ std::string ScheduleTitle(const PipelineParams& p)
     return "pipeline";
 }
 
-void FillUsage(RunResult& r)
-{
-    r.usage = core::ComputeDeviceUsage(*r.trace, {r.windowBeginNs, r.windowEndNs});
-}
 
 std::vector<StepInfo> StepInfos(const core::Plan& plan, const core::Trace& trace, const core::ClusterModel& cluster)
 {
@@ -171,6 +167,33 @@ void FillMfu(RunResult& r, double peakFlops, std::string source)
     }
     for (auto& s : m.mfuOverall) s.value /= std::max(devices, 1);
     for (auto& s : m.hfuOverall) s.value /= std::max(devices, 1);
+}
+
+void FillUsage(RunResult& r)
+{
+    r.usage = core::ComputeDeviceUsage(*r.trace, {r.windowBeginNs, r.windowEndNs});
+    r.index = BuildTimelineIndex(*r.trace, r.usage);
+}
+
+std::shared_ptr<const TimelineIndex> BuildTimelineIndex(const core::Trace& trace, const std::vector<core::DeviceUsage>& usage)
+{
+    constexpr size_t kMinItems = 512; // shorter lanes fold fast enough by binary search
+    auto index = std::make_shared<TimelineIndex>();
+    index->spans.resize(trace.Tracks().size());
+    for (size_t t = 0; t < trace.Tracks().size(); ++t) {
+        const core::Track& track = trace.Tracks()[t];
+        index->spans[t].resize(static_cast<size_t>(track.DepthCount()));
+        for (int d = 0; d < track.DepthCount(); ++d)
+            if (track.Lane(d).size() >= kMinItems)
+                index->spans[t][static_cast<size_t>(d)].Build(
+                    track.Lane(d), [](const core::Span& s) { return s.startNs; }, [](const core::Span& s) { return s.endNs; });
+    }
+    index->idle.resize(usage.size());
+    for (size_t d = 0; d < usage.size(); ++d)
+        if (usage[d].idle.size() >= kMinItems)
+            index->idle[d].Build(std::span<const core::Interval>(usage[d].idle), [](const core::Interval& i) { return i.begin; },
+                                 [](const core::Interval& i) { return i.end; });
+    return index;
 }
 
 core::ClusterModel ClusterParams::ToModel() const

@@ -31,6 +31,9 @@ std::shared_ptr<const RunResult> AnalyzeTrace(const Experiment& experiment, std:
 std::shared_ptr<const ModelData> BuildModelData(const CollectiveParams& params, const ClusterParams& cluster,
                                                 double currentSeconds);
 
+// The timeline's FoldIndex for every long lane of the trace and every device's idle intervals.
+std::shared_ptr<const TimelineIndex> BuildTimelineIndex(const core::Trace& trace, const std::vector<core::DeviceUsage>& usage);
+
 // A short description of an experiment: "allreduce / ring, 8 ranks, 64 MiB".
 std::string Describe(const Experiment& e);
 

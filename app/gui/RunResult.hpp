@@ -6,6 +6,7 @@
 
 #include "AppState.hpp"
 #include "FlowReplay.hpp"
+#include "TimelineFold.hpp"
 
 #include "analysis/DeviceUsage.hpp"
 #include "analysis/PipelineMetrics.hpp"
@@ -67,6 +68,14 @@ struct MfuData {
     std::vector<core::CounterSample> hfuOverall;
 };
 
+// The timeline's acceleration structures (TimelineFold.hpp), built with the run on the worker:
+// a FoldIndex per lane (spans[track][depth]) and per device's idle intervals; empty for lanes too
+// short to need one.
+struct TimelineIndex {
+    std::vector<std::vector<FoldIndex>> spans;
+    std::vector<FoldIndex> idle;
+};
+
 struct RunResult {
     Experiment experiment;
     std::string title;                          // headline for the timeline and the views
@@ -75,6 +84,7 @@ struct RunResult {
     int64_t windowBeginNs = 0;                  // the analysis window (absolute, trace clock)
     int64_t windowEndNs = 0;
     std::vector<core::DeviceUsage> usage;       // per device, in the window; idle = the bubbles
+    std::shared_ptr<const TimelineIndex> index;
 
     // Pipelines (negative when not a pipeline or the lectures give no formula).
     double bubbleFraction = -1.0;

@@ -277,7 +277,12 @@ void TimelineView::DrawLane(const Section& s, uint16_t run, uint32_t track, int 
             m_hover.foldCount = count;
         }
     };
-    FoldVisible<core::Span>(tr.Lane(depth), t0, t1, nsPerPx, kMinSpanPx, StartOf, EndOf, onSpan, onFold);
+    const RunResult& result = *m_snapshot->runs[run];
+    const FoldIndex* index = result.index && track < result.index->spans.size() &&
+                                     static_cast<size_t>(depth) < result.index->spans[track].size()
+                                 ? &result.index->spans[track][static_cast<size_t>(depth)]
+                                 : nullptr;
+    FoldVisible<core::Span>(tr.Lane(depth), t0, t1, nsPerPx, kMinSpanPx, StartOf, EndOf, onSpan, onFold, index);
 }
 
 void TimelineView::DrawBubbles(const Section& s, uint16_t run, uint32_t device, float y0, float y1, DrawContext& dc)
@@ -297,9 +302,10 @@ void TimelineView::DrawBubbles(const Section& s, uint16_t run, uint32_t device, 
         Hatch(dc.dl, x0, y0, x1, y1, th.bubbleHatch, th.Px(7), th.line);
     };
     // Gaps narrower than a pixel are invisible: folds of them draw nothing.
+    const FoldIndex* index = r.index && device < r.index->idle.size() ? &r.index->idle[device] : nullptr;
     FoldVisible<core::Interval>(
         r.usage[device].idle, t0, t1, nsPerPx, 1.0, [](const core::Interval& i) { return i.begin; },
-        [](const core::Interval& i) { return i.end; }, onGap, [](int64_t, int64_t, size_t, size_t) {});
+        [](const core::Interval& i) { return i.end; }, onGap, [](int64_t, int64_t, size_t, size_t) {}, index);
 }
 
 void TimelineView::DrawFlows(const Section& s, DrawContext& dc)

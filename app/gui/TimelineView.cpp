@@ -89,6 +89,14 @@ void TimelineView::FitAll()
     for (Section& s : m_sections) s.fit = true;
 }
 
+void TimelineView::SetWindow(double beginNs, double endNs)
+{
+    for (Section& s : m_sections) {
+        s.window = {beginNs, std::max(endNs, beginNs + kMinSpanNs)};
+        s.fit = false;
+    }
+}
+
 void TimelineView::ExpandAll(bool expand)
 {
     m_expandDefault = expand;

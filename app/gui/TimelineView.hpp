@@ -31,6 +31,8 @@ public:
     // Draws into the current window, `size` pixels from the cursor.
     void Draw(ViewSettings& settings, ImVec2 size);
     void FitAll();
+    // Shows [beginNs, endNs) (relative to each run's start) in every section.
+    void SetWindow(double beginNs, double endNs);
     void ExpandAll(bool expand);
     // Where the last frame put things, in window pixels (for `paralens render --json` and tests).
     nlohmann::json Layout() const;

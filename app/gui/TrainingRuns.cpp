@@ -131,7 +131,7 @@ std::shared_ptr<RunResult> BuildTraining(const Experiment& e)
     r->trace = std::make_shared<const core::Trace>(std::move(*sim.trace));
     r->windowBeginNs = r->trace->BeginNs();
     r->windowEndNs = r->trace->EndNs();
-    r->usage = core::ComputeDeviceUsage(*r->trace, {r->windowBeginNs, r->windowEndNs});
+    FillUsage(*r);
     r->simulatedSeconds = sim.seconds;
     FillMfu(*r, speed.peakFlops, gpu->name + ", " + t.dtype + " dense peak: spec table (assets/hardware.json)");
     return r;

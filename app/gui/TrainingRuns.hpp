@@ -17,7 +17,9 @@ std::string TrainingTitle(const TrainingParams& t);
 // Simulates the training step; throws Error naming the parameter.
 std::shared_ptr<RunResult> BuildTraining(const Experiment& e);
 
-// RunBuilder.cpp: MFU gauges and series of a run whose trace has FLOPs.
+// RunBuilder.cpp: MFU gauges and series of a run whose trace has FLOPs; the device usage in the
+// run's window with the timeline's index.
 void FillMfu(RunResult& r, double peakFlops, std::string source);
+void FillUsage(RunResult& r);
 
 } // namespace paralens::app

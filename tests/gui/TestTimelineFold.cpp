@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+using paralens::app::FoldIndex;
 using paralens::app::FoldVisible;
 
 namespace {
@@ -23,17 +24,26 @@ struct Outcome {
     size_t accessorCalls = 0;
 };
 
-Outcome Fold(const std::vector<Item>& items, int64_t t0, int64_t t1, double nsPerPx, double minPx)
+Outcome Fold(const std::vector<Item>& items, int64_t t0, int64_t t1, double nsPerPx, double minPx,
+             const FoldIndex* index = nullptr)
 {
     Outcome o;
     FoldVisible<Item>(
         items, t0, t1, nsPerPx, minPx, [&](const Item& i) { ++o.accessorCalls; return i.start; },
-        [&](const Item& i) { ++o.accessorCalls; return i.end; }, [&](const Item&, size_t index) { o.items.push_back(index); },
+        [&](const Item& i) { ++o.accessorCalls; return i.end; }, [&](const Item&, size_t at) { o.items.push_back(at); },
         [&](int64_t b, int64_t e, size_t first, size_t count) {
             o.folds.emplace_back(first, count);
             o.foldExtents.emplace_back(b, e);
-        });
+        },
+        index);
     return o;
+}
+
+FoldIndex IndexOf(const std::vector<Item>& items)
+{
+    FoldIndex index;
+    index.Build(std::span<const Item>(items), [](const Item& i) { return i.start; }, [](const Item& i) { return i.end; });
+    return index;
 }
 
 // Every visible item is handed out exactly once, as itself or inside one fold, in order.
@@ -52,7 +62,7 @@ void CheckPartition(const std::vector<Item>& items, const Outcome& o, int64_t t0
         const bool visible = items[i].end >= t0 && items[i].start < t1;
         INFO("item " << i);
         if (visible) CHECK(seen[i] == 1);
-        else if (seen[i] != 0) CHECK(items[i].start < t1 + 2 * minNs); // only a fold's tail may reach past t1
+        else CHECK(seen[i] == 0);
     }
     for (size_t f = 1; f < o.foldExtents.size(); ++f) CHECK(o.foldExtents[f].first >= o.foldExtents[f - 1].second);
 }
@@ -117,6 +127,45 @@ TEST_CASE("folding partitions random lanes at every zoom level", "[gui]")
     }
 }
 
+TEST_CASE("an index finds the same folds in one query each", "[gui]")
+{
+    std::mt19937_64 rng(11);
+    std::vector<Item> items;
+    int64_t t = 0;
+    for (int i = 0; i < 50000; ++i) {
+        t += static_cast<int64_t>(rng() % 40);
+        const int64_t len = (rng() % 50 == 0) ? 1 + static_cast<int64_t>(rng() % 3000) : 1 + static_cast<int64_t>(rng() % 15);
+        items.push_back({t, t + len});
+        t += len;
+        if (rng() % 500 == 0) t += 20000; // now and then a gap that shows
+    }
+    const FoldIndex index = IndexOf(items);
+    for (double nsPerPx : {0.05, 1.0, 10.0, 400.0, 1e5})
+        for (auto [t0, t1] : {std::pair<int64_t, int64_t>{0, t}, {t / 5, t / 3}, {t - 5000, t + 10}}) {
+            INFO("ns/px " << nsPerPx << " window " << t0 << ".." << t1);
+            const Outcome plain = Fold(items, t0, t1, nsPerPx, 3.0);
+            const Outcome fast = Fold(items, t0, t1, nsPerPx, 3.0, &index);
+            CHECK(fast.items == plain.items);
+            CHECK(fast.folds == plain.folds);
+            CHECK(fast.foldExtents == plain.foldExtents);
+            CheckPartition(items, fast, t0, t1, 3.0 * nsPerPx);
+        }
+}
+
+TEST_CASE("the index's query finds the first key at or above a threshold", "[gui]")
+{
+    // Keys: max(duration, gap before); the first item's gap counts as large.
+    std::vector<Item> items;
+    for (int i = 0; i < 10000; ++i) items.push_back({10 * i, 10 * i + 5}); // duration 5, gap 5
+    items[7777].end = items[7777].start + 9;                              // duration 9 (gap after: 1)
+    const FoldIndex index = IndexOf(items);
+    CHECK(index.FirstAtLeast(1, 6.0f) == 7777u);
+    CHECK(index.FirstAtLeast(7778, 6.0f) == 10000u);
+    CHECK(index.FirstAtLeast(0, 6.0f) == 0u);      // the first item: nothing before it
+    CHECK(index.FirstAtLeast(1, 5.0f) == 1u);
+    CHECK(index.FirstAtLeast(10000, 1.0f) == 10000u);
+}
+
 TEST_CASE("the cost of a fold follows pixels, not events", "[gui]")
 {
     // Ten million 1 ns spans, packed: at full zoom-out over 2000 px they are one fold, found with
@@ -129,6 +178,12 @@ TEST_CASE("the cost of a fold follows pixels, not events", "[gui]")
     CHECK(o.folds[0].second == items.size());
     // About width / minPx binary searches of log2(10^7) steps each: tens of thousands, not 10^7.
     CHECK(o.accessorCalls < 2 * (2000 / 3 + 2) * 2 * 25);
+    // With an index the whole lane is one query: a handful of accessor calls.
+    const FoldIndex index = IndexOf(items);
+    Outcome fast = Fold(items, 0, end, static_cast<double>(end) / 2000.0, 3.0, &index);
+    REQUIRE(fast.folds.size() == 1);
+    CHECK(fast.folds[0].second == items.size());
+    CHECK(fast.accessorCalls < 200);
     // Sparse enough that gaps show (a span every 20 px): one block per span, and the work stays
     // proportional to the blocks drawn.
     std::vector<Item> sparse;
