@@ -120,7 +120,7 @@ int RunGui(const std::vector<std::string>& files)
                 glfwPollEvents();
                 extraFrames = std::max(0, extraFrames - 1);
             } else {
-                glfwWaitEventsTimeout(1.0);
+                glfwWaitEvents(); // input, or glfwPostEmptyEvent from a finished job
                 extraFrames = 2;
             }
             if (!g_dropped.empty()) {

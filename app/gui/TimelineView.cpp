@@ -208,6 +208,7 @@ void TimelineView::Draw(ViewSettings& settings, ImVec2 size)
     dc.hovered = hovered;
     dc.clipY0 = m_origin.y;
     dc.clipY1 = m_origin.y + size.y;
+    m_lastHover = m_hover; // input below acts on what the mouse was over in the last frame
     m_hover = Hover{};
     dl->PushClipRect(m_origin, ImVec2(m_origin.x + size.x, m_origin.y + size.y), true);
     float y = m_origin.y - m_scrollY;
@@ -273,16 +274,17 @@ void TimelineView::HandleInput(Section& s, ViewSettings&, const ImVec2& pmin, co
         if (!io.KeyShift) m_measureSection = -1;
     }
     if (ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left) && inPlot) {
-        if (m_hover.any && !m_hover.fold) {
-            const double b = static_cast<double>(m_hover.span.startNs - m_cache[m_hover.run].beginNs);
-            s.window.Fit(b, b + static_cast<double>(m_hover.span.DurationNs()), 0.1, kMinSpanNs);
-        } else if (m_hover.any) {
-            const double b = static_cast<double>(m_hover.foldBeginNs - m_cache[m_hover.run].beginNs);
-            s.window.Fit(b, b + static_cast<double>(m_hover.foldEndNs - m_hover.foldBeginNs), 0.1, kMinSpanNs);
+        const Hover& h = m_lastHover;
+        if (h.any && !h.fold) {
+            const double b = static_cast<double>(h.span.startNs - m_cache[h.run].beginNs);
+            s.window.Fit(b, b + static_cast<double>(h.span.DurationNs()), 0.1, kMinSpanNs);
+        } else if (h.any) {
+            const double b = static_cast<double>(h.foldBeginNs - m_cache[h.run].beginNs);
+            s.window.Fit(b, b + static_cast<double>(h.foldEndNs - h.foldBeginNs), 0.1, kMinSpanNs);
         } else {
             s.fit = true;
         }
-        if (m_hover.any) s.fit = false;
+        if (h.any) s.fit = false;
     }
 }
 

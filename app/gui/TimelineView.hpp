@@ -101,7 +101,8 @@ private:
     std::vector<RunCache> m_cache;
     std::vector<Section> m_sections;
     std::vector<Tick> m_ticks;
-    Hover m_hover;
+    Hover m_hover;      // this frame's, for the tooltip
+    Hover m_lastHover;  // the last frame's, for clicks
     bool m_expandDefault = true;
     bool m_rowsDirty = true;
     float m_headerW = 0;
