@@ -28,6 +28,7 @@ struct RenderCliOptions {
     int benchFrames = 0;
     bool presentation = false;
     bool dark = false;
+    float scale = 1.0f;
     std::string colorBy;
     bool json = false;
 };
@@ -51,6 +52,7 @@ void RunRender(const RenderCliOptions& o)
             "--view: expected " + std::string(kViews) + " (got '" + o.view + "')");
     Require(!o.out.empty() || o.benchFrames > 0, "render: --out PNG is required (or --bench-frames N to time frames)");
     Require(o.benchFrames >= 0 && o.benchFrames <= 100000, "--bench-frames: from 0 to 100000");
+    Require(o.scale >= 0.5f && o.scale <= 4.0f, "--scale: from 0.5 to 4 (got " + std::to_string(o.scale) + ")");
     Require(o.colorBy.empty() || o.colorBy == "category" || o.colorBy == "micro-batch",
             "--color-by: expected category or micro-batch (got '" + o.colorBy + "')");
     int width = 0, height = 0;
@@ -68,6 +70,7 @@ void RunRender(const RenderCliOptions& o)
     r.benchFrames = o.benchFrames;
     r.presentation = o.presentation;
     r.dark = o.dark;
+    r.scale = o.scale;
     r.colorBy = o.colorBy;
     const nlohmann::json report = RenderToPng(r);
     if (o.json) {
@@ -103,6 +106,7 @@ void AddRenderCommand(CLI::App& root)
     cmd->add_option("--bench-frames", opts->benchFrames, "Draw N frames and print min/median/max frame times");
     cmd->add_flag("--presentation", opts->presentation, "Large fonts, high contrast, thick lines");
     cmd->add_flag("--dark", opts->dark, "Dark theme");
+    cmd->add_option("--scale", opts->scale, "DPI scale of fonts and sizes (2 for a 4K screen at 200%)")->capture_default_str();
     cmd->add_option("--color-by", opts->colorBy, "Timeline colours: category or micro-batch (default: the scenario's)");
     cmd->add_flag("--json", opts->json, "Print the layout of what was drawn (and frame times) as JSON");
     cmd->callback([opts] { RunRender(*opts); });

@@ -130,6 +130,7 @@ void WritePng(const std::string& path, int width, int height, const std::vector<
         std::memcpy(rows.data() + static_cast<size_t>(y) * stride, rgba.data() + static_cast<size_t>(from) * stride, static_cast<size_t>(stride));
         for (int x = 0; x < width; ++x) rows[static_cast<size_t>(y) * stride + x * 4 + 3] = 255; // opaque
     }
+    stbi_write_png_compression_level = 9; // smaller files for slides and the README
     std::string png;
     auto append = [](void* ctx, void* data, int size) { static_cast<std::string*>(ctx)->append(static_cast<const char*>(data), static_cast<size_t>(size)); };
     if (!stbi_write_png_to_func(append, &png, width, height, 4, rows.data(), stride))
@@ -144,7 +145,8 @@ nlohmann::json RenderToPng(const RenderOptions& o)
     if (!o.scenario.empty()) app.LoadScenario(ResolveScenario(o.scenario));
     else app.OpenFiles(o.files);
     Offscreen screen(o.width, o.height);
-    LoadFonts(1.0f);
+    LoadFonts(o.scale);
+    ApplyTheme(o.dark, o.presentation, o.scale);
     app.SetTheme(o.dark, o.presentation);
     if (o.colorBy == "category") app.Settings().colorBy = ColorMode::Category;
     if (o.colorBy == "micro-batch") app.Settings().colorBy = ColorMode::MicroBatch;

@@ -22,6 +22,7 @@ struct RenderOptions {
     int benchFrames = 0;            // > 0: time this many frames instead of (or besides) writing
     bool presentation = false;
     bool dark = false;
+    float scale = 1.0f;             // DPI scale (2 for a 4K screen at 200%)
     std::string colorBy;            // "", "category" or "micro-batch"
 };
 
