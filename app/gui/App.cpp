@@ -91,7 +91,7 @@ void App::Poll()
     if (m_jobs) m_jobs->Poll();
 }
 
-bool App::NeedsFrames() const { return m_flow.Animating() || (m_jobs && m_jobs->Busy()); }
+bool App::NeedsFrames() const { return m_flow.Animating() || m_exportPending || (m_jobs && m_jobs->Busy()); }
 
 void App::ShowError(const std::string& title, const std::string& message)
 {
@@ -113,7 +113,8 @@ void App::SetTheme(bool dark, bool presentation)
 
 bool App::TakeExport(ExportRequest& out)
 {
-    if (!m_exportPending) return false;
+    // A few frames after the request, so the file browser that asked for it has gone from the picture.
+    if (!m_exportPending || --m_exportFrames > 0) return false;
     out = m_export;
     m_exportPending = false;
     return true;
@@ -124,6 +125,7 @@ void App::RequestExport(const std::string& path)
     const ImVec4 r = m_browse == Browse::ExportTimeline ? m_timelineRect : m_tabRect;
     m_export = {path, static_cast<int>(r.x), static_cast<int>(r.y), static_cast<int>(r.z), static_cast<int>(r.w)};
     m_exportPending = m_export.width > 0 && m_export.height > 0;
+    m_exportFrames = 3;
 }
 
 void App::SaveSelectedTrace(const std::string& path)

@@ -57,6 +57,9 @@ public:
     bool WantsQuit() const { return m_quit; }
     bool TakeExport(ExportRequest& out);
     void ShowError(const std::string& title, const std::string& message);
+    const std::string& ErrorMessage() const { return m_errorMessage; } // the last dialog's
+    const std::vector<Experiment>& Experiments() const { return m_experiments; }
+    std::shared_ptr<const Snapshot> CurrentSnapshot() const { return m_snapshot; }
     std::string WindowTitle() const;
 
     ViewSettings& Settings() { return m_settings; }
@@ -92,6 +95,7 @@ private:
     ImVec4 m_timelineRect{0, 0, 0, 0}, m_tabRect{0, 0, 0, 0}; // x, y, w, h of the last frame
     ExportRequest m_export;
     bool m_exportPending = false;
+    int m_exportFrames = 0;
 
     TimelineView m_timeline;
     FlowView m_flow;

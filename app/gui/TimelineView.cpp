@@ -220,7 +220,8 @@ void TimelineView::Draw(ViewSettings& settings, ImVec2 size)
         if (s.fit) s.window.Fit(0.0, s.extentNs, 0.02, kMinSpanNs);
         const ImVec2 pmin(s.plotX0, std::max(y, m_origin.y)), pmax(s.plotX1, std::min(y + s.height, m_origin.y + size.y));
         if (hovered && dc.mouse.y >= pmin.y && dc.mouse.y < pmax.y) HandleInput(s, settings, pmin, pmax);
-        if (ImGui::IsWindowFocused(ImGuiFocusedFlags_ChildWindows) && static_cast<int>(i) == m_keySection) HandleKeys(s);
+        // Keys act on the section last pointed at, while the timeline is hovered or focused.
+        if ((hovered || ImGui::IsWindowFocused(ImGuiFocusedFlags_ChildWindows)) && static_cast<int>(i) == m_keySection) HandleKeys(s);
         if (y + s.height >= m_origin.y && y <= m_origin.y + size.y) DrawSection(s, dc);
         y += s.height;
     }

@@ -1,6 +1,7 @@
 // The views' mouse handling, driven through Dear ImGui without a window or a GPU: an ImGui context
 // builds frames from scripted input (positions, buttons, wheel), and the views' layout reports
 // what changed.
+#include "App.hpp"
 #include "FlowView.hpp"
 #include "RunBuilder.hpp"
 #include "ScenarioLoader.hpp"
@@ -10,7 +11,14 @@
 #include <catch2/catch.hpp>
 #include <imgui.h>
 
+#include "trace/TraceFile.hpp"
+
+#include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+#include <unistd.h>
 
 using namespace paralens::app;
 
@@ -48,6 +56,17 @@ struct ImGuiSession {
         ImGui::End();
         ImGui::Render();
     }
+};
+
+// A fresh folder under the system temp folder, removed at the end.
+struct CliTempDirLike {
+    std::string path;
+    CliTempDirLike()
+    {
+        path = (std::filesystem::temp_directory_path() / ("paralens-view-test-" + std::to_string(::getpid()))).string();
+        std::filesystem::create_directories(path);
+    }
+    ~CliTempDirLike() { std::filesystem::remove_all(path); }
 };
 
 std::shared_ptr<const Snapshot> ScenarioSnapshot(const char* name)
@@ -158,4 +177,41 @@ TEST_CASE("flow view: a scenario's step applies, -1 is the last step", "[gui]")
     session.Frame(ImVec2(-1000, -1000), false, 0, draw);
     CHECK(view.Layout()["step"] == 6); // allreduce on 4 ranks: 2 (p-1) steps, the longest
     CHECK(view.Layout()["panels"].size() == 7);
+}
+
+TEST_CASE("app: a bad file opens a dialog naming it, and the app keeps what it showed", "[gui]")
+{
+    ImGuiSession session;
+    JobRunner jobs;
+    App app(&jobs);
+    app.LoadScenario(*FindScenario("gpipe-vs-1f1b"));
+    auto settle = [&] {
+        for (int i = 0; i < 500 && (jobs.Busy() || !app.CurrentSnapshot()); ++i) {
+            app.Poll();
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+        app.Poll();
+    };
+    settle();
+    const auto before = app.CurrentSnapshot();
+    REQUIRE(before);
+    CliTempDirLike dir;
+    const std::string bad = dir.path + "/broken.json";
+    { std::ofstream(bad) << "{\"traceEvents\": [ {\"ph\": \"X\", \"ts\": oops"; }
+    app.OpenFiles({bad});
+    settle();
+    session.Frame(ImVec2(-1000, -1000), false, 0, [&](ImVec2 size) { app.Frame(size); });
+    CHECK_THAT(app.ErrorMessage(), Catch::Contains("broken.json"));
+    CHECK(app.CurrentSnapshot() == before);
+    REQUIRE(app.Experiments().size() == 2);
+    CHECK(app.Experiments()[0].kind == ExperimentKind::Pipeline);
+    // A good file replaces the runs.
+    const std::string good = dir.path + "/good.json";
+    paralens::core::WriteTraceFile(*before->runs[0]->trace, good);
+    app.OpenFiles({good});
+    settle();
+    REQUIRE(app.CurrentSnapshot() != before);
+    REQUIRE(app.CurrentSnapshot()->runs.size() == 1);
+    CHECK(app.CurrentSnapshot()->runs[0]->experiment.kind == ExperimentKind::File);
+    CHECK(app.CurrentSnapshot()->runs[0]->bubbleFraction == Approx(3.0 / 11.0).epsilon(1e-6)); // pipeline metadata kept
 }
