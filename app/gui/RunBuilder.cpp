@@ -60,6 +60,45 @@ std::vector<StepInfo> StepInfos(const core::Plan& plan, const core::Trace& trace
     return steps;
 }
 
+// A trace of one collective made by paralens (its metadata names the collective, the algorithm,
+// p, n and the cluster): the Plan is built again by core so the flow and model views can show it.
+void AttachCollective(RunResult& r)
+{
+    const core::Metadata& m = r.trace->Meta();
+    if (m.workload.GetString("kind") != "collective") return;
+    const auto collective = core::ParseCollective(m.workload.GetString("collective"));
+    const auto algorithm = core::ParseAlgorithm(m.workload.GetString("algorithm"));
+    const double ranks = m.workload.GetNumber("ranks", 0), bytes = m.workload.GetNumber("bytes", -1);
+    if (!collective || !algorithm || !core::Supports(*collective, *algorithm) || ranks < 1 || bytes < 0 ||
+        static_cast<size_t>(ranks) != r.trace->Devices().size())
+        return;
+    CollectiveParams c;
+    c.collective = *collective;
+    c.algorithm = *algorithm;
+    c.ranks = static_cast<int>(ranks);
+    c.bytes = static_cast<uint64_t>(bytes);
+    c.root = static_cast<int>(m.workload.GetNumber("root", 0));
+    ClusterParams k;
+    k.alphaUs = m.model.GetNumber("alphaUs", k.alphaUs);
+    k.bandwidthGBps = m.model.GetNumber("bandwidthGBps", k.bandwidthGBps);
+    k.gammaGBps = m.model.GetNumber("gammaGBps", 0.0);
+    try {
+        auto plan = std::make_shared<core::Plan>(core::BuildPlan({c.collective, c.algorithm, c.ranks, c.bytes, c.root, 1}));
+        r.steps = StepInfos(*plan, *r.trace, k.ToModel());
+        if (c.ranks <= kFlowMaxRanks) {
+            r.holdings = std::make_shared<const FlowHoldings>(ReplayHoldings(*plan));
+            r.layout = std::make_shared<const FlowLayout>(LayoutRanks(*plan));
+        }
+        r.plan = plan;
+        r.formula = core::FormulaText(c.collective, c.algorithm);
+        r.algbwGBps = core::AlgBwGBps(c.bytes, r.simulatedSeconds);
+        r.busbwGBps = r.algbwGBps * core::BusBwFactor(c.collective, c.ranks);
+        r.model = BuildModelData(c, k, r.simulatedSeconds);
+    } catch (const Error&) {
+        // Metadata that does not make a Plan: the trace is shown without the flow and model views.
+    }
+}
+
 std::shared_ptr<RunResult> BuildCollective(const Experiment& e)
 {
     auto r = std::make_shared<RunResult>();
@@ -248,6 +287,7 @@ std::shared_ptr<const RunResult> AnalyzeTrace(const Experiment& experiment, std:
     }
     r->simulatedSeconds = (t.EndNs() - t.BeginNs()) * 1e-9;
     r->predictedSeconds = t.Meta().results.GetNumber("predictedSeconds", 0.0);
+    AttachCollective(*r);
     // A GPU named in the trace's hardware metadata gives the peak for MFU.
     const std::string gpuName = t.Meta().hardware.GetString("gpu", t.Meta().hardware.GetString("device"));
     const core::GpuSpec* gpu = gpuName.empty() ? nullptr : core::FindGpu(gpuName);

@@ -110,9 +110,12 @@ void TimelineView::DrawRuler(const Section& s, DrawContext& dc, float y)
     const char* what = first.experiment.kind == ExperimentKind::Collective ? "collectives"
                        : first.experiment.kind == ExperimentKind::Pipeline ? "pipelines"
                        : first.experiment.kind == ExperimentKind::Training ? "training steps"
-                                                                           : "trace file";
+                       : first.experiment.label.empty()                    ? "trace file"
+                                                                           : first.experiment.label.c_str();
     const float fontH = ImGui::GetFontSize();
+    dc.dl->PushClipRect(ImVec2(m_origin.x, y), ImVec2(s.plotX0 - th.Px(4), y + rulerH), true);
     dc.dl->AddText(th.bold, fontH, ImVec2(m_origin.x + th.Px(6), y + (rulerH - fontH) / 2), th.text, what);
+    dc.dl->PopClipRect();
     const float width = s.plotX1 - s.plotX0;
     const double step = ComputeTicks(s.window, width, th.Px(95), m_ticks);
     const float sectionBottom = y + s.height - rulerH * 0.4f;

@@ -2,10 +2,13 @@
 #include "RunBuilder.hpp"
 
 #include "schedule/Schedule.hpp"
+#include "trace/TraceFile.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <numeric>
+#include <unistd.h>
 
 using namespace paralens;
 using namespace paralens::app;
@@ -109,4 +112,24 @@ TEST_CASE("a bad parameter names the experiment and the problem", "[gui]")
     list[0].label = "mine";
     list[0].pipeline.microBatches = 6; // not a multiple of D = 4
     CHECK_THROWS_WITH(BuildSnapshot(list, nullptr), Catch::Contains("mine: ") && Catch::Contains("multiple of"));
+}
+
+TEST_CASE("a collective's trace file gets its Plan back for the flow and model views", "[gui]")
+{
+    auto simulated = BuildRun(Collective(core::Algorithm::Ring, 8, uint64_t{1} << 20));
+    const std::string path = (std::filesystem::temp_directory_path() / ("paralens-gui-ring-" + std::to_string(::getpid()) + ".json")).string();
+    core::WriteTraceFile(*simulated->trace, path);
+    Experiment e;
+    e.kind = ExperimentKind::File;
+    e.file = path;
+    auto loaded = BuildRun(e);
+    std::filesystem::remove(path);
+    REQUIRE(loaded->plan);
+    REQUIRE(loaded->holdings);
+    CHECK(loaded->holdings->Steps() == 14);
+    CHECK(loaded->steps.size() == 14u);
+    CHECK(loaded->steps.back().simulatedEndSeconds == Approx(simulated->simulatedSeconds).margin(1e-9));
+    REQUIRE(loaded->model);
+    CHECK(loaded->model->fitted);
+    CHECK(loaded->formula == simulated->formula);
 }
