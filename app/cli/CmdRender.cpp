@@ -3,6 +3,7 @@
 #include "Commands.hpp"
 
 #include "common/Error.hpp"
+#include "gui/ScenarioLoader.hpp"
 
 #include <cstdio>
 #include <memory>
@@ -58,6 +59,7 @@ void RunRender(const RenderCliOptions& o)
     int width = 0, height = 0;
     ParseSize(o.size, width, height);
     if (!o.out.empty()) CheckWritable("--out", o.out);
+    if (!o.scenario.empty()) (void)ResolveScenario(o.scenario); // a bad name is reported in every build
 #if PARALENS_HAVE_GUI
     RenderOptions r;
     r.files = o.files;

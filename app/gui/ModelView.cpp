@@ -41,11 +41,14 @@ const RunResult* ModelView::Chosen(const ViewSettings& settings) const
 {
     if (!m_snapshot) return nullptr;
     const auto& runs = m_snapshot->runs;
+    auto has = [](const RunResult& r) { return r.model || r.pipelineModel; };
     for (int want : {settings.modelExperiment, settings.selected})
-        if (want >= 0 && static_cast<size_t>(want) < runs.size() && runs[static_cast<size_t>(want)]->model)
+        if (want >= 0 && static_cast<size_t>(want) < runs.size() && has(*runs[static_cast<size_t>(want)]))
             return runs[static_cast<size_t>(want)].get();
     for (const auto& r : runs)
         if (r->model) return r.get();
+    for (const auto& r : runs)
+        if (r->pipelineModel) return r.get();
     return nullptr;
 }
 
@@ -58,49 +61,60 @@ void ModelView::Draw(ViewSettings& settings, ImVec2 size)
     dl->AddRectFilled(origin, ImVec2(origin.x + size.x, origin.y + size.y), th.background);
     const RunResult* run = Chosen(settings);
     m_lastData = run ? run->model.get() : nullptr;
+    m_lastPipeline = run && !run->model ? run->pipelineModel.get() : nullptr;
     if (!run) {
         dl->AddText(ImVec2(origin.x + fontH, origin.y + fontH), th.textDim,
-                    "The model view plots a collective's cost against message size: add a collective in the controls.");
+                    "The model view plots a collective's cost against message size, or a pipeline's bubble against N: "
+                    "add one in the controls.");
         ImGui::Dummy(size);
         return;
     }
-    const ModelData& m = *run->model;
     const float side = std::clamp(size.x * 0.3f, fontH * 17.0f, fontH * 28.0f);
     const ImVec2 plotMax(origin.x + size.x - side, origin.y + size.y);
-    const float split = origin.y + std::floor(size.y * 0.6f);
     m_hoverX = -1;
-    DrawTimePlot(m, origin, ImVec2(plotMax.x, split));
-    DrawBusBwPlot(m, ImVec2(origin.x, split), plotMax);
-    if (m_hoverX >= 0 && ImGui::IsWindowHovered()) {
-        char a[32], b[32];
-        ImGui::BeginTooltip();
-        ImGui::Text("n = %s", FormatValue(a, sizeof a, m_hoverBytes, AxisUnit::Bytes));
-        for (const ModelCurve& c : m.curves) {
-            const double t = SecondsAt(m, c.algorithm, m_hoverBytes);
-            const std::string_view name = core::Name(c.algorithm);
-            ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(AlgorithmColor(c.algorithm)), "%-20.*s %10s   busbw %s",
-                               static_cast<int>(name.size()), name.data(), FormatDuration(a, sizeof a, t * 1e9),
-                               FormatValue(b, sizeof b, m_hoverBytes / t * m.busBwFactor * 1e-9, AxisUnit::GBps));
+    if (run->model) {
+        const ModelData& m = *run->model;
+        const float split = origin.y + std::floor(size.y * 0.6f);
+        DrawTimePlot(m, origin, ImVec2(plotMax.x, split));
+        DrawBusBwPlot(m, ImVec2(origin.x, split), plotMax);
+        if (m_hoverX >= 0 && ImGui::IsWindowHovered()) {
+            char a[32], b[32];
+            ImGui::BeginTooltip();
+            ImGui::Text("n = %s", FormatValue(a, sizeof a, m_hoverBytes, AxisUnit::Bytes));
+            for (const ModelCurve& c : m.curves) {
+                const double t = SecondsAt(m, c.algorithm, m_hoverBytes);
+                const std::string_view name = core::Name(c.algorithm);
+                ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(AlgorithmColor(c.algorithm)), "%-20.*s %10s   busbw %s",
+                                   static_cast<int>(name.size()), name.data(), FormatDuration(a, sizeof a, t * 1e9),
+                                   FormatValue(b, sizeof b, m_hoverBytes / t * m.busBwFactor * 1e-9, AxisUnit::GBps));
+            }
+            ImGui::EndTooltip();
         }
-        ImGui::EndTooltip();
+    } else {
+        DrawPipelinePlot(*run, origin, plotMax);
     }
     ImGui::SetCursorScreenPos(ImVec2(plotMax.x, origin.y));
     ImGui::BeginChild("##model-side", ImVec2(side, size.y), false);
-    DrawSidebar(*run, m, ImVec2(plotMax.x, origin.y), ImVec2(origin.x + size.x, origin.y + size.y));
-    // Which collective to plot, when there are several.
-    int collectives = 0;
-    for (const auto& r : m_snapshot->runs) collectives += r->model ? 1 : 0;
-    if (collectives > 1) {
-        ImGui::Spacing();
-        ImGui::TextDisabled("plot the collective of:");
-        for (size_t i = 0; i < m_snapshot->runs.size(); ++i) {
-            const RunResult& r = *m_snapshot->runs[i];
-            if (!r.model) continue;
-            if (ImGui::RadioButton(r.title.c_str(), &r == run)) settings.modelExperiment = static_cast<int>(i);
-        }
-    }
+    if (run->model) DrawSidebar(*run, *run->model, ImVec2(plotMax.x, origin.y), ImVec2(origin.x + size.x, origin.y + size.y));
+    else DrawPipelineSidebar(*run);
+    DrawChoice(settings, run);
     ImGui::EndChild();
     ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + size.y));
+}
+
+// Which run's model to plot, when there are several.
+void ModelView::DrawChoice(ViewSettings& settings, const RunResult* chosen)
+{
+    int count = 0;
+    for (const auto& r : m_snapshot->runs) count += r->model || r->pipelineModel ? 1 : 0;
+    if (count < 2) return;
+    ImGui::Spacing();
+    ImGui::TextDisabled("plot the model of:");
+    for (size_t i = 0; i < m_snapshot->runs.size(); ++i) {
+        const RunResult& r = *m_snapshot->runs[i];
+        if (!r.model && !r.pipelineModel) continue;
+        if (ImGui::RadioButton(r.title.c_str(), &r == chosen)) settings.modelExperiment = static_cast<int>(i);
+    }
 }
 
 void ModelView::DrawTimePlot(const ModelData& m, ImVec2 min, ImVec2 max)
@@ -216,6 +230,68 @@ void ModelView::DrawSidebar(const RunResult& run, const ModelData& m, ImVec2, Im
     ImGui::PopTextWrapPos();
 }
 
+void ModelView::DrawPipelinePlot(const RunResult& chosen, ImVec2 min, ImVec2 max)
+{
+    const Theme& th = CurrentTheme();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    double maxN = 1;
+    for (const auto& r : m_snapshot->runs)
+        if (r->pipelineModel)
+            for (double n : r->pipelineModel->pointN) maxN = std::max(maxN, n);
+    const PlotAxis x{1.0, maxN, true, AxisUnit::Count};
+    const PlotAxis y{0.0, 1.0, false, AxisUnit::Fraction};
+    const PlotFrame f = DrawPlotFrame(dl, min, max, x, y, "micro-batches N", "bubble",
+                                      "pipeline bubble fraction against the number of micro-batches");
+    const char* labels[8];
+    ImU32 colors[8];
+    int n = 0, index = 0;
+    for (const auto& r : m_snapshot->runs) {
+        if (!r->pipelineModel) continue;
+        const PipelineModelData& m = *r->pipelineModel;
+        const ImU32 col = th.palette[(index++ * 3) % kPaletteSize];
+        const bool current = r.get() == &chosen;
+        if (!m.formula.empty())
+            PlotLine(dl, f, m.n.data(), m.formula.data(), static_cast<int>(m.n.size()), col, (current ? 3.0f : 1.8f) * th.line);
+        for (size_t i = 0; i < m.pointN.size(); ++i) PlotMarker(dl, f, m.pointN[i], m.simulated[i], col, th.Px(4), false);
+        PlotMarker(dl, f, m.currentN, m.currentBubble, th.text, th.Px(7), true);
+        PlotMarker(dl, f, m.currentN, m.currentBubble, col, th.Px(5), true);
+        if (n < 8) {
+            labels[n] = r->experiment.label.empty() ? r->title.c_str() : r->experiment.label.c_str();
+            colors[n++] = col;
+        }
+    }
+    DrawLegend(dl, f, labels, colors, n);
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    if (f.Contains(mouse) && ImGui::IsWindowHovered()) {
+        PlotVLine(dl, f, f.FromX(mouse.x), th.accent, th.line, false);
+        ImGui::SetTooltip("N = %.1f", f.FromX(mouse.x));
+    }
+}
+
+void ModelView::DrawPipelineSidebar(const RunResult& chosen)
+{
+    const Theme& th = CurrentTheme();
+    const PipelineModelData& m = *chosen.pipelineModel;
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::PushFont(th.bold);
+    ImGui::TextUnformatted(chosen.title.c_str());
+    ImGui::PopFont();
+    if (m.formula.empty())
+        ImGui::TextWrapped("The lectures give no closed form for this schedule: circles are the simulator's bubble.");
+    else if (m.schedule == core::ScheduleKind::Interleaved)
+        ImGui::TextWrapped("bubble = (D-1) / (D-1+vN) with D = %d stages and v = %d chunks: the line.", m.stages, m.chunks);
+    else if (m.schedule == core::ScheduleKind::Naive)
+        ImGui::TextWrapped("bubble = (D-1) / D with D = %d: one micro-batch in flight.", m.stages);
+    else
+        ImGui::TextWrapped("bubble = (D-1) / (D-1+N) with D = %d stages: the line.", m.stages);
+    ImGui::Separator();
+    ImGui::Text("This run: N = %.0f, bubble %.1f%%", m.currentN, m.currentBubble * 100);
+    if (chosen.bubbleFormula >= 0) ImGui::Text("formula %.1f%%", chosen.bubbleFormula * 100);
+    ImGui::TextDisabled("More micro-batches shrink the bubble; the simulator (circles) follows the formula when "
+                        "backward = 2 x forward and links are free.");
+    ImGui::PopTextWrapPos();
+}
+
 nlohmann::json ModelView::Layout() const
 {
     nlohmann::json j;
@@ -225,6 +301,10 @@ nlohmann::json ModelView::Layout() const
         j["ranks"] = m_lastData->ranks;
         j["curves"] = m_lastData->curves.size();
         j["crossoverBytes"] = m_lastData->crossoverBytes;
+    }
+    if (m_lastPipeline) {
+        j["pipeline"] = core::Name(m_lastPipeline->schedule);
+        j["curves"] = 1;
     }
     return j;
 }

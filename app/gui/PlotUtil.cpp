@@ -26,7 +26,7 @@ double Transform(const PlotAxis& a, double v) { return a.log ? std::log10(std::m
 template <class Fn>
 void ForEachTick(const PlotAxis& a, float pixels, float minGapPx, Fn fn)
 {
-    if (a.log && a.unit == AxisUnit::Bytes) {
+    if (a.log && (a.unit == AxisUnit::Bytes || a.unit == AxisUnit::Count)) {
         const double lo = std::log2(a.min), hi = std::log2(a.max);
         const double pxPerOctave = pixels / std::max(hi - lo, 1e-9);
         int stride = 10;
@@ -107,7 +107,8 @@ char* FormatValue(char* buf, int size, double v, AxisUnit unit)
     }
     case AxisUnit::GBps: std::snprintf(buf, n, "%.3g GB/s", v); return buf;
     case AxisUnit::Fraction: std::snprintf(buf, n, "%.0f%%", v * 100); return buf;
-    case AxisUnit::Plain: std::snprintf(buf, n, "%.3g", v); return buf;
+    case AxisUnit::Plain:
+    case AxisUnit::Count: std::snprintf(buf, n, "%.3g", v); return buf;
     }
     return buf;
 }

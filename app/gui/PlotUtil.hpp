@@ -7,7 +7,7 @@
 
 namespace paralens::app {
 
-enum class AxisUnit { Bytes, Seconds, GBps, Fraction, Plain };
+enum class AxisUnit { Bytes, Seconds, GBps, Fraction, Plain, Count }; // Count: powers of two on a log axis
 
 struct PlotAxis {
     double min = 1.0;

@@ -129,9 +129,8 @@ std::shared_ptr<RunResult> BuildCollective(const Experiment& e)
     return r;
 }
 
-std::shared_ptr<RunResult> BuildPipeline(const Experiment& e)
+core::PipelineSpec PipelineSpecOf(const Experiment& e)
 {
-    auto r = std::make_shared<RunResult>();
     const PipelineParams& p = e.pipeline;
     core::PipelineSpec spec;
     spec.kind = p.schedule;
@@ -147,14 +146,60 @@ std::shared_ptr<RunResult> BuildPipeline(const Experiment& e)
         spec.stageSlowdown.assign(static_cast<size_t>(p.stages), 1.0);
         spec.stageSlowdown[static_cast<size_t>(e.cluster.stragglerRank)] = e.cluster.stragglerSlowdown;
     }
+    return spec;
+}
+
+core::ClusterModel PipelineLinks(const Experiment& e)
+{
+    core::ClusterModel link = e.pipeline.communicate ? e.cluster.ToModel() : core::FreeLinks();
+    link.stragglers.clear(); // the straggler is a slow stage (stageSlowdown), not a slow link
+    return link;
+}
+
+// The bubble fraction against N: the formula at every valid N up to 64 (or 4x the run's), the
+// simulator at powers of two and at the run's N.
+std::shared_ptr<const PipelineModelData> PipelineModel(const core::PipelineSpec& run, const core::ClusterModel& link,
+                                                       double bubble)
+{
+    auto m = std::make_shared<PipelineModelData>();
+    m->schedule = run.kind;
+    m->stages = run.stages;
+    m->chunks = run.chunks;
+    m->currentN = run.microBatches;
+    m->currentBubble = bubble;
+    const int step = run.kind == core::ScheduleKind::Interleaved ? run.stages : 1;
+    const int maxN = std::max(64, 4 * run.microBatches);
+    core::PipelineSpec spec = run;
+    spec.forwardFlops = 0;
+    for (int n = step; n <= maxN; n += step) {
+        spec.microBatches = n;
+        const double f = core::BubbleFractionFormula(spec);
+        if (f < 0) break;
+        m->n.push_back(n);
+        m->formula.push_back(f);
+    }
+    for (int n = step; n <= maxN; n *= 2) {
+        spec.microBatches = n;
+        core::PipelineSimResult sim = core::SimulatePipeline(core::BuildSchedule(spec), link, true);
+        const int64_t end = sim.trace->BeginNs() + static_cast<int64_t>(std::llround(sim.pipelineSeconds * 1e9));
+        m->pointN.push_back(n);
+        m->simulated.push_back(core::ComputeBubbleFraction(*sim.trace, {sim.trace->BeginNs(), end}));
+    }
+    return m;
+}
+
+std::shared_ptr<RunResult> BuildPipeline(const Experiment& e)
+{
+    auto r = std::make_shared<RunResult>();
+    const PipelineParams& p = e.pipeline;
+    core::PipelineSpec spec = PipelineSpecOf(e);
     const core::GpuSpec* gpu = core::FindGpu(p.gpu);
     Require(gpu != nullptr, "GPU '" + p.gpu + "' is not in the spec table (known: " + core::GpuIdsList() + ")");
     const double peak = gpu->PeakFlops(p.dtype);
     Require(peak > 0, gpu->name + " has no " + p.dtype + " figure in the spec table");
     spec.forwardFlops = spec.forwardSec * p.kernelEfficiency * peak;
     const core::Schedule schedule = core::BuildSchedule(spec);
-    core::ClusterModel link = p.communicate ? e.cluster.ToModel() : core::FreeLinks();
-    link.stragglers.clear(); // the straggler is a slow stage (stageSlowdown), not a slow link
+    const core::ClusterModel link = PipelineLinks(e);
     core::PipelineSimResult sim = core::SimulatePipeline(schedule, link, true);
     r->trace = std::make_shared<const core::Trace>(std::move(*sim.trace));
     r->windowBeginNs = r->trace->BeginNs();
@@ -170,6 +215,7 @@ std::shared_ptr<RunResult> BuildPipeline(const Experiment& e)
     }
     r->simulatedSeconds = sim.seconds;
     FillMfu(*r, peak, gpu->name + ", " + p.dtype + " dense peak: spec table (assets/hardware.json)");
+    r->pipelineModel = PipelineModel(spec, link, r->bubbleFraction);
     return r;
 }
 

@@ -58,6 +58,20 @@ struct ModelData {
     double fitBandwidthGBps = 0.0;
 };
 
+// The model view's data for a pipeline: its bubble fraction against the number of micro-batches N,
+// from the lectures' formula and from the simulator.
+struct PipelineModelData {
+    core::ScheduleKind schedule = core::ScheduleKind::OneFOneB;
+    int stages = 0;
+    int chunks = 1;
+    std::vector<double> n;         // micro-batches at which the formula is drawn (valid N only)
+    std::vector<double> formula;   // BubbleFractionFormula at n; empty when the lectures give none
+    std::vector<double> pointN;    // micro-batches simulated
+    std::vector<double> simulated; // the simulated bubble fraction at pointN
+    double currentN = 0.0;
+    double currentBubble = 0.0;
+};
+
 struct MfuData {
     bool available = false;  // the trace has FLOPs and a peak is known
     double peakFlops = 0.0;  // per device
@@ -91,6 +105,7 @@ struct RunResult {
     double bubbleFormula = -1.0;
     std::vector<int> peakActivations;
     std::vector<int> peakActivationsFormula;    // GPipe N, 1F1B min(D-s, N); empty when unknown
+    std::shared_ptr<const PipelineModelData> pipelineModel;
 
     // Collectives.
     double simulatedSeconds = 0.0;

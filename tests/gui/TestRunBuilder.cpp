@@ -133,3 +133,28 @@ TEST_CASE("a collective's trace file gets its Plan back for the flow and model v
     CHECK(loaded->model->fitted);
     CHECK(loaded->formula == simulated->formula);
 }
+
+TEST_CASE("the pipeline model: the bubble against N from the formula and the simulator agree for 1F1B", "[gui]")
+{
+    auto run = BuildRun(Pipeline(core::ScheduleKind::OneFOneB));
+    REQUIRE(run->pipelineModel);
+    const PipelineModelData& m = *run->pipelineModel;
+    REQUIRE(m.n.size() == m.formula.size());
+    REQUIRE(m.n.size() >= 64u);
+    CHECK(m.formula[7] == Approx(3.0 / 11.0)); // N = 8, D = 4
+    REQUIRE(m.pointN.size() == 7u);           // 1, 2, 4, ..., 64
+    for (size_t i = 0; i < m.pointN.size(); ++i) {
+        INFO("N = " << m.pointN[i]);
+        CHECK(m.simulated[i] == Approx(3.0 / (3.0 + m.pointN[i])).epsilon(1e-6));
+    }
+    CHECK(m.currentN == 8.0);
+    CHECK(m.currentBubble == Approx(3.0 / 11.0).epsilon(1e-6));
+    auto interleaved = BuildRun([] {
+        Experiment e = Pipeline(core::ScheduleKind::Interleaved);
+        e.pipeline.chunks = 2;
+        return e;
+    }());
+    REQUIRE(interleaved->pipelineModel);
+    CHECK(interleaved->pipelineModel->n.front() == 4.0); // N must be a multiple of D
+    CHECK(interleaved->pipelineModel->formula.front() == Approx(3.0 / (3.0 + 2 * 4)));
+}
