@@ -116,7 +116,8 @@ void App::DrawDialogs()
                 "Shift+drag measures a range; double-click a span to fit it, empty space to fit everything; click a "
                 "device's name to expand it into its lanes; wheel over the names scrolls.\n\n"
                 "Keys (timeline hovered): arrows or A/D pan, W/S or +/- zoom, Home fits.\n\n"
-                "Flow: play, pause and step with the buttons; the slider picks a step; click a panel to focus it.\n\n"
+                "Flow: play, pause and step with the buttons (or Space, Left and Right over the view); the slider "
+                "picks a step; click a panel to focus it.\n\n"
                 "Model: hover to read every algorithm's time at that size.\n\n"
                 "Files: drop traces on the window, or File > Open (Ctrl+O).");
         }

@@ -1,5 +1,6 @@
 #include "FlowView.hpp"
 
+#include "ImGuiCompat.hpp"
 #include "PlotUtil.hpp"
 #include "Theme.hpp"
 #include "TimeAxis.hpp"
@@ -78,6 +79,21 @@ void FlowView::Draw(ViewSettings& settings, ImVec2 size)
     if (m_pendingStep > -3) {
         m_position = m_pendingStep < 0 ? maxSteps : std::min(m_pendingStep, maxSteps);
         m_pendingStep = -3;
+    }
+    // Keys while the view is under the mouse: Space plays or pauses, Left and Right step.
+    if (ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows) && !ImGui::GetIO().WantTextInput) {
+        if (KeyPressed(Key::Space)) {
+            if (!m_playing && m_position >= maxSteps) m_position = 0;
+            m_playing = !m_playing;
+        }
+        if (KeyPressed(Key::Right)) {
+            m_position = std::min<double>(maxSteps, std::floor(m_position) + 1);
+            m_playing = false;
+        }
+        if (KeyPressed(Key::Left)) {
+            m_position = std::max(0.0, std::ceil(m_position) - 1);
+            m_playing = false;
+        }
     }
     if (m_playing) {
         m_position += ImGui::GetIO().DeltaTime * m_speed;
@@ -287,6 +303,7 @@ void FlowView::DrawTransfers(const RunResult& run, const std::vector<Node>& node
 
 void FlowView::DrawCells(const RunResult& run, const Node& node, int rank, int step, float cell)
 {
+    if (cell < 4.0f) return; // too many ranks for readable cells: the arrows and the timeline remain
     const Theme& th = CurrentTheme();
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const FlowHoldings& h = *run.holdings;
