@@ -320,6 +320,10 @@ bool ControlsPanel::DrawCluster(ClusterParams& c, bool pipeline, int ranks)
         changed = true;
     }
     if (straggler) {
+        if (c.stragglerRank > ranks - 1) { // fewer ranks than before: keep the straggler among them
+            c.stragglerRank = std::max(0, ranks - 1);
+            changed = true;
+        }
         changed |= ImGui::SliderInt(pipeline ? "stage" : "rank", &c.stragglerRank, 0, std::max(0, ranks - 1));
         changed |= SliderDouble("slowdown", c.stragglerSlowdown, 1.0, 10.0, "x %.2f", false);
     }

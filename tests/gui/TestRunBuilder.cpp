@@ -1,5 +1,8 @@
 // Running experiments for the views (app/gui/RunBuilder.hpp): the numbers the views show.
 #include "RunBuilder.hpp"
+#include "TrainingRuns.hpp"
+
+#include "common/Error.hpp"
 
 #include "schedule/Schedule.hpp"
 #include "trace/TraceFile.hpp"
@@ -8,6 +11,7 @@
 
 #include <filesystem>
 #include <numeric>
+#include <random>
 #include <unistd.h>
 
 using namespace paralens;
@@ -157,4 +161,50 @@ TEST_CASE("the pipeline model: the bubble against N from the formula and the sim
     REQUIRE(interleaved->pipelineModel);
     CHECK(interleaved->pipelineModel->n.front() == 4.0); // N must be a multiple of D
     CHECK(interleaved->pipelineModel->formula.front() == Approx(3.0 / (3.0 + 2 * 4)));
+}
+
+TEST_CASE("random parameters from the controls either run or say what is wrong", "[gui]")
+{
+    std::mt19937 rng(5);
+    auto pick = [&](int lo, int hi) { return lo + static_cast<int>(rng() % static_cast<unsigned>(hi - lo + 1)); };
+    int ran = 0, refused = 0;
+    for (int i = 0; i < 300; ++i) {
+        Experiment e;
+        e.kind = static_cast<ExperimentKind>(pick(0, 2));
+        const auto collectives = core::AllCollectives();
+        e.collective.collective = collectives[static_cast<size_t>(pick(0, static_cast<int>(collectives.size()) - 1))];
+        const auto algorithms = core::AlgorithmsFor(e.collective.collective);
+        e.collective.algorithm = algorithms[static_cast<size_t>(pick(0, static_cast<int>(algorithms.size()) - 1))];
+        e.collective.ranks = pick(1, 64);
+        e.collective.bytes = uint64_t{1} << pick(0, 24);
+        e.collective.root = pick(0, e.collective.ranks - 1);
+        e.pipeline.schedule = core::AllScheduleKinds()[static_cast<size_t>(pick(0, static_cast<int>(core::AllScheduleKinds().size()) - 1))];
+        e.pipeline.stages = pick(1, 16);
+        e.pipeline.microBatches = pick(1, 64);
+        e.pipeline.chunks = pick(1, 4);
+        e.pipeline.recompute = pick(0, 1) == 1;
+        e.pipeline.communicate = pick(0, 1) == 1;
+        e.training.workload = TrainingWorkloadNames()[static_cast<size_t>(pick(0, 5))];
+        e.training.devices = pick(1, 32);
+        e.training.layers = pick(1, 8);
+        e.training.iterations = pick(1, 3);
+        e.training.consistency = pick(0, 2) == 0 ? "bsp" : pick(0, 1) ? "ssp" : "async";
+        e.training.experts = pick(1, 64);
+        e.training.tokens = pick(256, 4096);
+        e.training.hidden = pick(256, 4096);
+        e.cluster.stragglerRank = pick(-1, 4);
+        e.cluster.gammaGBps = pick(0, 1) ? 0.0 : 200.0;
+        INFO("experiment " << i << ": " << Describe(e));
+        try {
+            auto run = BuildRun(e);
+            REQUIRE(run);
+            CHECK(run->trace->Devices().size() == run->usage.size());
+            ++ran;
+        } catch (const Error& err) {
+            CHECK(std::string(err.what()).size() > 10);
+            ++refused;
+        }
+    }
+    CHECK(ran > 150);
+    INFO("refused " << refused);
 }
