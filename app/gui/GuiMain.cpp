@@ -82,6 +82,52 @@ void Export(JobRunner& jobs, App& app, GLFWwindow* window, const ExportRequest& 
     }, [&app](const std::string& message) -> Apply { return [&app, message] { app.ShowError("Cannot write the PNG", message); }; });
 }
 
+// The event loop: draws frames until the window closes; idle, it sleeps until an event.
+void Loop(GLFWwindow* window, App& app, JobRunner& jobs, float scale)
+{
+    ImGuiIO& io = ImGui::GetIO();
+    int extraFrames = 3;
+    std::string title;
+    while (!glfwWindowShouldClose(window) && !app.WantsQuit()) {
+        // A few frames follow each event so ImGui settles (hover states, popups).
+        if (app.NeedsFrames() || extraFrames > 0) {
+            glfwPollEvents();
+            extraFrames = std::max(0, extraFrames - 1);
+        } else {
+            glfwWaitEvents(); // input, or glfwPostEmptyEvent from a finished job
+            extraFrames = 2;
+        }
+        if (!g_dropped.empty()) {
+            app.OpenFiles(g_dropped);
+            g_dropped.clear();
+        }
+        app.Poll();
+        if (const float s = ContentScale(window); s != scale) { // moved to a monitor with another DPI
+            scale = s;
+            LoadFonts(scale);
+            ImGui_ImplOpenGL3_DestroyFontsTexture();
+            ImGui_ImplOpenGL3_CreateFontsTexture();
+            ApplyTheme(app.Dark(), app.Presentation(), scale);
+        }
+        if (app.WindowTitle() != title) glfwSetWindowTitle(window, (title = app.WindowTitle()).c_str());
+        ImGui_ImplOpenGL3_NewFrame();
+        ImGui_ImplGlfw_NewFrame();
+        ImGui::NewFrame();
+        app.Frame(io.DisplaySize);
+        ImGui::Render();
+        int fbW = 0, fbH = 0;
+        glfwGetFramebufferSize(window, &fbW, &fbH);
+        glViewport(0, 0, fbW, fbH);
+        const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+        glClearColor(bg.x, bg.y, bg.z, 1.0f);
+        glClear(GL_COLOR_BUFFER_BIT);
+        ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+        ExportRequest req;
+        if (app.TakeExport(req)) Export(jobs, app, window, req);
+        glfwSwapBuffers(window);
+    }
+}
+
 } // namespace
 
 int RunGui(const std::vector<std::string>& files)
@@ -99,9 +145,8 @@ int RunGui(const std::vector<std::string>& files)
     }
     IMGUI_CHECKVERSION();
     ImGui::CreateContext();
-    ImGuiIO& io = ImGui::GetIO();
-    io.IniFilename = nullptr; // layout comes from the app, not from a file in the working folder
-    float scale = ContentScale(window);
+    ImGui::GetIO().IniFilename = nullptr; // layout comes from the app, not from a file in the working folder
+    const float scale = ContentScale(window);
     LoadFonts(scale);
     ApplyTheme(false, false, scale);
     ImGui_ImplGlfw_InitForOpenGL(window, true);
@@ -111,47 +156,7 @@ int RunGui(const std::vector<std::string>& files)
         App app(&jobs);
         if (files.empty()) app.LoadScenario(*FindScenario("default"));
         else app.OpenFiles(files);
-        int extraFrames = 3;
-        std::string title;
-        while (!glfwWindowShouldClose(window) && !app.WantsQuit()) {
-            // Idle: sleep until an event (input, a finished job) arrives; a few frames follow each
-            // event so ImGui settles (hover states, popups).
-            if (app.NeedsFrames() || extraFrames > 0) {
-                glfwPollEvents();
-                extraFrames = std::max(0, extraFrames - 1);
-            } else {
-                glfwWaitEvents(); // input, or glfwPostEmptyEvent from a finished job
-                extraFrames = 2;
-            }
-            if (!g_dropped.empty()) {
-                app.OpenFiles(g_dropped);
-                g_dropped.clear();
-            }
-            app.Poll();
-            if (const float s = ContentScale(window); s != scale) { // moved to a monitor with another DPI
-                scale = s;
-                LoadFonts(scale);
-                ImGui_ImplOpenGL3_DestroyFontsTexture();
-                ImGui_ImplOpenGL3_CreateFontsTexture();
-                ApplyTheme(app.Dark(), app.Presentation(), scale);
-            }
-            if (app.WindowTitle() != title) glfwSetWindowTitle(window, (title = app.WindowTitle()).c_str());
-            ImGui_ImplOpenGL3_NewFrame();
-            ImGui_ImplGlfw_NewFrame();
-            ImGui::NewFrame();
-            app.Frame(io.DisplaySize);
-            ImGui::Render();
-            int fbW = 0, fbH = 0;
-            glfwGetFramebufferSize(window, &fbW, &fbH);
-            glViewport(0, 0, fbW, fbH);
-            const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
-            glClearColor(bg.x, bg.y, bg.z, 1.0f);
-            glClear(GL_COLOR_BUFFER_BIT);
-            ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-            ExportRequest req;
-            if (app.TakeExport(req)) Export(jobs, app, window, req);
-            glfwSwapBuffers(window);
-        }
+        Loop(window, app, jobs, scale);
     } // the jobs finish (cancelled) before the context goes
     ImGui_ImplOpenGL3_Shutdown();
     ImGui_ImplGlfw_Shutdown();
