@@ -368,8 +368,20 @@ std::shared_ptr<const Snapshot> BuildSnapshot(const std::vector<Experiment>& exp
         if (context) context->SetProgress(static_cast<double>(i) / static_cast<double>(experiments.size()));
         std::shared_ptr<const RunResult> reuse;
         if (previous)
-            for (const auto& run : previous->runs)
-                if (run && run->experiment == experiments[i]) reuse = run;
+            for (const auto& run : previous->runs) {
+                if (!run) continue;
+                if (run->experiment == experiments[i]) reuse = run;
+                Experiment relabelled = run->experiment;
+                relabelled.label = experiments[i].label;
+                if (!reuse && relabelled == experiments[i]) {
+                    // Only the label changed: the same run under its new name (no re-simulation, no re-read).
+                    auto copy = std::make_shared<RunResult>(*run);
+                    copy->experiment = experiments[i];
+                    if (experiments[i].kind != ExperimentKind::File)
+                        copy->title = (experiments[i].label.empty() ? "" : experiments[i].label + ": ") + Describe(experiments[i]);
+                    reuse = std::move(copy);
+                }
+            }
         if (!reuse) {
             try {
                 reuse = BuildRun(experiments[i], context);

@@ -208,3 +208,15 @@ TEST_CASE("random parameters from the controls either run or say what is wrong",
     CHECK(ran > 150);
     INFO("refused " << refused);
 }
+
+TEST_CASE("renaming an experiment keeps its run (no re-simulation) under the new title", "[gui]")
+{
+    std::vector<Experiment> list{Pipeline(core::ScheduleKind::GPipe)};
+    list[0].label = "before";
+    auto first = BuildSnapshot(list, nullptr);
+    list[0].label = "after";
+    auto second = BuildSnapshot(list, first.get());
+    CHECK(second->runs[0]->trace == first->runs[0]->trace); // the same simulation
+    CHECK(second->runs[0]->title.rfind("after: ", 0) == 0);
+    CHECK(second->runs[0]->experiment.label == "after");
+}
