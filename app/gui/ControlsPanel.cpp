@@ -95,7 +95,9 @@ bool ControlsPanel::Draw(std::vector<Experiment>& experiments, ViewSettings& set
         ImGui::PopStyleColor();
         ImGui::Separator();
     }
+    m_openFile = false;
     bool changed = DrawList(experiments, settings);
+    ctx.openFile = ctx.openFile || m_openFile;
     if (settings.selected >= 0 && static_cast<size_t>(settings.selected) < experiments.size()) {
         Experiment& e = experiments[static_cast<size_t>(settings.selected)];
         ImGui::Spacing();
@@ -141,17 +143,21 @@ bool ControlsPanel::DrawList(std::vector<Experiment>& experiments, ViewSettings&
 {
     const Theme& th = CurrentTheme();
     bool changed = false;
-    const bool file = settings.selected >= 0 && static_cast<size_t>(settings.selected) < experiments.size() &&
-                      experiments[static_cast<size_t>(settings.selected)].kind == ExperimentKind::File;
-    ImGui::TextDisabled("backend");
-    ImGui::SameLine();
-    ImGui::TextUnformatted(file ? "trace file" : "simulated");
-    if (ImGui::IsItemHovered())
-        ImGui::SetTooltip(file ? "A trace read from disk" : "The modelled cluster of the lectures: alpha + n beta per message");
-    ImGui::SameLine();
-    ImGui::TextDisabled("(GPU: not built)");
-    if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("Real GPUs need a build with CUDA and NCCL (configure on a machine with the CUDA toolkit)");
+    // The backend of the selected experiment: the simulator, real GPUs (not in this build), or a file.
+    Experiment* selected = settings.selected >= 0 && static_cast<size_t>(settings.selected) < experiments.size()
+                               ? &experiments[static_cast<size_t>(settings.selected)]
+                               : nullptr;
+    const bool file = selected && selected->kind == ExperimentKind::File;
+    if (ImGui::BeginCombo("backend", file ? "trace file" : "simulated")) {
+        if (ImGui::Selectable("simulated (the modelled cluster)", !file) && file) {
+            selected->kind = ExperimentKind::Collective;
+            selected->file.clear();
+            changed = true;
+        }
+        ImGui::Selectable("GPU: not in this build (needs CUDA and NCCL)", false, ImGuiSelectableFlags_Disabled);
+        if (ImGui::Selectable("trace file...", file)) m_openFile = true;
+        ImGui::EndCombo();
+    }
     ImGui::Spacing();
     ImGui::PushFont(th.bold);
     ImGui::TextUnformatted("Experiments");

@@ -37,6 +37,7 @@ private:
     bool DrawCluster(ClusterParams& c, bool pipeline, int ranks);
     void DrawJobs(ControlsContext& ctx);
 
+    bool m_openFile = false;             // the backend combo asked for a file
     std::vector<Experiment> m_described; // the experiments m_labels describe
     std::vector<std::string> m_labels;
     std::vector<std::string> m_details;
