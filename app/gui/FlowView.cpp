@@ -224,7 +224,7 @@ void FlowView::DrawPanel(Panel& panel, const RunResult& run, ImVec2 min, ImVec2 
         dl->AddCircle(node.centre, node.radius, th.nodeBorder, 32, th.line);
         std::snprintf(label, sizeof label, "%d", r);
         const float fs = std::min(fontH, node.radius * 1.2f);
-        const ImVec2 ts = th.bold->CalcTextSizeA(fs, 1e9f, 0, label);
+        const ImVec2 ts = th.Bold()->CalcTextSizeA(fs, 1e9f, 0, label);
         dl->AddText(th.bold, fs, ImVec2(node.centre.x - ts.x / 2, node.centre.y - ts.y / 2), th.textOnDark, label);
         DrawCells(run, node, r, pos.shown, cell);
     }
@@ -329,7 +329,7 @@ void FlowView::DrawCells(const RunResult& run, const Node& node, int rank, int s
                 if (reduces && fc.Count() > 1 && cell >= ImGui::GetFontSize() * 0.8f) {
                     std::snprintf(count, sizeof count, "%d", fc.Count());
                     const float fs = cell * 0.72f;
-                    const ImVec2 ts = th.body->CalcTextSizeA(fs, 1e9f, 0, count);
+                    const ImVec2 ts = th.Body()->CalcTextSizeA(fs, 1e9f, 0, count);
                     dl->AddText(th.body, fs, ImVec2((a.x + b.x - ts.x) / 2, (a.y + b.y - ts.y) / 2), th.TextOn(fill), count);
                 }
             }

@@ -56,7 +56,7 @@ void MfuView::DrawGauge(ImVec2 c, float radius, double value, const char* label,
     char text[32];
     std::snprintf(text, sizeof text, "%.1f%%", value * 100);
     const float big = ImGui::GetFontSize() * 1.5f;
-    const ImVec2 ts = th.bold->CalcTextSizeA(big, 1e9f, 0, text);
+    const ImVec2 ts = th.Bold()->CalcTextSizeA(big, 1e9f, 0, text);
     dl->AddText(th.bold, big, ImVec2(c.x - ts.x / 2, c.y - ts.y), th.text, text);
     const ImVec2 ls = ImGui::CalcTextSize(label);
     dl->AddText(ImVec2(c.x - ls.x / 2, c.y + ImGui::GetFontSize() * 0.25f), th.textDim, label);

@@ -37,6 +37,9 @@ struct Theme {
     // Black or white, whichever reads better on `fill`.
     ImU32 TextOn(ImU32 fill) const;
     float Px(float logicalPixels) const { return logicalPixels * scale; }
+    // The fonts, or ImGui's current one before LoadFonts ran.
+    ImFont* Body() const { return body ? body : ImGui::GetFont(); }
+    ImFont* Bold() const { return bold ? bold : ImGui::GetFont(); }
 };
 
 const Theme& CurrentTheme();
