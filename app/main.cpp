@@ -36,7 +36,7 @@ int RunWindow(const std::vector<std::string>& files)
     for (const std::string& f : files) {
         std::error_code ec;
         if (std::filesystem::exists(f, ec)) continue;
-        std::fprintf(stderr, "paralens: '%s' is neither a file nor a subcommand (subcommands: simulate, sweep, pipeline, workload, convert, render; "
+        std::fprintf(stderr, "paralens: '%s' is neither a file nor a subcommand (subcommands: simulate, sweep, pipeline, workload, convert, analyze, fit, render; "
                              "see 'paralens --help')\n", f.c_str());
         return 2;
     }
@@ -67,6 +67,8 @@ int main(int argc, char** argv)
     paralens::app::AddConvertCommand(app);
     paralens::app::AddPipelineCommand(app);
     paralens::app::AddWorkloadCommand(app);
+    paralens::app::AddAnalyzeCommand(app);
+    paralens::app::AddFitCommand(app);
     paralens::app::AddRenderCommand(app);
     app.require_subcommand(0, 1);
     try {

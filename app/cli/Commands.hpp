@@ -13,6 +13,8 @@ void AddSweepCommand(CLI::App& root);
 void AddConvertCommand(CLI::App& root);
 void AddPipelineCommand(CLI::App& root);
 void AddWorkloadCommand(CLI::App& root);
+void AddAnalyzeCommand(CLI::App& root);
+void AddFitCommand(CLI::App& root);
 void AddRenderCommand(CLI::App& root);
 
 // `paralens` with no subcommand and no display (or no GUI built): a useful headless summary.
