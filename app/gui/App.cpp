@@ -20,31 +20,42 @@ void App::LoadScenario(const Scenario& s)
     m_title = s.title;
     m_description = s.description;
     m_selectTab = true;
-    Resimulate(true, false);
+    Resimulate(true);
 }
 
 void App::OpenFiles(const std::vector<std::string>& files)
 {
     if (files.empty()) return;
-    std::vector<Experiment> list;
-    for (const std::string& f : files) {
-        Experiment e;
-        e.kind = ExperimentKind::File;
-        e.file = f;
-        e.label = std::filesystem::path(f).filename().string();
-        list.push_back(std::move(e));
+    const std::string what = files.size() == 1 ? std::filesystem::path(files[0]).filename().string()
+                                               : std::to_string(files.size()) + " trace files";
+    // On the worker: which files form one job (their first bytes say), then reading them all.
+    auto work = [this, files, what](JobContext& ctx) -> Apply {
+        std::vector<Experiment> list = FileExperiments(files);
+        auto snap = BuildSnapshot(list, nullptr, &ctx);
+        if (!snap) return nullptr;
+        return [this, list = std::move(list), snap, what] {
+            m_experiments = list;
+            m_settings.selected = 0;
+            m_settings.modelExperiment = -1;
+            m_settings.tab = ViewTab::Stats;
+            m_selectTab = true;
+            m_title = what;
+            m_description = "Opened from disk. The timeline hatches each device's idle time; the Stats tab has busy, "
+                            "idle and overlap per device and the collectives matched across ranks.";
+            Publish(snap, true);
+        };
+    };
+    if (!m_jobs) {
+        JobContext ctx;
+        work(ctx)(); // errors propagate to the caller (paralens render)
+        return;
     }
-    m_experiments = std::move(list);
-    m_settings.selected = 0;
-    m_settings.modelExperiment = -1;
-    m_settings.tab = ViewTab::Stats;
-    m_selectTab = true;
-    m_title = files.size() == 1 ? std::filesystem::path(files[0]).filename().string() : std::to_string(files.size()) + " trace files";
-    m_description = "Opened from disk. The timeline hatches each device's idle time; the Stats tab has busy, idle and overlap per device.";
-    Resimulate(true, true);
+    m_jobs->Submit("file", "Loading " + what, work, [this](const std::string& message) -> Apply {
+        return [this, message] { ShowError("Cannot open the trace", message); };
+    });
 }
 
-void App::Resimulate(bool resetViews, bool fromFiles)
+void App::Resimulate(bool resetViews)
 {
     if (!m_jobs) {
         Publish(BuildSnapshot(m_experiments, m_snapshot.get()), resetViews);
@@ -52,23 +63,14 @@ void App::Resimulate(bool resetViews, bool fromFiles)
     }
     const std::vector<Experiment> experiments = m_experiments;
     std::shared_ptr<const Snapshot> previous = m_snapshot;
-    const std::string label = fromFiles ? "Loading " + m_title : "Simulating";
-    m_jobs->Submit(fromFiles ? "file" : "simulate", label,
+    m_jobs->Submit("simulate", "Simulating",
                    [this, experiments, previous, resetViews](JobContext& ctx) -> Apply {
                        auto snap = BuildSnapshot(experiments, previous.get(), &ctx);
                        if (!snap) return nullptr;
                        return [this, snap, resetViews] { Publish(snap, resetViews); };
                    },
-                   [this, fromFiles](const std::string& message) -> Apply {
-                       return [this, fromFiles, message] {
-                           if (!fromFiles) {
-                               m_simError = message;
-                               return;
-                           }
-                           m_experiments = m_publishedExperiments; // keep showing what was there
-                           ShowError("Cannot open the trace", message);
-                       };
-                   });
+                   // A parameter the simulator refuses: said in the controls; the last result stays.
+                   [this](const std::string& message) -> Apply { return [this, message] { m_simError = message; }; });
 }
 
 void App::Publish(std::shared_ptr<const Snapshot> snapshot, bool resetViews)
@@ -178,7 +180,7 @@ void App::Frame(ImVec2 display)
     }
     ImGui::SetCursorScreenPos(ImVec2(top.x + th.Px(8), top.y + th.Px(6)));
     ImGui::BeginChild("##left", ImVec2(controlsW - th.Px(12), height - th.Px(10)), false);
-    if (m_controls.Draw(m_experiments, m_settings, ctx, ImGui::GetContentRegionAvail())) Resimulate(false, false);
+    if (m_controls.Draw(m_experiments, m_settings, ctx, ImGui::GetContentRegionAvail())) Resimulate(false);
     ImGui::EndChild();
     if (ctx.cancelSimulate && m_jobs) m_jobs->Cancel("simulate");
     if (ctx.cancelFile && m_jobs) {

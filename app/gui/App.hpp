@@ -69,7 +69,7 @@ public:
     bool Presentation() const { return m_presentation; }
 
 private:
-    void Resimulate(bool resetViews, bool fromFiles);
+    void Resimulate(bool resetViews);
     void Publish(std::shared_ptr<const Snapshot> snapshot, bool resetViews);
     void DrawMenus();             // AppMenus.cpp
     void DrawDialogs();           // AppMenus.cpp

@@ -97,7 +97,7 @@ struct Experiment {
     PipelineParams pipeline;
     TrainingParams training;
     ClusterParams cluster;
-    std::string file; // ExperimentKind::File
+    std::vector<std::string> files; // ExperimentKind::File: one trace, or the per-rank files of one job
 
     bool operator==(const Experiment&) const = default;
 };

@@ -102,7 +102,7 @@ bool ControlsPanel::Draw(std::vector<Experiment>& experiments, ViewSettings& set
         Experiment& e = experiments[static_cast<size_t>(settings.selected)];
         ImGui::Spacing();
         if (e.kind == ExperimentKind::File) {
-            ImGui::TextWrapped("Trace file: %s", e.file.c_str());
+            for (const std::string& f : e.files) ImGui::TextWrapped("Trace file: %s", f.c_str());
             if (ImGui::Button("Open another file...")) ctx.openFile = true;
         } else {
             int kind = e.kind == ExperimentKind::Pipeline ? 1 : e.kind == ExperimentKind::Training ? 2 : 0;
@@ -151,7 +151,7 @@ bool ControlsPanel::DrawList(std::vector<Experiment>& experiments, ViewSettings&
     if (ImGui::BeginCombo("backend", file ? "trace file" : "simulated")) {
         if (ImGui::Selectable("simulated (the modelled cluster)", !file) && file) {
             selected->kind = ExperimentKind::Collective;
-            selected->file.clear();
+            selected->files.clear();
             changed = true;
         }
         ImGui::Selectable("GPU: not in this build (needs CUDA and NCCL)", false, ImGuiSelectableFlags_Disabled);

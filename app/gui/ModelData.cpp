@@ -1,7 +1,9 @@
 // The model view's data: closed-form curves (core/model PredictSeconds) per algorithm, simulated
-// points (core/sim), the ring/tree crossover and a least-squares fit of alpha and beta.
+// points (core/sim), measured points when the data has them, the ring/tree crossover and a fit of
+// alpha and beta (core/model/Fit.hpp).
 #include "RunBuilder.hpp"
 
+#include "common/Error.hpp"
 #include "sim/Simulator.hpp"
 
 #include <cmath>
@@ -38,48 +40,53 @@ double Crossover(const CollectiveParams& c, const core::CostParams& k, const std
     return -1;
 }
 
-// Fits t = alpha A(n) + beta B(n) (+ the known gamma term) to the points, with A and B the
-// formula's coefficients, minimising relative error (the points span eight decades).
-void Fit(ModelData& m, const CollectiveParams& c, const ModelCurve& curve)
+// alpha and beta through the formula of `algorithm` (core/model/Fit.hpp) to these samples.
+void Fit(ModelData& m, core::Algorithm algorithm, std::vector<core::FitSample> samples, bool measured)
 {
-    double saa = 0, sab = 0, sbb = 0, sat = 0, sbt = 0;
-    int used = 0;
-    for (size_t i = 0; i < m.pointSizes.size(); ++i) {
-        const double t = curve.simulatedSeconds[i];
-        if (!(t > 0)) continue;
-        const double n = m.pointSizes[i];
-        const double a = Predict(c, curve.algorithm, n, {1.0, 0.0, 0.0}) / t;
-        const double b = Predict(c, curve.algorithm, n, {0.0, 1.0, 0.0}) / t;
-        const double g = Predict(c, curve.algorithm, n, {0.0, 0.0, m.params.gammaSecPerByte}) / t;
-        const double y = 1.0 - g;
-        saa += a * a;
-        sab += a * b;
-        sbb += b * b;
-        sat += a * y;
-        sbt += b * y;
-        ++used;
+    core::FitGroup group;
+    group.collective = m.collective;
+    group.ranks = m.ranks;
+    group.algorithm = algorithm;
+    group.samples = std::move(samples);
+    try {
+        const core::FitResult fit = core::FitAlphaBeta(group);
+        m.fitNote = fit.note;
+        if (!(fit.params.betaSecPerByte > 0)) return;
+        m.fitted = true;
+        m.fittedToMeasurements = measured;
+        m.fitAlphaUs = fit.params.alphaSec * 1e6;
+        m.fitBandwidthGBps = 1e-9 / fit.params.betaSecPerByte;
+        m.fitMapePct = fit.mapePct;
+    } catch (const Error& e) {
+        m.fitNote = e.what();
     }
-    const double det = saa * sbb - sab * sab;
-    if (used < 2 || !(std::abs(det) > 1e-12 * saa * sbb)) return;
-    const double alpha = (sat * sbb - sbt * sab) / det;
-    const double beta = (saa * sbt - sab * sat) / det;
-    if (!(alpha >= 0) || !(beta > 0)) return;
-    m.fitted = true;
-    m.fitAlphaUs = alpha * 1e6;
-    m.fitBandwidthGBps = 1e-9 / beta;
 }
 
 } // namespace
 
 std::shared_ptr<const ModelData> BuildModelData(const CollectiveParams& c, const ClusterParams& clusterParams,
-                                                double currentSeconds)
+                                                double currentSeconds, const core::FitGroup* measured)
 {
     auto m = std::make_shared<ModelData>();
-    const core::ClusterModel cluster = clusterParams.ToModel();
+    core::ClusterModel cluster = clusterParams.ToModel();
     m->collective = c.collective;
     m->ranks = c.ranks;
-    m->params = {cluster.alphaSec, cluster.betaSecPerByte, cluster.gammaSecPerByte};
     m->busBwFactor = core::BusBwFactor(c.collective, c.ranks);
+    if (measured) {
+        // The measurements decide alpha and beta; the curves and the simulator then use them.
+        std::vector<core::FitSample> samples = measured->samples;
+        for (const core::FitSample& s : samples) {
+            m->measuredBytes.push_back(static_cast<double>(std::max<uint64_t>(s.bytes, 1)));
+            m->measuredSeconds.push_back(s.seconds);
+        }
+        m->measuredLabel = measured->label.empty() ? measured->source : measured->source + ", " + measured->label;
+        Fit(*m, measured->algorithm, std::move(samples), true);
+        if (m->fitted) {
+            cluster.alphaSec = m->fitAlphaUs * 1e-6;
+            cluster.betaSecPerByte = 1e-9 / m->fitBandwidthGBps;
+        }
+    }
+    m->params = {cluster.alphaSec, cluster.betaSecPerByte, cluster.gammaSecPerByte};
     for (int i = kMinLog2 * kSamplesPerOctave; i <= kMaxLog2 * kSamplesPerOctave; ++i)
         m->sizes.push_back(std::round(std::exp2(static_cast<double>(i) / kSamplesPerOctave)));
     for (int l = kMinLog2; l <= kMaxLog2; l += kPointStride) m->pointSizes.push_back(std::exp2(l));
@@ -98,8 +105,14 @@ std::shared_ptr<const ModelData> BuildModelData(const CollectiveParams& c, const
     m->currentAlgorithm = c.algorithm;
     m->currentBytes = static_cast<double>(c.bytes);
     m->currentSeconds = currentSeconds;
-    for (const ModelCurve& curve : m->curves)
-        if (curve.algorithm == c.algorithm) Fit(*m, c, curve);
+    if (!measured)
+        for (const ModelCurve& curve : m->curves)
+            if (curve.algorithm == c.algorithm) {
+                std::vector<core::FitSample> samples;
+                for (size_t i = 0; i < m->pointSizes.size(); ++i)
+                    samples.push_back({static_cast<uint64_t>(m->pointSizes[i]), curve.simulatedSeconds[i], 0});
+                Fit(*m, c.algorithm, std::move(samples), false);
+            }
     return m;
 }
 

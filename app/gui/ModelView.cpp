@@ -125,6 +125,8 @@ void ModelView::DrawTimePlot(const ModelData& m, ImVec2 min, ImVec2 max)
     for (const ModelCurve& c : m.curves)
         for (double t : c.seconds)
             if (t > 0) lo = std::min(lo, t), hi = std::max(hi, t);
+    for (double t : m.measuredSeconds)
+        if (t > 0) lo = std::min(lo, t), hi = std::max(hi, t);
     if (!(hi > 0)) return;
     const PlotAxis x{m.sizes.front(), m.sizes.back(), true, AxisUnit::Bytes};
     const PlotAxis y{std::pow(10.0, std::floor(std::log10(lo))), std::pow(10.0, std::ceil(std::log10(hi))), true, AxisUnit::Seconds};
@@ -153,6 +155,18 @@ void ModelView::DrawTimePlot(const ModelData& m, ImVec2 min, ImVec2 max)
             colors[n++] = col;
         }
     }
+    // Measurements: dark squares.
+    for (size_t i = 0; i < m.measuredBytes.size(); ++i) {
+        if (!(m.measuredSeconds[i] > 0)) continue;
+        const ImVec2 p(f.ToX(m.measuredBytes[i]), f.ToY(m.measuredSeconds[i]));
+        if (!f.Contains(p)) continue;
+        const float r = th.Px(4);
+        dl->AddRectFilled(ImVec2(p.x - r, p.y - r), ImVec2(p.x + r, p.y + r), th.text);
+    }
+    if (!m.measuredBytes.empty() && n < 8) {
+        labels[n] = "measured";
+        colors[n++] = th.text;
+    }
     PlotMarker(dl, f, m.currentBytes, m.currentSeconds, th.text, th.Px(7), true);
     PlotMarker(dl, f, m.currentBytes, m.currentSeconds, AlgorithmColor(m.currentAlgorithm), th.Px(5), true);
     DrawLegend(dl, f, labels, colors, n);
@@ -172,6 +186,8 @@ void ModelView::DrawBusBwPlot(const ModelData& m, ImVec2 min, ImVec2 max)
     for (const ModelCurve& c : m.curves)
         for (size_t i = 0; i < m.sizes.size(); ++i)
             if (c.seconds[i] > 0) hi = std::max(hi, m.sizes[i] / c.seconds[i] * m.busBwFactor * 1e-9);
+    for (size_t i = 0; i < m.measuredBytes.size(); ++i)
+        if (m.measuredSeconds[i] > 0) hi = std::max(hi, m.measuredBytes[i] / m.measuredSeconds[i] * m.busBwFactor * 1e-9);
     const PlotAxis x{m.sizes.front(), m.sizes.back(), true, AxisUnit::Bytes};
     const PlotAxis y{0.0, std::max(hi * 1.1, 1e-3), false, AxisUnit::GBps};
     const PlotFrame f = DrawPlotFrame(dl, min, max, x, y, nullptr, "busbw", nullptr);
@@ -182,6 +198,13 @@ void ModelView::DrawBusBwPlot(const ModelData& m, ImVec2 min, ImVec2 max)
         const bool current = c.algorithm == m.currentAlgorithm;
         PlotLine(dl, f, m.sizes.data(), m_busbw.data(), static_cast<int>(m.sizes.size()), AlgorithmColor(c.algorithm),
                  (current ? 3.0f : 1.8f) * th.line);
+    }
+    for (size_t i = 0; i < m.measuredBytes.size(); ++i) {
+        if (!(m.measuredSeconds[i] > 0)) continue;
+        const ImVec2 p(f.ToX(m.measuredBytes[i]), f.ToY(m.measuredBytes[i] / m.measuredSeconds[i] * m.busBwFactor * 1e-9));
+        if (!f.Contains(p)) continue;
+        const float r = th.Px(4);
+        dl->AddRectFilled(ImVec2(p.x - r, p.y - r), ImVec2(p.x + r, p.y + r), th.text);
     }
     const double bw = 1e-9 / m.params.betaSecPerByte;
     PlotHLine(dl, f, bw, th.textDim, th.line, true);
@@ -211,22 +234,33 @@ void ModelView::DrawSidebar(const RunResult& run, const ModelData& m, ImVec2, Im
     ImGui::Separator();
     for (const ModelCurve& c : m.curves) {
         const std::string_view name = core::Name(c.algorithm);
+        const char* mark = c.algorithm != m.currentAlgorithm ? "" : m.currentSeconds > 0 ? "  (this run)" : "  (the measurements' fit)";
         ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(AlgorithmColor(c.algorithm)), "\xE2\x96\xA0 %.*s%s",
-                           static_cast<int>(name.size()), name.data(), c.algorithm == m.currentAlgorithm ? "  (this run)" : "");
+                           static_cast<int>(name.size()), name.data(), mark);
         ImGui::Indent();
         ImGui::TextUnformatted(GreekFormula(formula, sizeof formula, c.formula.c_str()));
         ImGui::Unindent();
     }
     ImGui::Separator();
-    ImGui::Text("This run: %s in %s", FormatValue(a, sizeof a, m.currentBytes, AxisUnit::Bytes), FormatDuration(b, sizeof b, m.currentSeconds * 1e9));
-    ImGui::Text("busbw %.4g GB/s (algbw x %.3g)", run.busbwGBps, m.busBwFactor);
+    if (m.currentSeconds > 0) {
+        ImGui::Text("This run: %s in %s", FormatValue(a, sizeof a, m.currentBytes, AxisUnit::Bytes), FormatDuration(b, sizeof b, m.currentSeconds * 1e9));
+        ImGui::Text("busbw %.4g GB/s (algbw x %.3g)", run.busbwGBps, m.busBwFactor);
+    }
+    if (!m.measuredBytes.empty())
+        ImGui::Text("Squares: %zu measurements (%s).", m.measuredBytes.size(), m.measuredLabel.c_str());
     if (m.crossoverBytes > 0)
         ImGui::Text("Above %s the ring is faster than the tree: the n\xCE\xB2 terms outweigh the extra \xCE\xB1 steps.",
                     FormatValue(a, sizeof a, m.crossoverBytes, AxisUnit::Bytes));
     if (m.fitted)
-        ImGui::Text("Fit of \xCE\xB1 and \xCE\xB2 to the simulated points of %.*s: \xCE\xB1 = %s, bandwidth %.4g GB/s.",
-                    static_cast<int>(core::Name(m.currentAlgorithm).size()), core::Name(m.currentAlgorithm).data(), FormatDuration(a, sizeof a, m.fitAlphaUs * 1e3), m.fitBandwidthGBps);
-    ImGui::TextDisabled("Lines: the closed forms. Circles: the simulator. Dot: this run.");
+        ImGui::Text("Fit of \xCE\xB1 and \xCE\xB2 to the %s through %.*s's formula: \xCE\xB1 = %s, bandwidth %.4g GB/s "
+                    "(mean error %.2g%%)%s.",
+                    m.fittedToMeasurements ? "measurements" : "simulated points",
+                    static_cast<int>(core::Name(m.currentAlgorithm).size()), core::Name(m.currentAlgorithm).data(),
+                    FormatDuration(a, sizeof a, m.fitAlphaUs * 1e3), m.fitBandwidthGBps, m.fitMapePct,
+                    m.fittedToMeasurements ? "; the lines use them" : "");
+    if (!m.fitNote.empty()) ImGui::TextDisabled("%s", m.fitNote.c_str());
+    ImGui::TextDisabled("Lines: the closed forms. Circles: the simulator.%s%s", m.currentSeconds > 0 ? " Dot: this run." : "",
+                        m.measuredBytes.empty() ? "" : " Squares: measured.");
     ImGui::PopTextWrapPos();
 }
 

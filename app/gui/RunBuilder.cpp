@@ -3,20 +3,38 @@
 #include "TrainingRuns.hpp"
 
 #include "common/Error.hpp"
+#include "analysis/Fitting.hpp"
+#include "analysis/TraceReport.hpp"
 #include "common/Units.hpp"
 #include "model/Hardware.hpp"
 #include "sim/PipelineSimulator.hpp"
 #include "sim/Simulator.hpp"
+#include "trace/FileIO.hpp"
 #include "trace/TraceFile.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 namespace paralens::app {
 
 namespace {
 
 constexpr int kMfuBins = 160;
+
+// The trace of a file experiment: one file, or the per-rank files of one job on one timeline.
+// Progress goes to `context`; cancelling stops the read between blocks.
+core::Trace ReadFiles(const std::vector<std::string>& files, JobContext* context)
+{
+    Require(!files.empty(), "no trace file to open");
+    core::ReadOptions options;
+    if (context)
+        options.progress = [context](uint64_t done, uint64_t total) {
+            if (total > 0) context->SetProgress(static_cast<double>(done) / static_cast<double>(total));
+            if (context->Cancelled()) throw Error("loading cancelled");
+        };
+    return files.size() == 1 ? core::ReadTraceFile(files[0], options) : core::ReadTraceFiles(files, options);
+}
 
 std::string ScheduleTitle(const PipelineParams& p)
 {
@@ -96,6 +114,29 @@ void AttachCollective(RunResult& r)
         r.model = BuildModelData(c, k, r.simulatedSeconds);
     } catch (const Error&) {
         // Metadata that does not make a Plan: the trace is shown without the flow and model views.
+    }
+}
+
+// What a trace measured: its collectives matched across ranks (core::AnalyzeTrace: busbw, skew,
+// slowest rank) and, for a trace without a paralens Plan, the model fitted to its collectives.
+void AttachMeasurements(RunResult& r, const std::string& source)
+{
+    r.report = std::make_shared<const core::TraceReport>(core::AnalyzeTrace(*r.trace));
+    if (r.model) return;
+    const std::vector<core::FitGroup> groups = core::FitGroupsFromTrace(*r.trace, source);
+    const core::FitGroup* best = nullptr;
+    for (const core::FitGroup& g : groups)
+        if (g.samples.size() >= 2 && (!best || g.samples.size() > best->samples.size())) best = &g;
+    if (!best) return;
+    CollectiveParams c;
+    c.collective = best->collective;
+    c.algorithm = best->algorithm;
+    c.ranks = std::max(best->ranks, 1);
+    for (const core::FitSample& s : best->samples) c.bytes = std::max(c.bytes, s.bytes);
+    try {
+        r.model = BuildModelData(c, ClusterParams{}, 0.0, best);
+    } catch (const Error&) {
+        // A group the model cannot take (a rank count or size it refuses): no model view for it.
     }
 }
 
@@ -308,7 +349,8 @@ std::string Describe(const Experiment& e)
                " micro-batches" + (p.recompute ? ", recomputation" : "");
     }
     case ExperimentKind::Training: return TrainingTitle(e.training);
-    case ExperimentKind::File: return e.file;
+    case ExperimentKind::File:
+        return e.files.size() == 1 ? e.files[0] : e.files.empty() ? std::string() : e.files[0] + " and " + std::to_string(e.files.size() - 1) + " more";
     }
     return {};
 }
@@ -319,7 +361,7 @@ std::shared_ptr<const RunResult> AnalyzeTrace(const Experiment& experiment, std:
     r->experiment = experiment;
     r->trace = std::move(trace);
     const core::Trace& t = *r->trace;
-    r->title = t.Meta().title.empty() ? experiment.file : t.Meta().title;
+    r->title = t.Meta().title.empty() ? Describe(experiment) : t.Meta().title;
     r->windowBeginNs = t.BeginNs();
     r->windowEndNs = t.EndNs();
     const double pipelineSeconds = t.Meta().results.GetNumber("pipelineSeconds", -1.0);
@@ -334,11 +376,39 @@ std::shared_ptr<const RunResult> AnalyzeTrace(const Experiment& experiment, std:
     r->simulatedSeconds = (t.EndNs() - t.BeginNs()) * 1e-9;
     r->predictedSeconds = t.Meta().results.GetNumber("predictedSeconds", 0.0);
     AttachCollective(*r);
+    AttachMeasurements(*r, experiment.label.empty() ? Describe(experiment) : experiment.label);
     // A GPU named in the trace's hardware metadata gives the peak for MFU.
     const std::string gpuName = t.Meta().hardware.GetString("gpu", t.Meta().hardware.GetString("device"));
     const core::GpuSpec* gpu = gpuName.empty() ? nullptr : core::FindGpu(gpuName);
     if (gpu) FillMfu(*r, gpu->PeakFlops("bf16"), gpu->name + ", bf16 dense peak: spec table (assets/hardware.json)");
     return r;
+}
+
+std::vector<Experiment> FileExperiments(const std::vector<std::string>& files)
+{
+    std::vector<Experiment> out;
+    Experiment job;
+    job.kind = ExperimentKind::File;
+    for (const std::string& f : files) {
+        const bool kineto = core::DetectTraceFormat(core::ReadFilePrefix(f, 1 << 16)) == core::TraceFormat::Kineto;
+        if (kineto && files.size() > 1) {
+            job.files.push_back(f);
+            continue;
+        }
+        Experiment e;
+        e.kind = ExperimentKind::File;
+        e.files = {f};
+        e.label = std::filesystem::path(f).filename().string();
+        out.push_back(std::move(e));
+    }
+    if (job.files.size() == 1) { // a single profiler trace among other files: on its own
+        job.label = std::filesystem::path(job.files[0]).filename().string();
+        out.push_back(std::move(job));
+    } else if (!job.files.empty()) {
+        job.label = "job of " + std::to_string(job.files.size()) + " ranks";
+        out.insert(out.begin(), std::move(job));
+    }
+    return out;
 }
 
 std::shared_ptr<const RunResult> BuildRun(const Experiment& e, JobContext* context)
@@ -350,7 +420,7 @@ std::shared_ptr<const RunResult> BuildRun(const Experiment& e, JobContext* conte
     case ExperimentKind::Pipeline: r = BuildPipeline(e); break;
     case ExperimentKind::Training: r = BuildTraining(e); break;
     case ExperimentKind::File: {
-        auto trace = std::make_shared<const core::Trace>(core::ReadTraceFile(e.file));
+        auto trace = std::make_shared<const core::Trace>(ReadFiles(e.files, context));
         if (context && context->Cancelled()) return nullptr;
         return AnalyzeTrace(e, std::move(trace));
     }

@@ -10,6 +10,8 @@
 
 #include "analysis/DeviceUsage.hpp"
 #include "analysis/PipelineMetrics.hpp"
+#include "analysis/TraceReport.hpp"
+#include "model/Fit.hpp"
 #include "model/CostModel.hpp"
 #include "plan/Plan.hpp"
 #include "trace/Trace.hpp"
@@ -52,10 +54,19 @@ struct ModelData {
     core::Algorithm currentAlgorithm = core::Algorithm::Ring;
     double currentBytes = 0.0;
     double currentSeconds = 0.0;
-    // alpha and beta fitted to the current algorithm's simulated points through its formula.
+    // Measurements of this collective (an nccl-tests log, a profiler trace's collectives), when
+    // the data has them; the curves then use the alpha and beta fitted to them.
+    std::vector<double> measuredBytes;
+    std::vector<double> measuredSeconds;
+    std::string measuredLabel; // "nccl-tests log, out-of-place", ...
+    // alpha and beta fitted (core/model/Fit.hpp) to the measurements, else to the current
+    // algorithm's simulated points, through its formula.
     bool fitted = false;
+    bool fittedToMeasurements = false;
     double fitAlphaUs = 0.0;
     double fitBandwidthGBps = 0.0;
+    double fitMapePct = 0.0;   // mean absolute percentage error of the fit
+    std::string fitNote;       // why a parameter could not be fitted, when one could not
 };
 
 // The model view's data for a pipeline: its bubble fraction against the number of micro-batches N,
@@ -119,7 +130,9 @@ struct RunResult {
     std::shared_ptr<const FlowLayout> layout;     // where the flow view puts the ranks
 
     MfuData mfu;
-    std::shared_ptr<const ModelData> model;     // collectives only
+    std::shared_ptr<const ModelData> model;     // collectives (simulated, or measured in a file)
+    std::shared_ptr<const core::TraceReport> report; // trace files and training steps: collectives
+                                                     // matched across ranks (busbw, skew)
 };
 
 struct Snapshot {

@@ -185,8 +185,11 @@ Experiment ReadExperiment(const json& j, const std::string& where)
     if (e.kind == ExperimentKind::Pipeline) ReadPipeline(r, e.pipeline);
     if (e.kind == ExperimentKind::Training) ReadTraining(r, e.training);
     if (e.kind == ExperimentKind::File) {
-        r.Get("file", e.file);
-        if (e.file.empty()) r.Fail("file", "a file experiment needs a path");
+        std::string file;
+        r.Get("file", file);
+        r.Get("files", e.files);
+        if (!file.empty()) e.files.insert(e.files.begin(), file);
+        if (e.files.empty()) r.Fail("file", "a file experiment needs a path (\"file\") or several (\"files\")");
     }
     r.Get("alphaUs", e.cluster.alphaUs);
     r.Get("bandwidthGBps", e.cluster.bandwidthGBps);

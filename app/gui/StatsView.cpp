@@ -84,8 +84,47 @@ void StatsView::DrawRun(const RunResult& run, size_t index)
             }
         ImGui::EndTable();
     }
+    if (run.report) DrawCollectives(*run.report);
     ImGui::Spacing();
     ImGui::PopID();
+}
+
+void StatsView::DrawCollectives(const core::TraceReport& report)
+{
+    char a[32], b[32], c[32];
+    if (!report.collectives.empty()) {
+        ImGui::Spacing();
+        ImGui::TextDisabled("Collectives (matched across ranks: skew = last arrival - first; the slowest rank is the one waited for)");
+        const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_BordersOuterH |
+                                      ImGuiTableFlags_SizingStretchProp;
+        if (ImGui::BeginTable("##collectives", 8, flags)) {
+            for (const char* h : {"collective", "ranks", "operations", "bytes (total)", "time (per rank)", "busbw", "max skew", "slowest rank"})
+                ImGui::TableSetupColumn(h);
+            ImGui::TableHeadersRow();
+            for (const core::CollectiveSummary& s : report.collectives) {
+                ImGui::TableNextRow();
+                ImGui::TableNextColumn();
+                ImGui::TextUnformatted(s.collective.c_str());
+                ImGui::TableNextColumn();
+                ImGui::Text("%d", s.ranks);
+                ImGui::TableNextColumn();
+                ImGui::Text("%zu", s.instances ? s.instances : s.count);
+                ImGui::TableNextColumn();
+                ImGui::TextUnformatted(FormatValue(a, sizeof a, static_cast<double>(s.bytes), AxisUnit::Bytes));
+                ImGui::TableNextColumn();
+                ImGui::TextUnformatted(FormatDuration(b, sizeof b, static_cast<double>(s.timeNs)));
+                ImGui::TableNextColumn();
+                ImGui::Text("%.4g GB/s", s.busbwGBps);
+                ImGui::TableNextColumn();
+                ImGui::TextUnformatted(FormatDuration(c, sizeof c, static_cast<double>(s.maxSkewNs)));
+                ImGui::TableNextColumn();
+                if (s.slowestRank >= 0) ImGui::Text("%d", s.slowestRank);
+                else ImGui::TextDisabled("-");
+            }
+            ImGui::EndTable();
+        }
+    }
+    for (const std::string& note : report.notes) ImGui::TextDisabled("%s", note.c_str());
 }
 
 } // namespace paralens::app

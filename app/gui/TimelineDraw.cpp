@@ -292,6 +292,8 @@ void TimelineView::DrawBubbles(const Section& s, uint16_t run, uint32_t device, 
 {
     const RunResult& r = *m_snapshot->runs[run];
     if (device >= r.usage.size() || y1 <= y0) return;
+    // Bubbles are the accelerators' idle time; a host thread's waiting is not hatched.
+    if (r.trace->Devices()[device].kind == core::DeviceKind::Cpu) return;
     const Theme& th = dc.theme;
     const int64_t begin = m_cache[run].beginNs;
     const double nsPerPx = s.window.Span() / std::max(1.0f, s.plotX1 - s.plotX0);

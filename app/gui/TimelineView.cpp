@@ -56,8 +56,12 @@ void TimelineView::SetSnapshot(std::shared_ptr<const Snapshot> snapshot, const V
                     }
         }
         const size_t devices = r.trace->Devices().size();
+        // Expanded at first only when every lane fits on a screen (a profiler trace's host threads
+        // can have dozens).
+        size_t lanes = 0;
+        for (uint16_t d : c.depths) lanes += d;
         if (sameShape && i < oldExpanded.size() && oldExpanded[i].size() == devices) c.expanded = oldExpanded[i];
-        else c.expanded.assign(devices, m_expandDefault ? 1 : 0);
+        else c.expanded.assign(devices, m_expandDefault && lanes <= 32 ? 1 : 0);
         keys.push_back(SectionKey(r, i));
     }
     // Sections: keep the zoom of those that survive with the same runs.

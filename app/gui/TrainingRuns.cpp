@@ -2,6 +2,7 @@
 // tensor parallelism, inter-op vs intra-op, mixture of experts) run by SimulateWorkload.
 #include "TrainingRuns.hpp"
 
+#include "analysis/TraceReport.hpp"
 #include "common/Error.hpp"
 #include "model/Hardware.hpp"
 #include "schedule/DataParallel.hpp"
@@ -132,6 +133,7 @@ std::shared_ptr<RunResult> BuildTraining(const Experiment& e)
     r->windowBeginNs = r->trace->BeginNs();
     r->windowEndNs = r->trace->EndNs();
     FillUsage(*r);
+    r->report = std::make_shared<const core::TraceReport>(core::AnalyzeTrace(*r->trace));
     r->simulatedSeconds = sim.seconds;
     FillMfu(*r, speed.peakFlops, gpu->name + ", " + t.dtype + " dense peak: spec table (assets/hardware.json)");
     return r;

@@ -125,7 +125,7 @@ TEST_CASE("a collective's trace file gets its Plan back for the flow and model v
     core::WriteTraceFile(*simulated->trace, path);
     Experiment e;
     e.kind = ExperimentKind::File;
-    e.file = path;
+    e.files = {path};
     auto loaded = BuildRun(e);
     std::filesystem::remove(path);
     REQUIRE(loaded->plan);
@@ -219,4 +219,59 @@ TEST_CASE("renaming an experiment keeps its run (no re-simulation) under the new
     CHECK(second->runs[0]->trace == first->runs[0]->trace); // the same simulation
     CHECK(second->runs[0]->title.rfind("after: ", 0) == 0);
     CHECK(second->runs[0]->experiment.label == "after");
+}
+
+namespace {
+
+std::string ReferenceData(const std::string& relative)
+{
+    const std::string path = std::string(PARALENS_SOURCE_DIR) + "/../shared/reference-data/" + relative;
+    return std::filesystem::exists(path) ? path : std::string();
+}
+
+} // namespace
+
+TEST_CASE("an nccl-tests log opens with its measurements on the model view, alpha and beta fitted to them", "[gui]")
+{
+    const std::string log = ReferenceData("nccl-tests/h100x8_nvlink_allreduce_ring.log");
+    if (log.empty()) {
+        WARN("skipped: ../shared/reference-data is not here");
+        return;
+    }
+    const std::vector<Experiment> list = FileExperiments({log});
+    REQUIRE(list.size() == 1u);
+    auto run = BuildRun(list[0]);
+    REQUIRE(run->model);
+    const ModelData& m = *run->model;
+    CHECK(m.collective == core::Collective::AllReduce);
+    CHECK(m.ranks == 8);
+    CHECK(m.measuredBytes.size() >= 20u);
+    REQUIRE(m.fitted);
+    CHECK(m.fittedToMeasurements);
+    CHECK(m.fitBandwidthGBps > 50.0); // NVLink: hundreds of GB/s
+    CHECK(m.fitAlphaUs > 0.5);
+    CHECK(m.params.betaSecPerByte == Approx(1e-9 / m.fitBandwidthGBps)); // the curves use the fit
+    REQUIRE(run->report);
+    CHECK(!run->report->collectives.empty());
+}
+
+TEST_CASE("profiler traces of several ranks open as one job; other files each on their own", "[gui]")
+{
+    const std::string r0 = ReferenceData("kineto/sampled_rank-0.json.gz"), r1 = ReferenceData("kineto/sampled_rank-1.json.gz");
+    const std::string log = ReferenceData("nccl-tests/h100x8_nvlink_allreduce_ring.log");
+    if (r0.empty() || r1.empty() || log.empty()) {
+        WARN("skipped: ../shared/reference-data is not here");
+        return;
+    }
+    const std::vector<Experiment> list = FileExperiments({r0, log, r1});
+    REQUIRE(list.size() == 2u);
+    CHECK(list[0].files == std::vector<std::string>{r0, r1});
+    CHECK(list[1].files == std::vector<std::string>{log});
+    auto job = BuildRun(list[0]);
+    int gpus = 0;
+    for (const auto& d : job->trace->Devices()) gpus += d.kind == core::DeviceKind::Gpu ? 1 : 0;
+    CHECK(gpus == 2);
+    REQUIRE(job->report);
+    CHECK(!job->report->collectives.empty());
+    CHECK_THROWS_WITH(FileExperiments({r0 + ".missing"}), Catch::Contains(".missing"));
 }
