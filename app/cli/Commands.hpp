@@ -15,6 +15,7 @@ void AddPipelineCommand(CLI::App& root);
 void AddWorkloadCommand(CLI::App& root);
 void AddAnalyzeCommand(CLI::App& root);
 void AddFitCommand(CLI::App& root);
+void AddRenderCommand(CLI::App& root);
 void AddRunCommand(CLI::App& root);
 
 // `paralens --version [--json]`: the version and whether CUDA, NCCL and CUPTI support was built.
