@@ -35,7 +35,7 @@ int RunWindow(const std::vector<std::string>& files)
     for (const std::string& f : files) {
         std::error_code ec;
         if (std::filesystem::exists(f, ec)) continue;
-        std::fprintf(stderr, "paralens: '%s' is neither a file nor a subcommand (subcommands: simulate, sweep, pipeline, workload, convert; "
+        std::fprintf(stderr, "paralens: '%s' is neither a file nor a subcommand (subcommands: simulate, sweep, pipeline, workload, run, convert; "
                              "see 'paralens --help')\n", f.c_str());
         return 2;
     }
@@ -62,6 +62,8 @@ int main(int argc, char** argv)
     paralens::app::AddConvertCommand(app);
     paralens::app::AddPipelineCommand(app);
     paralens::app::AddWorkloadCommand(app);
+    int runExitCode = 0;
+    paralens::app::AddRunCommand(app, runExitCode);
     app.require_subcommand(0, 1);
     try {
         app.parse(argc, argv);
@@ -79,5 +81,5 @@ int main(int argc, char** argv)
         return 1;
     }
     if (app.get_subcommands().empty()) return RunWindow(files);
-    return 0;
+    return runExitCode;
 }

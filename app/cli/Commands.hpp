@@ -13,6 +13,8 @@ void AddSweepCommand(CLI::App& root);
 void AddConvertCommand(CLI::App& root);
 void AddPipelineCommand(CLI::App& root);
 void AddWorkloadCommand(CLI::App& root);
+// `exitCode` receives the run's exit code (a run can fail without a usage error).
+void AddRunCommand(CLI::App& root, int& exitCode);
 
 // `paralens` with no subcommand and no display (or no GUI built): a useful headless summary.
 int RunHeadlessDefault(const std::vector<std::string>& files, const std::string& reason);
