@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
+#include <string>
 
 #ifndef PARALENS_VERSION
 #define PARALENS_VERSION "dev"
@@ -22,6 +23,14 @@ int RunGui(const std::vector<std::string>& files); // gui/GuiMain.cpp
 } // namespace paralens::app
 
 namespace {
+
+// Under mpirun every rank parses the same arguments: only rank 0 reports a usage error.
+bool QuietRank()
+{
+    for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
+        if (const char* v = std::getenv(var)) return std::string(v) != "0";
+    return false;
+}
 
 [[maybe_unused]] bool HaveDisplay()
 {
@@ -71,10 +80,10 @@ int main(int argc, char** argv)
         if (e.get_exit_code() == 0) return app.exit(e);
         std::string sub;
         for (const CLI::App* s : app.get_subcommands()) sub = " " + s->get_name();
-        std::fprintf(stderr, "paralens%s: %s (see 'paralens%s --help')\n", sub.c_str(), e.what(), sub.c_str());
+        if (!QuietRank()) std::fprintf(stderr, "paralens%s: %s (see 'paralens%s --help')\n", sub.c_str(), e.what(), sub.c_str());
         return 2;
     } catch (const paralens::Error& e) {
-        std::fprintf(stderr, "paralens: %s\n", e.what());
+        if (!QuietRank()) std::fprintf(stderr, "paralens: %s\n", e.what());
         return 2;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "paralens: internal error: %s\n", e.what());
