@@ -29,6 +29,23 @@ int Lines(const std::string& s)
     return n;
 }
 
+struct UsageCase {
+    const char* args;
+    const char* mention; // the option or file the one-line error must name
+};
+
+void CheckUsageErrors(std::initializer_list<UsageCase> cases)
+{
+    for (const UsageCase& c : cases) {
+        CliResult r = RunParalens(c.args);
+        INFO(c.args << "\nstderr: " << r.err);
+        CHECK(r.exitCode == 2);
+        CHECK(Lines(r.err) == 1);
+        CHECK_THAT(r.err, Catch::Contains(c.mention));
+        CHECK(r.out.empty());
+    }
+}
+
 } // namespace
 
 TEST_CASE("simulate reports the ring allreduce of the foundation issue exactly", "[cli]")
@@ -63,11 +80,7 @@ TEST_CASE("simulate covers every collective and prints a readable summary", "[cl
 
 TEST_CASE("bad input prints one line naming the argument and exits 2", "[cli]")
 {
-    struct Case {
-        const char* args;
-        const char* mention;
-    };
-    const Case cases[] = {
+    CheckUsageErrors({
         {"simulate --collective allreduse", "--collective"},
         {"simulate --collective alltoall --algorithm ring", "--algorithm"},
         {"simulate --ranks 0", "--ranks"},
@@ -82,15 +95,7 @@ TEST_CASE("bad input prints one line naming the argument and exits 2", "[cli]")
         {"sweep --min-bytes 1GiB --max-bytes 8", "--min-bytes"},
         {"convert /nonexistent.json --out x.json", "nonexistent.json"},
         {"frobnicate", "frobnicate"},
-    };
-    for (const Case& c : cases) {
-        CliResult r = RunParalens(c.args);
-        INFO(c.args << "\nstderr: " << r.err);
-        CHECK(r.exitCode == 2);
-        CHECK(Lines(r.err) == 1);
-        CHECK_THAT(r.err, Catch::Contains(c.mention));
-        CHECK(r.out.empty());
-    }
+    });
 }
 
 TEST_CASE("a failed write leaves nothing behind", "[cli]")
@@ -199,11 +204,7 @@ TEST_CASE("pipeline reports the lectures' GPipe bubble", "[cli]")
 
 TEST_CASE("pipeline and workload reject bad parameters in one line", "[cli]")
 {
-    struct Case {
-        const char* args;
-        const char* mention;
-    };
-    const Case cases[] = {
+    CheckUsageErrors({
         {"pipeline --stages 0", "--stages"},
         {"pipeline --schedule interleaved --stages 4 --microbatches 6 --chunks 2", "multiple of --stages"},
         {"pipeline --schedule 2f2b", "--schedule"},
@@ -213,14 +214,7 @@ TEST_CASE("pipeline and workload reject bad parameters in one line", "[cli]")
         {"workload --kind ps --consistency eventually", "--consistency"},
         {"workload --kind interop --devices 3", "--devices must be 2"},
         {"workload --kind moe --experts 6 --devices 4", "--experts"},
-    };
-    for (const Case& c : cases) {
-        CliResult r = RunParalens(c.args);
-        INFO(c.args << "\nstderr: " << r.err);
-        CHECK(r.exitCode == 2);
-        CHECK(Lines(r.err) == 1);
-        CHECK_THAT(r.err, Catch::Contains(c.mention));
-    }
+    });
 }
 
 TEST_CASE("workload runs every training-step kind", "[cli]")
