@@ -44,7 +44,7 @@ int RunWindow(const std::vector<std::string>& files)
     for (const std::string& f : files) {
         std::error_code ec;
         if (std::filesystem::exists(f, ec)) continue;
-        std::fprintf(stderr, "paralens: '%s' is neither a file nor a subcommand (subcommands: simulate, sweep, pipeline, workload, run, convert; "
+        std::fprintf(stderr, "paralens: '%s' is neither a file nor a subcommand (subcommands: simulate, sweep, pipeline, workload, run, merge, convert, analyze, fit; "
                              "see 'paralens --help')\n", f.c_str());
         return 2;
     }
@@ -67,11 +67,14 @@ int main(int argc, char** argv)
     std::vector<std::string> files;
     app.add_option("files", files, "Trace files to open in the window");
     paralens::app::AddSimulateCommand(app);
-    paralens::app::AddSweepCommand(app);
     paralens::app::AddConvertCommand(app);
     paralens::app::AddPipelineCommand(app);
     paralens::app::AddWorkloadCommand(app);
+    paralens::app::AddAnalyzeCommand(app);
+    paralens::app::AddFitCommand(app);
+    paralens::app::AddMergeCommand(app);
     int runExitCode = 0;
+    paralens::app::AddSweepCommand(app, runExitCode);
     paralens::app::AddRunCommand(app, runExitCode);
     app.require_subcommand(0, 1);
     try {

@@ -1,11 +1,13 @@
 #include "CliCommon.hpp"
 
+#include "analysis/CollectiveMatch.hpp"
 #include "common/Error.hpp"
 #include "common/Units.hpp"
 
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <unistd.h>
 
@@ -137,6 +139,36 @@ void CheckWritable(const char* option, const std::string& path)
         throw Error(std::string(option) + ": cannot write '" + path + "': folder '" + dir.string() + "' does not exist");
     if (::access(dir.c_str(), W_OK) != 0)
         throw Error(std::string(option) + ": cannot write '" + path + "': folder '" + dir.string() + "' is not writable");
+}
+
+core::ReadOptions ReadOptionsWithProgress(bool keepCpu)
+{
+    core::ReadOptions options;
+    options.keepCpu = keepCpu;
+    struct State {
+        int lastShown = -1;
+        bool tty = ::isatty(STDERR_FILENO) != 0;
+    };
+    auto state = std::make_shared<State>();
+    options.progress = [state](uint64_t done, uint64_t total) {
+        constexpr uint64_t kShowFrom = uint64_t{64} << 20;
+        if (total < kShowFrom) return;
+        int pct = static_cast<int>(std::min<uint64_t>(done * 100 / total, 100));
+        int step = state->tty ? 1 : 10;
+        if (pct / step == state->lastShown / step && state->lastShown >= 0) return;
+        state->lastShown = pct;
+        std::fprintf(stderr, "%sparalens: reading %3d %% of %s%s", state->tty ? "\r" : "", pct,
+                     core::FormatBytes(total).c_str(), state->tty && pct < 100 ? "" : "\n");
+        std::fflush(stderr);
+    };
+    return options;
+}
+
+core::Trace ReadJob(const std::vector<std::string>& files, bool alignClocks, bool keepCpu)
+{
+    core::Trace trace = core::ReadTraceFiles(files, ReadOptionsWithProgress(keepCpu));
+    if (!alignClocks) return trace;
+    return core::AlignRankClocks(trace);
 }
 
 } // namespace paralens::app

@@ -4,6 +4,7 @@
 
 #include "model/Collective.hpp"
 #include "sim/ClusterModel.hpp"
+#include "trace/TraceFile.hpp"
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
@@ -38,5 +39,13 @@ void PrintJson(const nlohmann::json& doc);
 
 // Checks that an output path can be written before long work starts (the real write is atomic).
 void CheckWritable(const char* option, const std::string& path);
+
+// Read options that report the progress of large files (64 MiB and more) on stderr: one line
+// rewritten in place on a terminal, a line per tenth otherwise. `keepCpu` as ReadOptions.
+core::ReadOptions ReadOptionsWithProgress(bool keepCpu = true);
+
+// Several trace files of one job on one timeline (core::ReadTraceFiles), with progress on
+// stderr; `alignClocks` aligns the ranks' clocks by their matched collectives.
+core::Trace ReadJob(const std::vector<std::string>& files, bool alignClocks, bool keepCpu = true);
 
 } // namespace paralens::app

@@ -47,9 +47,14 @@ void PrintFileSummary(const std::string& path)
 {
     try {
         core::Trace t = core::ReadTraceFile(path);
-        std::printf("%s: %s trace, %zu devices, %zu tracks, %zu spans, %zu flows, %s long\n", path.c_str(),
+        size_t collectives = 0;
+        for (const core::Track& track : t.Tracks())
+            for (const core::Span& s : track.spans) collectives += s.category == core::SpanCategory::Collective;
+        std::string extra = collectives ? ", " + std::to_string(collectives) + " collective spans" : "";
+        std::printf("%s: %s trace, %zu devices, %zu tracks, %zu spans%s, %zu flows, %s long\n", path.c_str(),
                     std::string(core::Name(t.Meta().source)).c_str(), t.Devices().size(), t.Tracks().size(),
-                    t.SpanCount(), t.Flows().size(), core::FormatSeconds((t.EndNs() - t.BeginNs()) * 1e-9).c_str());
+                    t.SpanCount(), extra.c_str(), t.Flows().size(),
+                    core::FormatSeconds((t.EndNs() - t.BeginNs()) * 1e-9).c_str());
     } catch (const Error& e) {
         std::fprintf(stderr, "paralens: %s\n", e.what());
     }
@@ -66,6 +71,8 @@ int RunHeadlessDefault(const std::vector<std::string>& files, const std::string&
                 "  paralens simulate --collective allreduce --algorithm ring --ranks 8 --bytes 64MiB\n"
                 "  paralens sweep --collective allreduce --algorithm all --ranks 16\n"
                 "  paralens simulate ... --out trace.json   (then open trace.json in https://ui.perfetto.dev)\n"
+                "  paralens analyze TRACE...                (busy/idle, bubbles, overlap, busbw, skew across ranks)\n"
+                "  paralens fit NCCL_TESTS.log              (alpha and bandwidth, per-row errors)\n"
                 "  paralens SUBCOMMAND --help               (every subcommand takes --json)\n"
                 "The desktop window needs a display: run paralens on a desktop, or under X forwarding.\n");
     return 0;

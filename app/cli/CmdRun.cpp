@@ -23,6 +23,7 @@ struct RunOptions {
     int root = 0;
     int iterations = 5;
     int warmup = 1;
+    int traceIterations = 20;
     double timeoutSec = 30.0;
     bool noMpiCompare = false;
     bool noCheck = false;
@@ -66,6 +67,7 @@ int RunRun(const RunOptions& o)
     m.root = o.root;
     m.iterations = o.iterations;
     m.warmup = o.warmup;
+    m.traceIterations = o.traceIterations;
     m.timeoutSec = o.timeoutSec;
     m.compareMpi = !o.noMpiCompare;
     m.check = !o.noCheck;
@@ -93,6 +95,8 @@ void AddRunCommand(CLI::App& root, int& exitCode)
     cmd->add_option("--root", o->root, "Root of rooted collectives")->capture_default_str();
     cmd->add_option("--iterations", o->iterations, "Timed iterations")->capture_default_str();
     cmd->add_option("--warmup", o->warmup, "Untimed iterations first")->capture_default_str();
+    cmd->add_option("--trace-iterations", o->traceIterations, "Timed iterations recorded in the traces (the first ones)")
+        ->capture_default_str();
     cmd->add_option("--timeout-s", o->timeoutSec, "A rank silent this long is declared dead or hung")->capture_default_str();
     cmd->add_flag("--no-mpi-compare", o->noMpiCompare, "Do not time MPI's own collective");
     cmd->add_flag("--no-check", o->noCheck, "Do not check the results");

@@ -2,6 +2,7 @@
 #include "CliCommon.hpp"
 #include "Commands.hpp"
 
+#include "analysis/Fitting.hpp"
 #include "common/Error.hpp"
 #include "common/Units.hpp"
 #include "model/CostModel.hpp"
@@ -24,11 +25,39 @@ struct SimulateOptions {
     std::string bytes = "64MiB";
     int root = 0;
     ClusterOptions cluster;
+    std::string model; // a fit file (paralens fit --out)
     std::string out;
     bool json = false;
 };
 
-void RunSimulate(const SimulateOptions& o)
+// Which of --alpha-us, --bandwidth-GBps, --gamma-GBps the user gave: they win over --model.
+struct ExplicitCluster {
+    bool alpha = false, bandwidth = false, gamma = false;
+};
+
+// Takes alpha, beta and gamma from the fit file for the options not given explicitly; returns
+// what was used, for the output.
+std::string ApplyModel(SimulateOptions& o, const core::CollectiveSpec& spec, const ExplicitCluster& given)
+{
+    if (o.model.empty()) return "";
+    core::FitFile file = core::LoadFitFile(o.model);
+    std::string why;
+    auto params = core::ModelFromFit(file, spec.collective, spec.ranks, &why);
+    if (!params) throw Error("--model: " + o.model + " holds no fit");
+    if (!given.alpha) o.cluster.alphaUs = params->alphaSec * 1e6;
+    if (!given.bandwidth) {
+        Require(params->betaSecPerByte > 0, "--model: " + why + " has no bandwidth (give --bandwidth-GBps)");
+        o.cluster.bandwidthGBps = 1.0 / params->betaSecPerByte / 1e9;
+    }
+    if (!given.gamma) o.cluster.gammaGBps = params->gammaSecPerByte > 0 ? 1.0 / params->gammaSecPerByte / 1e9 : 0.0;
+    std::string overridden;
+    if (given.alpha) overridden += " --alpha-us";
+    if (given.bandwidth) overridden += " --bandwidth-GBps";
+    if (given.gamma) overridden += " --gamma-GBps";
+    return why + " in " + o.model + (overridden.empty() ? "" : "; given explicitly:" + overridden);
+}
+
+void RunSimulate(SimulateOptions o, const ExplicitCluster& given)
 {
     core::CollectiveSpec spec;
     spec.collective = ParseCollectiveOption(o.collective);
@@ -40,6 +69,7 @@ void RunSimulate(const SimulateOptions& o)
     if (core::HasRoot(spec.collective))
         Require(o.root >= 0 && o.root < o.ranks, "--root: must be a rank from 0 to " + std::to_string(o.ranks - 1) +
                                                      " (got " + std::to_string(o.root) + ")");
+    const std::string modelFrom = ApplyModel(o, spec, given);
     core::ClusterModel cluster = o.cluster.ToModel();
     if (!o.out.empty()) CheckWritable("--out", o.out);
 
@@ -78,6 +108,10 @@ void RunSimulate(const SimulateOptions& o)
         j["steps"] = plan.steps.size();
         j["wireBytes"] = sim.wireBytes;
         if (!cluster.stragglers.empty()) j["stragglers"] = cluster.StragglersText();
+        if (!o.model.empty()) {
+            j["model"] = o.model;
+            j["modelFrom"] = modelFrom;
+        }
         if (!o.out.empty()) j["out"] = o.out;
         PrintJson(j);
         return;
@@ -85,6 +119,7 @@ void RunSimulate(const SimulateOptions& o)
     std::printf("%s / %s on %d ranks, %s (%s)\n", std::string(core::Name(spec.collective)).c_str(),
                 std::string(core::Name(spec.algorithm)).c_str(), spec.ranks, core::FormatBytes(spec.bytes).c_str(),
                 o.cluster.Describe().c_str());
+    if (!modelFrom.empty()) std::printf("  model from %s\n", modelFrom.c_str());
     std::printf("  simulated  %12.6f us   %zu messages in %zu steps, %s on the wire\n", simulated * 1e6, sim.transfers,
                 plan.steps.size(), core::FormatBytes(sim.wireBytes).c_str());
     std::printf("  model      %12.6f us   %s%s%s\n", predicted * 1e6, core::FormulaText(spec.collective, spec.algorithm).c_str(),
@@ -109,9 +144,16 @@ void AddSimulateCommand(CLI::App& root)
     cmd->add_option("--bytes,-n", opts->bytes, "Size n of the full vector: 8, 64KiB, 64MiB, 1GiB, 1GB, ...")->capture_default_str();
     cmd->add_option("--root", opts->root, "Root rank of broadcast, reduce, scatter and gather")->capture_default_str();
     opts->cluster.AddTo(*cmd);
+    cmd->add_option("--model", opts->model,
+                    "Take alpha, bandwidth and gamma from a fit file (`paralens fit --out FIT.json`): the fit of this "
+                    "collective (nearest rank count), else the joint fit, else the first; --alpha-us, --bandwidth-GBps "
+                    "and --gamma-GBps given explicitly win");
     cmd->add_option("--out,-o", opts->out, "Write the simulated trace here (.json, or .json.gz compressed)");
     cmd->add_flag("--json", opts->json, "Machine-readable output on stdout");
-    cmd->callback([opts] { RunSimulate(*opts); });
+    cmd->callback([opts, cmd] {
+        ExplicitCluster given{cmd->count("--alpha-us") > 0, cmd->count("--bandwidth-GBps") > 0, cmd->count("--gamma-GBps") > 0};
+        RunSimulate(*opts, given);
+    });
 }
 
 } // namespace paralens::app

@@ -1,6 +1,7 @@
 #include "mpi/MpiPlanExecutor.hpp"
 
 #include "plan/Reference.hpp"
+#include "trace/RankTraceMerge.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -102,7 +103,7 @@ std::pair<int64_t, int64_t> PlanExecutor::Run(core::TraceBuilder* rec, const Ran
             sp.chunk = t.block;
             sp.step = static_cast<int32_t>(s);
             sp.name = rec->Intern(m_plan.phases[step.phase]);
-            sp.detail = rec->Intern("iteration " + std::to_string(iteration) + ", from rank " + std::to_string(t.src));
+            sp.detail = rec->Intern(core::MessageDetail(iteration, false, t.src));
             sp.category = core::SpanCategory::Recv;
             rec->AddSpan(tracks.recv, sp);
             if (t.op == core::TransferOp::Reduce) {
@@ -123,7 +124,7 @@ std::pair<int64_t, int64_t> PlanExecutor::Run(core::TraceBuilder* rec, const Ran
             sp.chunk = t.block;
             sp.step = static_cast<int32_t>(s);
             sp.name = rec->Intern(m_plan.phases[step.phase]);
-            sp.detail = rec->Intern("iteration " + std::to_string(iteration) + ", to rank " + std::to_string(t.dst));
+            sp.detail = rec->Intern(core::MessageDetail(iteration, true, t.dst));
             sp.category = core::SpanCategory::Send;
             rec->AddSpan(tracks.send, sp);
         }

@@ -6,12 +6,15 @@
 #include "mpi/MpiBaseline.hpp"
 #include "mpi/MpiContext.hpp"
 #include "mpi/MpiPlanExecutor.hpp"
+#include "mpi/MpiSync.hpp"
 #include "trace/FileIO.hpp"
 #include "trace/TraceBuilder.hpp"
+#include "trace/RankTraceMerge.hpp"
 #include "trace/TraceFile.hpp"
 
 #include <algorithm>
 #include <array>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
@@ -36,40 +39,6 @@ double Median(std::vector<double> v)
     if (v.empty()) return 0.0;
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
-}
-
-double MaxOverRanks(const Context& ctx, double local, double timeout)
-{
-    double result = 0;
-    MPI_Request req;
-    PARALENS_MPI_CHECK(MPI_Iallreduce(&local, &result, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, &req));
-    const int any = 0;
-    ctx.WaitAll(std::span<MPI_Request>(&req, 1), std::span<const int>(&any, 1), timeout, "gathering the times");
-    return result;
-}
-
-void Barrier(const Context& ctx, double timeout, const std::string& what)
-{
-    MPI_Request req;
-    PARALENS_MPI_CHECK(MPI_Ibarrier(MPI_COMM_WORLD, &req));
-    const int any = 0;
-    ctx.WaitAll(std::span<MPI_Request>(&req, 1), std::span<const int>(&any, 1), timeout, what);
-}
-
-// The first mismatch on the lowest rank that has one ("" when every rank is right).
-std::string GatherMismatch(const Context& ctx, const std::string& local, double timeout)
-{
-    std::vector<char> buf(512, 0);
-    std::copy_n(local.begin(), std::min(local.size(), buf.size() - 1), buf.begin());
-    std::vector<char> all(ctx.Rank() == 0 ? buf.size() * static_cast<size_t>(ctx.Size()) : 0);
-    MPI_Request req;
-    PARALENS_MPI_CHECK(MPI_Igather(buf.data(), static_cast<int>(buf.size()), MPI_CHAR, all.data(), static_cast<int>(buf.size()),
-                                   MPI_CHAR, 0, MPI_COMM_WORLD, &req));
-    const int any = 0;
-    ctx.WaitAll(std::span<MPI_Request>(&req, 1), std::span<const int>(&any, 1), timeout, "checking the results");
-    for (int r = 0; r < ctx.Size() && ctx.Rank() == 0; ++r)
-        if (all[static_cast<size_t>(r) * buf.size()] != 0) return std::string(&all[static_cast<size_t>(r) * buf.size()]);
-    return {};
 }
 
 class RankRecorder {
@@ -119,9 +88,10 @@ CaseResult RunCase(const Context& ctx, const MpiRunOptions& o, core::Collective 
         const bool timed = i >= o.warmup;
         const bool fresh = o.check && i == o.warmup;
         Barrier(ctx, o.timeoutSec, "the barrier before " + label);
-        const auto span = exec.Run(timed ? &rec.Builder() : nullptr, rec.Tracks(), i - o.warmup, fresh);
+        const bool traced = timed && i - o.warmup < o.traceIterations;
+        const auto span = exec.Run(traced ? &rec.Builder() : nullptr, rec.Tracks(), i - o.warmup, fresh);
         if (!timed) continue;
-        rec.Operation(rec.CollectiveTrack(), std::string(core::Name(c)), std::string(core::Name(a)), o.bytes, i - o.warmup, span);
+        if (traced) rec.Operation(rec.CollectiveTrack(), std::string(core::Name(c)), std::string(core::Name(a)), o.bytes, i - o.warmup, span);
         r.seconds.push_back(MaxOverRanks(ctx, static_cast<double>(span.second - span.first) * 1e-9, o.timeoutSec));
         if (fresh) r.mismatch = GatherMismatch(ctx, exec.Check(), o.timeoutSec);
     }
@@ -131,7 +101,8 @@ CaseResult RunCase(const Context& ctx, const MpiRunOptions& o, core::Collective 
         Barrier(ctx, o.timeoutSec, std::string("the barrier before ") + lib.FunctionName());
         const auto span = lib.Run();
         if (i < o.warmup) continue;
-        rec.Operation(rec.MpiTrack(), lib.FunctionName(), std::string(core::Name(c)), o.bytes, i - o.warmup, span);
+        if (i - o.warmup < o.traceIterations)
+            rec.Operation(rec.MpiTrack(), lib.FunctionName(), std::string(core::Name(c)), o.bytes, i - o.warmup, span);
         r.mpiSeconds.push_back(MaxOverRanks(ctx, static_cast<double>(span.second - span.first) * 1e-9, o.timeoutSec));
     }
     return r;
@@ -148,10 +119,11 @@ void SetClockMeta(core::Metadata& m, const ClockModel& clock, bool haveEnd)
     m.extra.Set("clockEndBoundNs", clock.end.boundNs);
 }
 
-void WriteRankTrace(const Context& ctx, const MpiRunOptions& o, RankRecorder& rec, const ClockModel& clock, bool haveEnd,
-                    const std::string& failure)
+// Writes this rank's trace (FILE.rankN.json) and returns it; an empty Trace without --out.
+core::Trace WriteRankTrace(const Context& ctx, const MpiRunOptions& o, RankRecorder& rec, const ClockModel& clock, bool haveEnd,
+                           const std::string& failure)
 {
-    if (o.out.empty()) return;
+    if (o.out.empty()) return {};
     core::Metadata& m = rec.Builder().Meta();
     m.source = core::TraceSource::Mpi;
     m.title = "MPI run, rank " + std::to_string(ctx.Rank()) + " of " + std::to_string(ctx.Size());
@@ -162,7 +134,42 @@ void WriteRankTrace(const Context& ctx, const MpiRunOptions& o, RankRecorder& re
     m.extra.Set("rank", int64_t{ctx.Rank()});
     SetClockMeta(m, clock, haveEnd);
     if (!failure.empty()) m.extra.Set("incomplete", failure);
-    core::WriteTraceFile(std::move(rec.Builder()).Finish(), RankTracePath(o.out, ctx.Rank()));
+    core::Trace trace = std::move(rec.Builder()).Finish();
+    core::WriteTraceFile(trace, RankTracePath(o.out, ctx.Rank()));
+    return trace;
+}
+
+// Every rank's trace text at rank 0, which merges them on its clock and writes the run's trace.
+void MergeAtRankZero(const Context& ctx, const MpiRunOptions& o, const core::Trace& mine)
+{
+    const std::string text = core::TraceToJsonText(mine);
+    if (text.size() > static_cast<size_t>(INT_MAX)) throw Failure("rank " + std::to_string(ctx.Rank()) + ": trace too large to gather");
+    int size = static_cast<int>(text.size());
+    std::vector<int> sizes(static_cast<size_t>(ctx.Size()));
+    MPI_Request req;
+    const int any = 0;
+    PARALENS_MPI_CHECK(MPI_Igather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, MPI_COMM_WORLD, &req));
+    ctx.WaitAll(std::span<MPI_Request>(&req, 1), std::span<const int>(&any, 1), o.timeoutSec, "gathering the traces");
+    std::vector<int> displs(sizes.size(), 0);
+    long long total = 0;
+    for (size_t r = 0; r < sizes.size(); ++r) {
+        displs[r] = static_cast<int>(total);
+        total += sizes[r];
+    }
+    if (ctx.Rank() == 0 && total > INT_MAX) throw Failure("rank 0: the ranks' traces are too large to gather; merge the rank files with paralens merge");
+    std::string all(ctx.Rank() == 0 ? static_cast<size_t>(total) : 0, '\0');
+    PARALENS_MPI_CHECK(MPI_Igatherv(text.data(), size, MPI_CHAR, all.data(), sizes.data(), displs.data(), MPI_CHAR, 0,
+                                    MPI_COMM_WORLD, &req));
+    ctx.WaitAll(std::span<MPI_Request>(&req, 1), std::span<const int>(&any, 1), o.timeoutSec, "gathering the traces");
+    if (ctx.Rank() != 0) return;
+    std::vector<core::Trace> parts;
+    std::vector<std::string> names;
+    for (size_t r = 0; r < sizes.size(); ++r) {
+        names.push_back(RankTracePath(o.out, static_cast<int>(r)));
+        parts.push_back(core::ReadChromeJson(all.substr(static_cast<size_t>(displs[r]), static_cast<size_t>(sizes[r])), names.back()));
+    }
+    core::Trace merged = core::MergeRankTraces(std::move(parts), names);
+    core::WriteTraceFile(merged, o.out);
 }
 
 // Every rank's clock model, at rank 0 (empty elsewhere).
@@ -250,8 +257,9 @@ int RunMpiBackend(const MpiRunOptions& o)
         for (const auto& [c, a] : o.cases) results.push_back(RunCase(ctx, o, c, a, rec));
         clock.end = MeasureClockOffset(ctx, kClockRounds, o.timeoutSec);
         haveEnd = true;
-        WriteRankTrace(ctx, o, rec, clock, haveEnd, {});
+        const core::Trace mine = WriteRankTrace(ctx, o, rec, clock, haveEnd, {});
         clocks = GatherClocks(ctx, clock, o.timeoutSec);
+        if (!o.out.empty()) MergeAtRankZero(ctx, o, mine);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "paralens: %s\n", e.what());
         try {

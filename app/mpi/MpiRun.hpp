@@ -20,6 +20,7 @@ struct MpiRunOptions {
     int root = 0;
     int iterations = 5;
     int warmup = 1;
+    int traceIterations = 20;  // the first this many timed iterations go into the traces
     double timeoutSec = 30.0;
     bool compareMpi = true;   // also time MPI's own collective
     bool check = true;        // check every result against the definition

@@ -12,7 +12,8 @@ SpanKind KindOf(SpanCategory c)
     case SpanCategory::Collective:
     case SpanCategory::Send:
     case SpanCategory::Recv: return SpanKind::Communication;
-    case SpanCategory::Idle: return SpanKind::NotBusy;
+    case SpanCategory::Idle:
+    case SpanCategory::Annotation: return SpanKind::NotBusy;
     default: return SpanKind::OtherBusy;
     }
 }

@@ -13,7 +13,7 @@ namespace paralens::core {
 enum class SpanKind { Compute, Communication, OtherBusy, NotBusy };
 
 // forward, backward, weight-grad, compute -> Compute; collective, send, recv -> Communication;
-// memcpy, memset, sync, other -> OtherBusy; idle -> NotBusy.
+// memcpy, memset, sync, other -> OtherBusy; idle, annotation -> NotBusy.
 SpanKind KindOf(SpanCategory c);
 
 struct DeviceUsage {

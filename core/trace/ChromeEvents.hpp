@@ -3,7 +3,14 @@
 // string views point into the document or the parser (valid during the callback only).
 // Timestamps are parsed from their decimal text straight into int64 ns, so epoch-scale
 // microsecond values keep every nanosecond.
+//
+// The input is read in blocks (16 MiB): a light scanner finds the last complete event of each
+// block (it follows strings and nesting exactly) and simdjson parses the block's events, so
+// memory stays at one block however large the file, and the byte offsets in errors are those of
+// the whole file. The array form may lack its closing ']' (the format allows it).
 #pragma once
+
+#include "trace/FileIO.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -45,9 +52,15 @@ struct ChromeEvent {
 using TopLevelFieldFn = std::function<void(std::string_view key, std::string_view rawJson, JsonKind kind)>;
 using ChromeEventFn = std::function<void(const ChromeEvent&)>;
 
-// Walks the document. Throws Error naming `origin`, the event index and byte offset when the
-// document is not JSON, has no event array, or an event has a field of the wrong type. `json`
-// is used in place when its capacity leaves simdjson's padding after the text, else copied.
+// Walks a document read from `source`. Throws Error naming `origin`, the event index and the
+// byte offset when the document is not JSON, has no event array, is truncated, or an event has a
+// field of the wrong type. `progress` (optional) is called after each block. `blockBytes` sets
+// the block (0: 16 MiB; tests use tiny ones to put block boundaries everywhere).
+void ReadChromeEvents(ByteSource& source, const std::string& origin, const ChromeEventFn& onEvent,
+                      const TopLevelFieldFn& onTopLevelField = {}, const ProgressFn& progress = {},
+                      size_t blockBytes = 0);
+
+// The same over text in memory.
 void ReadChromeEvents(const std::string& json, const std::string& origin, const ChromeEventFn& onEvent,
                       const TopLevelFieldFn& onTopLevelField = {});
 

@@ -1,54 +1,21 @@
-// Chrome Trace Event JSON into a Trace: X spans, s/f flows, C counters, M names, and our own
-// "paralens" metadata (devices, tracks, counters, sections) when present.
+// Chrome Trace Event JSON into a Trace: every phase ChromeAssembly knows, and our own "paralens"
+// metadata (devices, tracks, counters, sections) when present, so our files round-trip exactly.
+// Without our metadata each pid becomes a device and each tid a track.
 #include "common/Error.hpp"
+#include "trace/ChromeAssembly.hpp"
 #include "trace/ChromeEvents.hpp"
 #include "trace/TraceBuilder.hpp"
 #include "trace/TraceFile.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <unordered_map>
 
 namespace paralens::core {
 
 namespace {
 
 using Json = nlohmann::json;
-
-struct PendingTrack {
-    std::string pid, tid;
-    std::string name;
-    std::vector<Span> spans;
-};
-
-struct PendingFlow {
-    std::string srcPid, srcTid, dstPid, dstTid;
-    int64_t srcNs = 0, dstNs = 0;
-    uint64_t bytes = 0;
-    int32_t step = kNone, chunk = kNone;
-    StringId name = 0;
-    bool haveDst = false;
-};
-
-struct PendingCounter {
-    std::string pid;
-    std::string name;
-    std::string unit;
-    std::vector<CounterSample> samples;
-};
-
-// Numeric ids sort as numbers, others after them as text.
-bool IdLess(const std::string& a, const std::string& b)
-{
-    int64_t x = 0, y = 0;
-    bool nx = std::from_chars(a.data(), a.data() + a.size(), x).ec == std::errc() && !a.empty();
-    bool ny = std::from_chars(b.data(), b.data() + b.size(), y).ec == std::errc() && !b.empty();
-    if (nx && ny) return x < y;
-    if (nx != ny) return nx;
-    return a < b;
-}
 
 MetaValue ToMetaValue(const Json& v)
 {
@@ -66,9 +33,25 @@ void ReadSection(const Json& obj, const char* key, MetaSection& section)
     for (const auto& [k, v] : it->items()) section.Set(k, ToMetaValue(v));
 }
 
-class ChromeAssembler {
+// Our span fields from an event's args; the category from "cat".
+void FillGenericSpan(const ChromeEvent& e, Span& s, TraceBuilder& b)
+{
+    s.category = ParseSpanCategory(e.cat);
+    for (const ChromeArg& a : e.args) {
+        int64_t i = 0;
+        if (a.key == "bytes") a.AsUint64(s.bytes);
+        else if (a.key == "flops") a.AsDouble(s.flops);
+        else if (a.key == "predictedNs" && a.AsInt64(i)) s.predictedNs = i;
+        else if (a.key == "microBatch" && a.AsInt64(i)) s.microBatch = static_cast<int32_t>(i);
+        else if (a.key == "chunk" && a.AsInt64(i)) s.chunk = static_cast<int32_t>(i);
+        else if (a.key == "step" && a.AsInt64(i)) s.step = static_cast<int32_t>(i);
+        else if (a.key == "detail") s.detail = b.Intern(a.text);
+    }
+}
+
+class ChromeReader {
 public:
-    explicit ChromeAssembler(const std::string& origin) : m_origin(origin) {}
+    explicit ChromeReader(const std::string& origin) : m_assembly(origin, m_builder) {}
 
     void OnTopLevel(std::string_view key, std::string_view raw, JsonKind kind)
     {
@@ -76,134 +59,34 @@ public:
             try {
                 m_paralens = Json::parse(raw);
             } catch (const Json::exception& e) {
-                throw Error(m_origin + ": the \"paralens\" metadata is not valid JSON: " + e.what());
+                throw Error(m_assembly.Origin() + ": the \"paralens\" metadata is not valid JSON: " + e.what());
             }
         }
     }
 
     void OnEvent(const ChromeEvent& e)
     {
-        switch (e.ph) {
-        case 'X': OnComplete(e); break;
-        case 's': OnFlowStart(e); break;
-        case 'f': OnFlowEnd(e); break;
-        case 'C': OnCounter(e); break;
-        case 'M': OnMetadata(e); break;
-        default: ++m_skipped; break; // other phases: see ReadChromeJson's contract
-        }
+        m_assembly.OnEvent(e, [this](const ChromeEvent& ev, Span& s) { FillGenericSpan(ev, s, m_builder); });
     }
 
     Trace Finish();
 
 private:
-    PendingTrack& TrackFor(const ChromeEvent& e)
-    {
-        std::string key = std::string(e.pid) + '\x1f' + std::string(e.tid);
-        auto it = m_trackIndex.find(key);
-        if (it != m_trackIndex.end()) return m_tracks[it->second];
-        m_trackIndex.emplace(key, m_tracks.size());
-        PendingTrack& t = m_tracks.emplace_back();
-        t.pid = e.pid;
-        t.tid = e.tid;
-        return t;
-    }
+    void ApplyParalensMetadata(std::map<std::string, uint32_t>& deviceOf, std::map<std::string, uint32_t>& trackOf);
+    void AddDevices(std::map<std::string, uint32_t>& deviceOf);
+    void AddTracks(std::map<std::string, uint32_t>& deviceOf, std::map<std::string, uint32_t>& trackOf);
+    void AddFlowsAndCounters(std::map<std::string, uint32_t>& deviceOf, std::map<std::string, uint32_t>& trackOf);
+    uint32_t DeviceFor(std::map<std::string, uint32_t>& deviceOf, const std::string& pid);
 
-    void OnComplete(const ChromeEvent& e)
-    {
-        if (!e.hasTs) throw Error(m_origin + ": traceEvents[" + std::to_string(e.index) + "] (byte " +
-                                  std::to_string(e.byteOffset) + "): an \"X\" event needs \"ts\"");
-        Span s;
-        s.startNs = e.tsNs;
-        s.endNs = e.tsNs + (e.hasDur ? std::max<int64_t>(e.durNs, 0) : 0);
-        s.name = m_builder.Intern(e.name);
-        s.category = ParseSpanCategory(e.cat);
-        for (const ChromeArg& a : e.args) {
-            int64_t i = 0;
-            if (a.key == "bytes") a.AsUint64(s.bytes);
-            else if (a.key == "flops") a.AsDouble(s.flops);
-            else if (a.key == "predictedNs" && a.AsInt64(i)) s.predictedNs = i;
-            else if (a.key == "microBatch" && a.AsInt64(i)) s.microBatch = static_cast<int32_t>(i);
-            else if (a.key == "chunk" && a.AsInt64(i)) s.chunk = static_cast<int32_t>(i);
-            else if (a.key == "step" && a.AsInt64(i)) s.step = static_cast<int32_t>(i);
-            else if (a.key == "detail") s.detail = m_builder.Intern(a.text);
-        }
-        TrackFor(e).spans.push_back(s);
-    }
-
-    std::string FlowKey(const ChromeEvent& e) const { return std::string(e.cat) + '\x1f' + std::string(e.id); }
-
-    void OnFlowStart(const ChromeEvent& e)
-    {
-        PendingFlow f;
-        f.srcPid = e.pid;
-        f.srcTid = e.tid;
-        f.srcNs = e.tsNs;
-        f.name = m_builder.Intern(e.name);
-        int64_t i = 0;
-        if (const ChromeArg* a = e.Arg("bytes")) a->AsUint64(f.bytes);
-        if (const ChromeArg* a = e.Arg("step"); a && a->AsInt64(i)) f.step = static_cast<int32_t>(i);
-        if (const ChromeArg* a = e.Arg("chunk"); a && a->AsInt64(i)) f.chunk = static_cast<int32_t>(i);
-        m_openFlows[FlowKey(e)] = m_flows.size();
-        m_flows.push_back(std::move(f));
-    }
-
-    void OnFlowEnd(const ChromeEvent& e)
-    {
-        auto it = m_openFlows.find(FlowKey(e));
-        if (it == m_openFlows.end()) {
-            ++m_unmatchedFlowEnds;
-            return;
-        }
-        PendingFlow& f = m_flows[it->second];
-        f.dstPid = e.pid;
-        f.dstTid = e.tid;
-        f.dstNs = e.tsNs;
-        f.haveDst = true;
-        m_openFlows.erase(it);
-    }
-
-    void OnCounter(const ChromeEvent& e)
-    {
-        for (const ChromeArg& a : e.args) {
-            double value = 0;
-            if (!a.AsDouble(value)) continue;
-            std::string name(e.name);
-            if (a.key != "value" && !a.key.empty()) name += " " + std::string(a.key);
-            std::string key = std::string(e.pid) + '\x1f' + name;
-            auto [it, inserted] = m_counterIndex.emplace(key, m_counters.size());
-            if (inserted) m_counters.push_back({std::string(e.pid), name, "", {}});
-            m_counters[it->second].samples.push_back({e.tsNs, value});
-        }
-    }
-
-    void OnMetadata(const ChromeEvent& e)
-    {
-        const ChromeArg* a = e.Arg("name");
-        if (!a) return;
-        if (e.name == "process_name") m_processNames[std::string(e.pid)] = std::string(a->text);
-        else if (e.name == "thread_name") TrackFor(e).name = std::string(a->text);
-    }
-
-    void ApplyParalensMetadata(TraceBuilder& b, std::map<std::string, uint32_t>& deviceOf,
-                               std::map<std::string, uint32_t>& trackOf);
-
-    const std::string& m_origin;
     TraceBuilder m_builder;
+    ChromeAssembly m_assembly;
     Json m_paralens;
-    std::vector<PendingTrack> m_tracks;
-    std::unordered_map<std::string, size_t> m_trackIndex;
-    std::vector<PendingFlow> m_flows;
-    std::unordered_map<std::string, size_t> m_openFlows;
-    std::vector<PendingCounter> m_counters;
-    std::unordered_map<std::string, size_t> m_counterIndex;
-    std::map<std::string, std::string> m_processNames;
-    size_t m_skipped = 0;
-    size_t m_unmatchedFlowEnds = 0;
 };
 
-void ChromeAssembler::ApplyParalensMetadata(TraceBuilder& b, std::map<std::string, uint32_t>& deviceOf,
-                                            std::map<std::string, uint32_t>& trackOf)
+void ChromeReader::ApplyParalensMetadata(std::map<std::string, uint32_t>& deviceOf,
+                                         std::map<std::string, uint32_t>& trackOf)
 {
+    TraceBuilder& b = m_builder;
     const Json& p = m_paralens;
     Metadata& m = b.Meta();
     m.source = ParseTraceSource(p.value("source", "chrome"));
@@ -225,7 +108,7 @@ void ChromeAssembler::ApplyParalensMetadata(TraceBuilder& b, std::map<std::strin
         for (const Json& t : *it) {
             uint32_t device = t.value("device", 0u);
             if (device >= b.DeviceCount())
-                throw Error(m_origin + ": paralens.tracks[" + std::to_string(index) + "] names device " +
+                throw Error(m_assembly.Origin() + ": paralens.tracks[" + std::to_string(index) + "] names device " +
                             std::to_string(device) + " but only " + std::to_string(b.DeviceCount()) + " exist");
             uint32_t id = b.AddTrack(device, t.value("name", ""));
             trackOf[std::to_string(device) + '\x1f' + std::to_string(index)] = id;
@@ -234,64 +117,76 @@ void ChromeAssembler::ApplyParalensMetadata(TraceBuilder& b, std::map<std::strin
     }
 }
 
-Trace ChromeAssembler::Finish()
+uint32_t ChromeReader::DeviceFor(std::map<std::string, uint32_t>& deviceOf, const std::string& pid)
 {
-    TraceBuilder& b = m_builder;
-    std::map<std::string, uint32_t> deviceOf; // pid text -> device
-    std::map<std::string, uint32_t> trackOf;  // pid \x1f tid -> track
-    if (m_paralens.is_object()) ApplyParalensMetadata(b, deviceOf, trackOf);
-    else b.Meta().source = TraceSource::Chrome;
+    auto it = deviceOf.find(pid);
+    if (it != deviceOf.end()) return it->second;
+    uint32_t id = m_builder.AddDevice(pid.empty() ? "process" : "process " + pid, DeviceKind::Gpu,
+                                      static_cast<int32_t>(m_builder.DeviceCount()));
+    deviceOf[pid] = id;
+    return id;
+}
 
-    // Devices for pids the metadata did not list, in numeric order.
+// Devices for pids our metadata did not list, in numeric order, named by process_name.
+void ChromeReader::AddDevices(std::map<std::string, uint32_t>& deviceOf)
+{
     std::vector<std::string> pids;
-    for (const PendingTrack& t : m_tracks) pids.push_back(t.pid);
-    for (const PendingCounter& c : m_counters) pids.push_back(c.pid);
-    for (const PendingFlow& f : m_flows) pids.insert(pids.end(), {f.srcPid, f.dstPid});
+    for (const PendingTrack& t : m_assembly.Tracks()) pids.push_back(t.pid);
+    for (const PendingCounter& c : m_assembly.Counters()) pids.push_back(c.pid);
+    for (const PendingFlow& f : m_assembly.Flows())
+        if (f.haveDst) pids.insert(pids.end(), {f.srcPid, f.dstPid});
     std::sort(pids.begin(), pids.end(), IdLess);
     pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+    const auto& names = m_assembly.ProcessNames();
     for (const std::string& pid : pids) {
-        if (deviceOf.count(pid) || pid.empty()) continue;
-        auto nameIt = m_processNames.find(pid);
-        std::string name = nameIt != m_processNames.end() ? nameIt->second : "process " + pid;
-        int32_t rank = static_cast<int32_t>(b.DeviceCount());
-        deviceOf[pid] = b.AddDevice(name, DeviceKind::Gpu, rank);
+        if (deviceOf.count(pid)) continue;
+        auto nameIt = names.find(pid);
+        std::string name = nameIt != names.end() ? nameIt->second : pid.empty() ? "process" : "process " + pid;
+        deviceOf[pid] = m_builder.AddDevice(name, DeviceKind::Gpu, static_cast<int32_t>(m_builder.DeviceCount()));
     }
-    auto deviceFor = [&](const std::string& pid) -> uint32_t {
-        if (pid.empty() && !deviceOf.count(pid)) deviceOf[pid] = b.AddDevice("process", DeviceKind::Gpu, 0);
-        return deviceOf.at(pid);
-    };
+}
 
-    std::vector<size_t> order(m_tracks.size());
+void ChromeReader::AddTracks(std::map<std::string, uint32_t>& deviceOf, std::map<std::string, uint32_t>& trackOf)
+{
+    std::vector<PendingTrack>& tracks = m_assembly.Tracks();
+    std::vector<size_t> order(tracks.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
-        const PendingTrack& a = m_tracks[x];
-        const PendingTrack& c = m_tracks[y];
+        const PendingTrack& a = tracks[x];
+        const PendingTrack& c = tracks[y];
         if (a.pid != c.pid) return IdLess(a.pid, c.pid);
+        if (a.async != c.async) return c.async;
         return IdLess(a.tid, c.tid);
     });
     for (size_t i : order) {
-        PendingTrack& t = m_tracks[i];
+        PendingTrack& t = tracks[i];
+        if (t.spans.empty() && t.name.empty()) continue; // a tid known only from a stray record
         std::string key = t.pid + '\x1f' + t.tid;
         auto it = trackOf.find(key);
         uint32_t id = 0;
         if (it != trackOf.end()) {
             id = it->second;
         } else {
-            id = b.AddTrack(deviceFor(t.pid), t.name.empty() ? "thread " + t.tid : t.name);
+            std::string name = !t.name.empty() ? t.name : t.tid.empty() ? "events" : "thread " + t.tid;
+            id = m_builder.AddTrack(DeviceFor(deviceOf, t.pid), name);
             trackOf[key] = id;
         }
-        b.ReserveSpans(id, t.spans.size());
-        for (const Span& s : t.spans) b.AddSpan(id, s);
+        m_builder.AddSpans(id, std::move(t.spans));
     }
+}
+
+void ChromeReader::AddFlowsAndCounters(std::map<std::string, uint32_t>& deviceOf,
+                                       std::map<std::string, uint32_t>& trackOf)
+{
     auto trackFor = [&](const std::string& pid, const std::string& tid) {
         auto it = trackOf.find(pid + '\x1f' + tid);
         return it == trackOf.end() ? kNoTrack : it->second;
     };
-    for (const PendingFlow& f : m_flows) {
+    for (const PendingFlow& f : m_assembly.Flows()) {
         if (!f.haveDst) continue;
         Flow flow;
-        flow.srcDevice = deviceFor(f.srcPid);
-        flow.dstDevice = deviceFor(f.dstPid);
+        flow.srcDevice = DeviceFor(deviceOf, f.srcPid);
+        flow.dstDevice = DeviceFor(deviceOf, f.dstPid);
         flow.srcTrack = trackFor(f.srcPid, f.srcTid);
         flow.dstTrack = trackFor(f.dstPid, f.dstTid);
         flow.srcNs = f.srcNs;
@@ -300,31 +195,67 @@ Trace ChromeAssembler::Finish()
         flow.step = f.step;
         flow.chunk = f.chunk;
         flow.name = f.name;
-        b.AddFlow(flow);
+        m_builder.AddFlow(flow);
     }
     std::map<std::string, std::string> units; // device \x1f name -> unit, from our metadata
     if (m_paralens.is_object()) {
         if (auto it = m_paralens.find("counters"); it != m_paralens.end() && it->is_array())
             for (const Json& c : *it)
-                units[std::to_string(c.value("device", 0u)) + '\x1f' + c.value("name", "")] = c.value("unit", "");
+                if (c.is_object())
+                    units[std::to_string(c.value("device", 0u)) + '\x1f' + c.value("name", "")] = c.value("unit", "");
     }
-    for (const PendingCounter& c : m_counters) {
-        uint32_t device = deviceFor(c.pid);
-        uint32_t id = b.AddCounter(device, c.name, units[std::to_string(device) + '\x1f' + c.name]);
-        for (const CounterSample& s : c.samples) b.AddSample(id, s.timeNs, s.value);
+    for (const PendingCounter& c : m_assembly.Counters()) {
+        uint32_t device = DeviceFor(deviceOf, c.pid);
+        uint32_t id = m_builder.AddCounter(device, c.name, units[std::to_string(device) + '\x1f' + c.name]);
+        for (const CounterSample& s : c.samples) m_builder.AddSample(id, s.timeNs, s.value);
     }
-    return std::move(b).Finish();
+}
+
+Trace ChromeReader::Finish()
+{
+    m_assembly.CloseOpen();
+    std::map<std::string, uint32_t> deviceOf; // pid text -> device
+    std::map<std::string, uint32_t> trackOf;  // pid \x1f tid -> track
+    if (m_paralens.is_object()) {
+        ApplyParalensMetadata(deviceOf, trackOf);
+    } else {
+        m_builder.Meta().source = TraceSource::Chrome;
+        if (m_assembly.EventCount() == 0)
+            throw Error(m_assembly.Origin() + ": the trace holds no events (an empty event array)");
+    }
+    AddDevices(deviceOf);
+    AddTracks(deviceOf, trackOf);
+    AddFlowsAndCounters(deviceOf, trackOf);
+    MetaSection& extra = m_builder.Meta().extra;
+    if (m_assembly.UnclosedCount() > 0) extra.Set("unclosedSpans", static_cast<int64_t>(m_assembly.UnclosedCount()));
+    if (m_assembly.SkippedCount() > 0) extra.Set("skippedEvents", static_cast<int64_t>(m_assembly.SkippedCount()));
+    Trace trace = std::move(m_builder).Finish();
+    if (!m_paralens.is_object() && trace.SpanCount() == 0 && trace.Flows().empty() && trace.Counters().empty())
+        throw Error(m_assembly.Origin() + ": none of the trace's " + std::to_string(m_assembly.EventCount()) +
+                    " events is a span, flow or counter paralens can show (phases X, B/E, i, b/e, s/f, C expected)");
+    return trace;
 }
 
 } // namespace
 
+Trace ReadChromeTrace(ByteSource& source, const std::string& origin, const ReadOptions& options)
+{
+    ChromeReader reader(origin);
+    try {
+        ReadChromeEvents(
+            source, origin, [&](const ChromeEvent& e) { reader.OnEvent(e); },
+            [&](std::string_view key, std::string_view raw, JsonKind kind) { reader.OnTopLevel(key, raw, kind); },
+            options.progress, options.blockBytes);
+        return reader.Finish();
+    } catch (const Json::exception& e) { // a "paralens" object of the wrong shape
+        throw Error(origin + ": the \"paralens\" metadata is not what paralens writes: " + e.what());
+    }
+}
+
 Trace ReadChromeJson(const std::string& json, const std::string& origin)
 {
-    ChromeAssembler assembler(origin);
-    ReadChromeEvents(
-        json, origin, [&](const ChromeEvent& e) { assembler.OnEvent(e); },
-        [&](std::string_view key, std::string_view raw, JsonKind kind) { assembler.OnTopLevel(key, raw, kind); });
-    return assembler.Finish();
+    auto source = TextSource(json);
+    return ReadChromeTrace(*source, origin);
 }
 
 } // namespace paralens::core

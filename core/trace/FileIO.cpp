@@ -2,6 +2,7 @@
 
 #include "common/Error.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -47,6 +48,95 @@ std::string ReadFileDecompressed(const std::string& path)
     gzclose(gz);
     return out;
 }
+
+std::string ReadFilePrefix(const std::string& path, size_t maxBytes)
+{
+    auto source = OpenFileSource(path);
+    std::string out(maxBytes, '\0');
+    size_t got = 0;
+    while (got < maxBytes) {
+        size_t n = source->Read(out.data() + got, maxBytes - got);
+        if (n == 0) break;
+        got += n;
+    }
+    out.resize(got);
+    return out;
+}
+
+namespace {
+
+class GzFileSource final : public ByteSource {
+public:
+    explicit GzFileSource(const std::string& path) : m_path(path)
+    {
+        std::error_code ec;
+        if (std::filesystem::is_directory(path, ec)) throw Error(path + ": is a folder, not a file");
+        m_gz = gzopen(path.c_str(), "rb");
+        if (!m_gz) throw Error("cannot open " + path + ": " + SystemReason());
+        gzbuffer(m_gz, 1 << 18);
+        auto size = std::filesystem::file_size(path, ec);
+        m_total = ec ? 0 : size;
+    }
+    ~GzFileSource() override { gzclose(m_gz); }
+    GzFileSource(const GzFileSource&) = delete;
+    GzFileSource& operator=(const GzFileSource&) = delete;
+
+    size_t Read(char* dst, size_t maxBytes) override
+    {
+        size_t total = 0;
+        while (total < maxBytes) { // gzread takes an unsigned count: read in pieces of 256 MiB at most
+            unsigned want = static_cast<unsigned>(std::min<size_t>(maxBytes - total, size_t{1} << 28));
+            int got = gzread(m_gz, dst + total, want);
+            if (got < 0) {
+                int code = 0;
+                std::string reason = gzerror(m_gz, &code);
+                throw Error(m_path + ": cannot read (" + reason + ") after " + std::to_string(m_produced + total) +
+                            " bytes; is the .gz file truncated?");
+            }
+            if (got == 0) break;
+            total += static_cast<size_t>(got);
+            if (static_cast<unsigned>(got) < want) break;
+        }
+        m_produced += total;
+        return total;
+    }
+    uint64_t Consumed() const override
+    {
+        z_off_t off = gzoffset(m_gz);
+        return off < 0 ? 0 : static_cast<uint64_t>(off);
+    }
+    uint64_t Total() const override { return m_total; }
+
+private:
+    std::string m_path;
+    gzFile m_gz = nullptr;
+    uint64_t m_total = 0;
+    uint64_t m_produced = 0;
+};
+
+class MemorySource final : public ByteSource {
+public:
+    explicit MemorySource(std::string_view text) : m_text(text) {}
+    size_t Read(char* dst, size_t maxBytes) override
+    {
+        size_t n = std::min(maxBytes, m_text.size() - m_pos);
+        std::memcpy(dst, m_text.data() + m_pos, n);
+        m_pos += n;
+        return n;
+    }
+    uint64_t Consumed() const override { return m_pos; }
+    uint64_t Total() const override { return m_text.size(); }
+
+private:
+    std::string_view m_text;
+    size_t m_pos = 0;
+};
+
+} // namespace
+
+std::unique_ptr<ByteSource> OpenFileSource(const std::string& path) { return std::make_unique<GzFileSource>(path); }
+
+std::unique_ptr<ByteSource> TextSource(std::string_view text) { return std::make_unique<MemorySource>(text); }
 
 OutputFile::OutputFile(std::string path) : m_path(std::move(path))
 {

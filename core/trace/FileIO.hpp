@@ -1,7 +1,10 @@
 // Reading and writing files, with gzip handled transparently and writes made atomic.
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -12,6 +15,31 @@ namespace paralens::core {
 std::string ReadFileDecompressed(const std::string& path);
 
 bool EndsWith(std::string_view text, std::string_view suffix);
+
+// At most `maxBytes` from the start of the file, decompressed when it is gzip: enough to tell a
+// format by its content without reading a large file. Throws Error like ReadFileDecompressed.
+std::string ReadFilePrefix(const std::string& path, size_t maxBytes);
+
+// Progress of a long read: bytes of the input consumed so far and its total (0 when unknown).
+using ProgressFn = std::function<void(uint64_t doneBytes, uint64_t totalBytes)>;
+
+// A stream of bytes read in blocks, so that a large trace is never held whole in memory.
+// Not thread-safe; one reader at a time.
+class ByteSource {
+public:
+    virtual ~ByteSource() = default;
+    // Up to `maxBytes` into `dst`; 0 only at the end. Throws Error naming the input on a read error.
+    virtual size_t Read(char* dst, size_t maxBytes) = 0;
+    // How far the underlying input has been read, in its own bytes (compressed bytes for gzip),
+    // and its whole size (0 when unknown): for progress.
+    virtual uint64_t Consumed() const = 0;
+    virtual uint64_t Total() const = 0;
+};
+
+// A file, decompressed on the fly when it is gzip (by content). Throws Error naming the path.
+std::unique_ptr<ByteSource> OpenFileSource(const std::string& path);
+// Text in memory; `text` must outlive the source.
+std::unique_ptr<ByteSource> TextSource(std::string_view text);
 
 // A file written under a temporary name in the same folder and renamed over `path` by Commit(),
 // so readers never see a partial file and a failed write leaves nothing behind. Compressed with

@@ -76,21 +76,24 @@ namespace {
 
 // Parses [-]digits[.digits][e[+-]digits] into value * 10^scale, exactly, rounded half away from
 // zero at the last kept digit. `scale` = 3 for microseconds to nanoseconds, 0 for nanoseconds.
+// No allocation: it runs for every timestamp of a trace.
 bool ParseScaledDecimal(std::string_view text, int scale, int64_t& result)
 {
     size_t i = 0;
     bool negative = false;
     if (i < text.size() && (text[i] == '-' || text[i] == '+')) negative = text[i++] == '-';
-    std::string digits; // all significant digits, integer and fraction
-    int pointPos = -1;
-    size_t start = i;
-    for (; i < text.size(); ++i) {
-        char c = text[i];
-        if (c >= '0' && c <= '9') digits += c;
-        else if (c == '.' && pointPos < 0) pointPos = static_cast<int>(digits.size());
-        else break;
+    const size_t start = i;
+    size_t intEnd = i;
+    while (intEnd < text.size() && text[intEnd] >= '0' && text[intEnd] <= '9') ++intEnd;
+    size_t fracBegin = intEnd, fracEnd = intEnd;
+    if (intEnd < text.size() && text[intEnd] == '.') {
+        fracBegin = intEnd + 1;
+        fracEnd = fracBegin;
+        while (fracEnd < text.size() && text[fracEnd] >= '0' && text[fracEnd] <= '9') ++fracEnd;
     }
-    if (i == start || digits.empty()) return false;
+    const size_t intDigitCount = intEnd - start, fracDigitCount = fracEnd - fracBegin;
+    if (intDigitCount + fracDigitCount == 0) return false;
+    i = fracEnd;
     int exponent = 0;
     if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
         ++i;
@@ -106,17 +109,23 @@ bool ParseScaledDecimal(std::string_view text, int scale, int64_t& result)
         exponent = expNeg ? -e : e;
     }
     if (i != text.size()) return false;
-    if (pointPos < 0) pointPos = static_cast<int>(digits.size());
-    // The integer part of value*10^scale has (pointPos + exponent + scale) digits of `digits`.
-    int intDigits = pointPos + exponent + scale;
+    // The k-th significant digit (integer digits, then fraction digits), 0 beyond the end.
+    const size_t total = intDigitCount + fracDigitCount;
+    auto digit = [&](long k) -> int {
+        if (k < 0 || static_cast<size_t>(k) >= total) return 0;
+        size_t u = static_cast<size_t>(k);
+        return (u < intDigitCount ? text[start + u] : text[fracBegin + u - intDigitCount]) - '0';
+    };
+    // The integer part of value*10^scale has (intDigitCount + exponent + scale) digits.
+    const long intDigits = static_cast<long>(intDigitCount) + exponent + scale;
     uint64_t mag = 0;
     const uint64_t limit = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
-    for (int k = 0; k < intDigits; ++k) {
-        int d = k < static_cast<int>(digits.size()) ? digits[static_cast<size_t>(k)] - '0' : 0;
-        if (mag > (limit - static_cast<uint64_t>(d)) / 10) return false;
-        mag = mag * 10 + static_cast<uint64_t>(d);
+    for (long k = 0; k < intDigits; ++k) {
+        auto d = static_cast<uint64_t>(digit(k));
+        if (mag > (limit - d) / 10) return false;
+        mag = mag * 10 + d;
     }
-    if (intDigits >= 0 && intDigits < static_cast<int>(digits.size()) && digits[static_cast<size_t>(intDigits)] >= '5') {
+    if (intDigits >= 0 && digit(intDigits) >= 5) {
         if (mag >= limit) return false;
         ++mag; // round half away from zero
     }

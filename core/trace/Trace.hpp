@@ -32,8 +32,9 @@ enum class SpanCategory : uint8_t {
     Sync,
     Idle,
     Other,
+    Annotation, // a label over a time range (profiler or user annotation), not work: never busy
 };
-inline constexpr int kSpanCategoryCount = 12;
+inline constexpr int kSpanCategoryCount = 13;
 std::string_view Name(SpanCategory c);
 SpanCategory ParseSpanCategory(std::string_view name); // unknown names map to Other
 

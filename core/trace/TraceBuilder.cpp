@@ -3,7 +3,9 @@
 #include "common/Error.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
+#include <queue>
 
 namespace paralens::core {
 
@@ -40,6 +42,16 @@ void TraceBuilder::AddSpan(uint32_t track, const Span& span)
     m_trace.m_tracks[track].spans.push_back(span);
 }
 
+void TraceBuilder::AddSpans(uint32_t track, std::vector<Span>&& spans)
+{
+    for (const Span& span : spans)
+        if (span.endNs < span.startNs) AddSpan(track, span); // throws with the span's name
+    std::vector<Span>& dst = m_trace.m_tracks[track].spans;
+    if (dst.empty()) dst = std::move(spans);
+    else dst.insert(dst.end(), spans.begin(), spans.end());
+    spans = {};
+}
+
 uint32_t TraceBuilder::AddCounter(uint32_t device, std::string_view name, std::string_view unit)
 {
     Counter c;
@@ -69,15 +81,26 @@ std::pair<int64_t, int64_t> FinishTrack(Track& track)
     auto& spans = track.spans;
     if (!std::is_sorted(spans.begin(), spans.end(), SpanOrder))
         std::stable_sort(spans.begin(), spans.end(), SpanOrder);
-    // One pass: greedy depths, the deepest level and the extent.
-    std::vector<int64_t> levelEnd;
-    size_t maxDepth = 0;
+    // One pass: each span takes the lowest level free at its start. Levels in use wait in a heap
+    // by their end, released levels in a heap by number: O(n log depth) however deep the nesting.
+    using EndLevel = std::pair<int64_t, size_t>;
+    std::priority_queue<EndLevel, std::vector<EndLevel>, std::greater<>> busy;
+    std::priority_queue<size_t, std::vector<size_t>, std::greater<>> freeLevels;
+    size_t levels = 0, maxDepth = 0;
     int64_t begin = std::numeric_limits<int64_t>::max(), end = std::numeric_limits<int64_t>::min();
     for (Span& s : spans) {
-        size_t level = 0;
-        while (level < levelEnd.size() && levelEnd[level] > s.startNs) ++level;
-        if (level == levelEnd.size()) levelEnd.push_back(s.endNs);
-        else levelEnd[level] = s.endNs;
+        while (!busy.empty() && busy.top().first <= s.startNs) {
+            freeLevels.push(busy.top().second);
+            busy.pop();
+        }
+        size_t level = levels;
+        if (!freeLevels.empty()) {
+            level = freeLevels.top();
+            freeLevels.pop();
+        } else {
+            ++levels;
+        }
+        busy.push({s.endNs, level});
         s.depth = static_cast<uint16_t>(std::min<size_t>(level, 65535));
         maxDepth = std::max<size_t>(maxDepth, s.depth);
         begin = std::min(begin, s.startNs);

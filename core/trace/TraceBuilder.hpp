@@ -28,13 +28,17 @@ public:
     void ReserveSpans(uint32_t track, size_t count) { m_trace.m_tracks[track].spans.reserve(count); }
     // Throws Error when the span ends before it starts.
     void AddSpan(uint32_t track, const Span& span);
+    // Many spans at once, taken over without a copy when the track has none yet (large imports).
+    // Throws Error when one ends before it starts.
+    void AddSpans(uint32_t track, std::vector<Span>&& spans);
     void ReserveFlows(size_t count) { m_trace.m_flows.reserve(count); }
     void AddFlow(const Flow& flow) { m_trace.m_flows.push_back(flow); }
     uint32_t AddCounter(uint32_t device, std::string_view name, std::string_view unit);
     void AddSample(uint32_t counter, int64_t timeNs, double value);
 
     // Sorts spans by start (longer first on ties, so parents precede children), gives overlapping
-    // spans separate depth levels (never drops one), sorts flows and samples, computes the extent.
+    // spans separate depth levels (never drops one; each span takes the lowest free level, in
+    // O(n log depth)), sorts flows and samples, computes the extent.
     Trace Finish() &&;
 
 private:

@@ -11,6 +11,7 @@ namespace {
 constexpr std::array<std::string_view, kSpanCategoryCount> kCategoryNames{
     "forward", "backward", "weight-grad", "compute", "collective", "send",
     "recv",    "memcpy",   "memset",      "sync",    "idle",       "other",
+    "annotation",
 };
 constexpr std::array<std::string_view, 4> kDeviceKindNames{"modelled", "gpu", "virtual-gpu", "cpu"};
 constexpr std::array<std::string_view, 7> kSourceNames{"simulated", "cupti",     "cuda-events", "kineto",

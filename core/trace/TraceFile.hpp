@@ -3,12 +3,17 @@
 // pid = device index, tid = track index, ts/dur = exact decimal microseconds (ns resolution),
 // span fields in args, messages as s/f flow pairs, counters as C events, names as M events.
 // Paths ending in .gz are compressed; reading detects gzip by content.
+//
+// Reading also opens other tools' files, told apart by content (DetectTraceFormat): Chrome and
+// Perfetto JSON of any producer, PyTorch profiler (Kineto) traces and nccl-tests logs.
 #pragma once
 
+#include "trace/FileIO.hpp"
 #include "trace/Trace.hpp"
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace paralens::core {
 
@@ -17,13 +22,38 @@ void WriteTraceFile(const Trace& trace, const std::string& path);
 // The same document as text (small traces, tests).
 std::string TraceToJsonText(const Trace& trace);
 
+struct ReadOptions {
+    ProgressFn progress;   // called after each block of a large JSON file (optional)
+    bool keepCpu = true;   // Kineto: keep host threads (CPU ops, runtime calls) as Cpu devices
+    size_t blockBytes = 0; // JSON read block (0: 16 MiB); see ChromeEvents.hpp
+};
+
+enum class TraceFormat { Chrome, Kineto, NcclTests, Unknown };
+std::string_view Name(TraceFormat f);
+// The format of a file from its first bytes (decompressed): a JSON object or array is Chrome
+// unless Kineto's keys or categories show in it (and ours do not); text with nccl-tests' table
+// header is an nccl-tests log.
+TraceFormat DetectTraceFormat(std::string_view prefix);
+
 // Reads a Chrome Trace Event JSON document, ours or another tool's (array or object form).
 // `origin` names the input in error messages ("trace.json"). Throws Error with the event index
-// and byte offset of the first event it cannot read.
+// and byte offset of the first event it cannot read, and when the document holds no event
+// paralens can show.
 Trace ReadChromeJson(const std::string& json, const std::string& origin);
+Trace ReadChromeTrace(ByteSource& source, const std::string& origin, const ReadOptions& options = {});
 
-// Reads a trace file of any format paralens knows, recognised by content (TraceFormats.cpp holds
-// the list). Throws Error naming the file and the place in it.
-Trace ReadTraceFile(const std::string& path);
+// A PyTorch profiler trace (KinetoReader.cpp has the details). Same errors as ReadChromeJson.
+Trace ReadKinetoJson(const std::string& json, const std::string& origin, const ReadOptions& options = {});
+Trace ReadKinetoTrace(ByteSource& source, const std::string& origin, const ReadOptions& options = {});
+
+// Reads a trace file of any format paralens knows, recognised by content. Throws Error naming
+// the file and the place in it.
+Trace ReadTraceFile(const std::string& path, const ReadOptions& options = {});
+// The same for text in memory (tests, fuzzing); `origin` names it in errors.
+Trace ReadTraceText(const std::string& text, const std::string& origin, const ReadOptions& options = {});
+
+// Several files of one job on one timeline: each read with ReadTraceFile, then merged with
+// MergeTraces (TraceMerge.hpp). One file is returned as it is.
+Trace ReadTraceFiles(const std::vector<std::string>& paths, const ReadOptions& options = {});
 
 } // namespace paralens::core

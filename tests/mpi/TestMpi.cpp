@@ -103,10 +103,22 @@ TEST_CASE("clock offsets are found within the bound the tool reports", "[mpi]")
     CHECK(j["clockBoundNs"].get<double>() > 0);
 }
 
-TEST_CASE("each rank writes its trace with its clock offsets", "[mpi][io]")
+TEST_CASE("each rank writes its trace; rank 0 merges them with one row per rank and the messages as arrows", "[mpi][io]")
 {
     TempDir dir;
     Json j = MpiJson(3, "--collective reduce-scatter --algorithm ring --iterations 2 --out " + dir.File("rs.json"), dir);
+    paralens::core::Trace merged = paralens::core::ReadTraceFile(dir.File("rs.json"));
+    REQUIRE(merged.Devices().size() == 3);
+    for (uint32_t d = 0; d < 3; ++d) CHECK(merged.Devices()[d].rank == static_cast<int>(d));
+    CHECK(merged.Flows().size() == 2 * 3 * 2u); // (p-1) steps x p messages x 2 iterations
+    for (const auto& f : merged.Flows()) CHECK(f.dstNs >= f.srcNs - j["clockBoundNs"].get<int64_t>());
+    Run again = Shell("\"$PARALENS\" merge " + dir.File("rs.rank0.json") + " " + dir.File("rs.rank1.json") + " " +
+                      dir.File("rs.rank2.json") + " --out " + dir.File("again.json.gz") + " --json", dir);
+    REQUIRE(again.exitCode == 0);
+    Json m = Json::parse(again.out);
+    CHECK(m["ranks"] == 3);
+    CHECK(m["messages"] == 12);
+    CHECK(m["unpairedMessages"] == 0);
     for (int r = 0; r < 3; ++r) {
         paralens::core::Trace t = paralens::core::ReadTraceFile(dir.File("rs.rank" + std::to_string(r) + ".json"));
         REQUIRE(t.Devices().size() == 1);
@@ -152,4 +164,26 @@ TEST_CASE("a hung rank is named after the timeout and the others still write the
     int written = 0;
     for (int k = 0; k < 3; ++k) written += fs::exists(dir.File("hung.rank" + std::to_string(k) + ".json"));
     CHECK(written >= 2);
+}
+
+TEST_CASE("a measured sweep across processes is fitted, and the fit drives the model", "[mpi]")
+{
+    TempDir dir;
+    Run r = Shell(std::string(kMpirun) + "-np 3 \"$PARALENS\" sweep --backend mpi --collective allgather --algorithm ring "
+                  "--min-bytes 1KiB --max-bytes 4MiB --factor 4 --iterations 3 --fit-out " + dir.File("fit.json") + " --json", dir);
+    INFO("stderr: " << r.err);
+    REQUIRE(r.exitCode == 0);
+    Json j = Json::parse(r.out);
+    CHECK(j["ranks"] == 3);
+    CHECK(j["rows"].size() == 7); // 1, 4, 16, 64, 256 KiB, 1, 4 MiB
+    for (const Json& row : j["rows"]) {
+        CHECK(row["timeSeconds"].get<double>() > 0);
+        CHECK(row["check"] == "ok");
+    }
+    CHECK(j["fit"]["alphaUs"].get<double>() > 0);
+    CHECK(j["fit"]["bandwidthGBps"].get<double>() > 0);
+    Run sim = Shell("\"$PARALENS\" simulate --collective allgather --ranks 3 --bytes 1MiB --model " + dir.File("fit.json") + " --json", dir);
+    INFO("simulate stderr: " << sim.err);
+    REQUIRE(sim.exitCode == 0);
+    CHECK(Json::parse(sim.out)["simulatedSeconds"].get<double>() > 0);
 }

@@ -1,0 +1,192 @@
+// paralens fit: least-squares alpha-beta(-gamma) of nccl-tests logs or of the collectives of traces.
+#include "CliCommon.hpp"
+#include "Commands.hpp"
+
+#include "analysis/Fitting.hpp"
+#include "common/Error.hpp"
+#include "common/Units.hpp"
+#include "trace/FileIO.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+namespace paralens::app {
+
+namespace {
+
+using Json = nlohmann::json;
+
+struct FitOptions {
+    std::vector<std::string> files;
+    std::string algorithm;
+    std::string half = "out-of-place";
+    std::string out;
+    bool summary = false;
+    bool alignClocks = false;
+    bool json = false;
+};
+
+struct SourceFits {
+    std::string source;
+    std::vector<core::FitResult> fits;
+    std::optional<core::JointFit> joint;
+};
+
+core::LogHalf ParseHalf(const std::string& text)
+{
+    if (text == "out-of-place" || text == "out") return core::LogHalf::OutOfPlace;
+    if (text == "in-place" || text == "in") return core::LogHalf::InPlace;
+    if (text == "both") return core::LogHalf::Both;
+    throw Error("--half: expected out-of-place, in-place or both, got '" + text + "'");
+}
+
+std::optional<core::Algorithm> ParseModelAlgorithm(const std::string& text)
+{
+    if (text.empty()) return std::nullopt;
+    auto a = core::ParseAlgorithm(text);
+    if (!a) throw Error("--algorithm: unknown algorithm '" + text + "'; accepted: ring, tree, halving-doubling, "
+                        "recursive-doubling, naive, pairwise, direct");
+    return a;
+}
+
+SourceFits FitGroups(const std::string& source, const std::vector<core::FitGroup>& groups)
+{
+    SourceFits s;
+    s.source = source;
+    if (groups.empty()) throw Error(source + ": no collective with a known name, a size and a time to fit");
+    for (const core::FitGroup& g : groups) s.fits.push_back(core::FitAlphaBeta(g));
+    s.joint = core::FitJoint(groups);
+    return s;
+}
+
+void WarnSkipped(const core::NcclTestsLog& log)
+{
+    if (log.skipped.empty()) return;
+    const core::SkippedLine& first = log.skipped.front();
+    std::fprintf(stderr, "paralens: %s: skipped %zu line%s inside result tables (first: line %zu, %s: '%s')\n",
+                 log.origin.c_str(), log.skipped.size(), log.skipped.size() == 1 ? "" : "s", first.line,
+                 first.reason.c_str(), first.text.c_str());
+}
+
+std::vector<SourceFits> FitAll(const FitOptions& o)
+{
+    const core::LogHalf half = ParseHalf(o.half);
+    const auto algorithm = ParseModelAlgorithm(o.algorithm);
+    std::vector<SourceFits> out;
+    std::vector<std::string> traces;
+    for (const std::string& f : o.files) {
+        if (core::DetectTraceFormat(core::ReadFilePrefix(f, 64 * 1024)) != core::TraceFormat::NcclTests) {
+            traces.push_back(f);
+            continue;
+        }
+        core::NcclTestsLog log = core::ReadNcclTestsLogFile(f);
+        WarnSkipped(log);
+        out.push_back(FitGroups(f, core::FitGroupsFromLog(log, half, algorithm)));
+    }
+    if (!traces.empty()) {
+        core::Trace trace = ReadJob(traces, o.alignClocks, false);
+        std::string name = traces.size() == 1 ? traces.front() : std::to_string(traces.size()) + " trace files";
+        out.push_back(FitGroups(name, core::FitGroupsFromTrace(trace, name, algorithm)));
+    }
+    return out;
+}
+
+double GBps(double secPerByte) { return secPerByte > 0 ? 1.0 / secPerByte / 1e9 : 0.0; }
+
+void PrintFit(const core::FitResult& r, bool rows)
+{
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (const core::FitRow& row : r.rows) {
+        lo = std::min(lo, row.bytes);
+        hi = std::max(hi, row.bytes);
+    }
+    const core::FitRow* worst = nullptr;
+    for (const core::FitRow& row : r.rows)
+        if (!worst || std::fabs(row.errorPct) > std::fabs(worst->errorPct)) worst = &row;
+    std::printf("%s: %s on %d ranks%s%s, %s: %zu rows from %s to %s\n", r.source.c_str(),
+                std::string(core::Name(r.collective)).c_str(), r.ranks, r.dtype.empty() ? "" : ", ", r.dtype.c_str(),
+                r.label.c_str(), r.rows.size(), core::FormatBytes(lo).c_str(), core::FormatBytes(hi).c_str());
+    std::printf("  latency %s, bus bandwidth %.1f GB/s (nccl-tests busbw); MAPE %.1f %% (largest %.1f %% at %s)\n",
+                core::FormatSeconds(r.latencySec).c_str(), r.busBwGBps, r.mapePct, worst ? std::fabs(worst->errorPct) : 0.0,
+                worst ? core::FormatBytes(worst->bytes).c_str() : "-");
+    std::printf("  %s model: alpha %.4g us per message (x %.4g), bandwidth %.1f GB/s per link (beta x %.4g n)%s\n",
+                std::string(core::Name(r.algorithm)).c_str(), r.params.alphaSec * 1e6, r.alphaCoefficient,
+                GBps(r.params.betaSecPerByte), r.betaCoefficient,
+                core::Reduces(r.collective) ? "; gamma not separable from one collective (inside beta)" : "");
+    if (!r.note.empty()) std::printf("  note: %s\n", r.note.c_str());
+    if (!rows) return;
+    std::printf("  %14s %14s %14s %9s\n", "size (B)", "measured (us)", "predicted (us)", "error");
+    for (const core::FitRow& row : r.rows)
+        std::printf("  %14llu %14.2f %14.2f %8.1f%%\n", static_cast<unsigned long long>(row.bytes), row.measuredSec * 1e6,
+                    row.predictedSec * 1e6, row.errorPct);
+}
+
+void PrintJoint(const SourceFits& s)
+{
+    if (!s.joint) return;
+    const core::JointFit& j = *s.joint;
+    std::printf("%s: joint fit of %zu collectives (%zu samples): alpha %.4g us, bandwidth %.1f GB/s, %s; MAPE %.1f %%\n",
+                s.source.c_str(), j.groups.size(), j.samples, j.params.alphaSec * 1e6, GBps(j.params.betaSecPerByte),
+                j.gammaSeparated ? ("gamma " + std::to_string(GBps(j.params.gammaSecPerByte)) + " GB/s").c_str()
+                                 : "gamma not separable (every collective reduces alike)",
+                j.mapePct);
+}
+
+core::FitFile ToFile(const std::vector<SourceFits>& all)
+{
+    core::FitFile file;
+    size_t joints = 0;
+    for (const SourceFits& s : all) {
+        file.sources.push_back(s.source);
+        file.fits.insert(file.fits.end(), s.fits.begin(), s.fits.end());
+        if (s.joint && joints++ == 0) file.joint = s.joint;
+    }
+    if (joints > 1) file.joint.reset(); // joint fits of different machines do not combine
+    return file;
+}
+
+void RunFit(const FitOptions& o)
+{
+    if (!o.out.empty()) CheckWritable("--out", o.out);
+    std::vector<SourceFits> all = FitAll(o);
+    core::FitFile file = ToFile(all);
+    if (!o.out.empty()) core::SaveFitFile(file, o.out);
+    if (o.json) {
+        Json doc = Json::parse(core::FitFileToJson(file));
+        if (!o.out.empty()) doc["out"] = o.out;
+        PrintJson(doc);
+        return;
+    }
+    for (const SourceFits& s : all) {
+        for (const core::FitResult& r : s.fits) {
+            PrintFit(r, !o.summary);
+            std::printf("\n");
+        }
+        PrintJoint(s);
+    }
+    if (!o.out.empty())
+        std::printf("fit written to %s (use it with `paralens simulate --model %s`)\n", o.out.c_str(), o.out.c_str());
+}
+
+} // namespace
+
+void AddFitCommand(CLI::App& root)
+{
+    auto opts = std::make_shared<FitOptions>();
+    CLI::App* cmd = root.add_subcommand("fit", "Least-squares alpha and bandwidth of nccl-tests logs or traces' collectives");
+    cmd->add_option("files", opts->files,
+                    "nccl-tests logs, or traces with collectives (several trace files of one job are read together)")
+        ->required();
+    cmd->add_option("--algorithm,-a", opts->algorithm,
+                    "The model that turns the fitted line into alpha per message and bandwidth per link (default: the "
+                    "trace's NCCL algorithm, else ring)");
+    cmd->add_option("--half", opts->half, "nccl-tests columns to fit: out-of-place, in-place or both")->capture_default_str();
+    cmd->add_flag("--align-clocks", opts->alignClocks, "Traces: align the ranks' clocks by matched collectives first");
+    cmd->add_option("--out,-o", opts->out, "Save the fit (JSON) for `paralens simulate --model` and the Model view");
+    cmd->add_flag("--summary", opts->summary, "Leave out the per-row table");
+    cmd->add_flag("--json", opts->json, "Machine-readable output on stdout (the fit file's content)");
+    cmd->callback([opts] { RunFit(*opts); });
+}
+
+} // namespace paralens::app

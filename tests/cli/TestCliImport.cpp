@@ -1,0 +1,195 @@
+// End-to-end: opening other tools' files, `paralens analyze`, `paralens fit`, `simulate --model`.
+#include "CliRunner.hpp"
+
+#include "model/CostModel.hpp"
+#include "trace/FileIO.hpp"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+using Json = nlohmann::json;
+
+namespace {
+
+Json RunJson(const std::string& args)
+{
+    CliResult r = RunParalens(args);
+    INFO(args << "\nstderr: " << r.err);
+    REQUIRE(r.exitCode == 0);
+    return Json::parse(r.out);
+}
+
+std::string Ref(const std::string& rel)
+{
+    std::string path = std::string(PARALENS_SOURCE_DIR) + "/../shared/reference-data/" + rel;
+    return std::filesystem::exists(path) ? path : "";
+}
+
+int Lines(const std::string& s)
+{
+    int n = 0;
+    for (char c : s) n += c == '\n';
+    return n;
+}
+
+// A small allreduce log on 4 ranks from the ring formula (alpha 4 us, 50 GB/s).
+std::string SyntheticLog()
+{
+    std::string log = "# Collective test starting: all_reduce_perf\n";
+    for (int r = 0; r < 4; ++r)
+        log += "#  Rank  " + std::to_string(r) + " Group  0 Pid 1 on node device  " + std::to_string(r) + " [0x00] NVIDIA A100-SXM4-80GB\n";
+    log += "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n";
+    const paralens::core::CostParams k{4e-6, 1.0 / 50e9, 0};
+    for (uint64_t n = 1024; n <= (uint64_t{1} << 28); n *= 4) {
+        double t = paralens::core::LectureSeconds(paralens::core::Collective::AllReduce, paralens::core::Algorithm::Ring, 4,
+                                                  static_cast<double>(n), k);
+        char row[256];
+        double algbw = static_cast<double>(n) / t / 1e9;
+        std::snprintf(row, sizeof row, "%12llu %13llu float sum -1 %10.3f %7.2f %7.2f 0 %10.3f %7.2f %7.2f 0\n",
+                      static_cast<unsigned long long>(n), static_cast<unsigned long long>(n / 4), t * 1e6, algbw, algbw * 1.5,
+                      t * 1e6, algbw, algbw * 1.5);
+        log += row;
+    }
+    return log;
+}
+
+} // namespace
+
+TEST_CASE("fit of an nccl-tests log, saved and used by simulate --model", "[cli]")
+{
+    CliTempDir dir;
+    paralens::core::WriteFileAtomic(dir.File("ar.log"), SyntheticLog());
+    Json fit = RunJson("fit " + dir.File("ar.log") + " --out " + dir.File("fit.json") + " --json");
+    REQUIRE(fit["fits"].size() == 1);
+    const Json& f = fit["fits"][0];
+    CHECK(f["collective"] == "allreduce");
+    CHECK(f["ranks"] == 4);
+    CHECK(f["algorithm"] == "ring");
+    CHECK(f["alphaUs"].get<double>() == Approx(4).epsilon(1e-3));
+    CHECK(f["bandwidthGBps"].get<double>() == Approx(50).epsilon(1e-3));
+    CHECK(f["busBandwidthGBps"].get<double>() == Approx(50).epsilon(1e-3));
+    CHECK(f["mapePct"].get<double>() < 0.1);
+    CHECK(f["rows"].size() == 10);
+    CHECK(std::filesystem::exists(dir.File("fit.json")));
+
+    CliResult text = RunParalens("fit " + dir.File("ar.log"));
+    REQUIRE(text.exitCode == 0);
+    CHECK_THAT(text.out, Catch::Contains("latency") && Catch::Contains("bus bandwidth") && Catch::Contains("MAPE") &&
+                             Catch::Contains("measured (us)") && Catch::Contains("predicted (us)"));
+
+    Json sim = RunJson("simulate -c allreduce -a ring -p 4 -n 64MiB --model " + dir.File("fit.json") + " --json");
+    double expected = paralens::core::LectureSeconds(paralens::core::Collective::AllReduce, paralens::core::Algorithm::Ring,
+                                                     4, 64.0 * (1 << 20), {4e-6, 1.0 / 50e9, 0});
+    CHECK(sim["simulatedSeconds"].get<double>() == Approx(expected).epsilon(1e-3));
+    CHECK(sim["alphaUs"].get<double>() == Approx(4).epsilon(1e-3));
+    CHECK_THAT(sim["modelFrom"].get<std::string>(), Catch::Contains("allreduce on 4 ranks"));
+    Json over = RunJson("simulate -c allreduce -p 4 -n 1MiB --model " + dir.File("fit.json") + " --alpha-us 10 --json");
+    CHECK(over["alphaUs"] == 10.0);
+    CHECK(over["bandwidthGBps"].get<double>() == Approx(50).epsilon(1e-3));
+    CHECK_THAT(over["modelFrom"].get<std::string>(), Catch::Contains("given explicitly: --alpha-us"));
+}
+
+TEST_CASE("analyze an nccl-tests log: devices and collectives in JSON", "[cli]")
+{
+    CliTempDir dir;
+    paralens::core::WriteFileAtomic(dir.File("ar.log"), SyntheticLog());
+    Json a = RunJson("analyze " + dir.File("ar.log") + " --json");
+    CHECK(a["startNs"] == 0);
+    CHECK(a["endNs"].get<int64_t>() > 0);
+    REQUIRE(a["devices"].size() == 4);
+    for (const Json& d : a["devices"]) {
+        for (const char* key : {"id", "name", "spanCount", "kernelCount", "busySeconds", "idleSeconds"}) CHECK(d.contains(key));
+        CHECK(d["kernelCount"] == 20);
+        CHECK(d["idleSeconds"] == 0.0);
+    }
+    REQUIRE(a["collectives"].size() == 1);
+    const Json& c = a["collectives"][0];
+    CHECK(c["name"] == "allreduce");
+    CHECK(c["count"] == 80);
+    CHECK(c["bytes"].get<uint64_t>() > 0);
+    // Time-weighted over the rows: below the link's 50 GB/s (the ring's busbw limit), near it (large rows dominate).
+    CHECK(c["busbwGBps"].get<double>() < 50.0);
+    CHECK(c["busbwGBps"].get<double>() > 45.0);
+    CliResult text = RunParalens("analyze " + dir.File("ar.log"));
+    REQUIRE(text.exitCode == 0);
+    CHECK_THAT(text.out, Catch::Contains("busbw") && Catch::Contains("allreduce") && Catch::Contains("rank 3 GPU 3"));
+}
+
+TEST_CASE("analyze and fit on the reference traces and logs", "[cli][reference]")
+{
+    std::string alexnet = Ref("kineto/alexnet_1gpu.json.gz");
+    std::string r0 = Ref("kineto/sampled_rank-0.json.gz"), r1 = Ref("kineto/sampled_rank-1.json.gz");
+    std::string h100 = Ref("nccl-tests/h100x8_nvlink_allreduce_ring.log");
+    if (alexnet.empty() || r0.empty() || r1.empty() || h100.empty()) {
+        WARN("skipped: ../shared/reference-data is absent");
+        return;
+    }
+    Json a = RunJson("analyze " + alexnet + " --json");
+    REQUIRE(a["devices"].size() == 1);
+    CHECK(a["devices"][0]["kernelCount"] == 79);
+    CHECK(a["devices"][0]["busySeconds"].get<double>() == Approx(0.066327).epsilon(1e-12));
+    CHECK(a["collectives"].empty());
+
+    Json job = RunJson("analyze " + r0 + " " + r1 + " --align-clocks --json");
+    REQUIRE(job["devices"].size() == 2);
+    CHECK(job["devices"][0]["kernelCount"] == 1154);
+    CHECK(job["devices"][1]["kernelCount"] == 1104);
+    CHECK(job["devices"][0]["busySeconds"].get<double>() == Approx(0.547656).epsilon(1e-9));
+    CHECK(job["matches"].size() == 5);
+    size_t nccl = 0;
+    for (const Json& c : job["collectives"]) nccl += c["count"].get<size_t>();
+    CHECK(nccl == 20);
+    CHECK_THAT(job["notes"].dump(), Catch::Contains("clocks aligned"));
+
+    Json fit = RunJson("fit " + h100 + " --json");
+    const Json& f = fit["fits"][0];
+    CHECK(f["busBandwidthGBps"].get<double>() == Approx(365).margin(10));
+    CHECK(f["latencyUs"].get<double>() == Approx(35).margin(2));
+    CHECK(f["mapePct"].get<double>() < 6);
+
+    CliResult summary = RunParalens(h100 + " " + alexnet, "DISPLAY= WAYLAND_DISPLAY=");
+    REQUIRE(summary.exitCode == 0);
+    CHECK_THAT(summary.out, Catch::Contains("nccl-tests trace, 8 devices") && Catch::Contains("496 collective spans") &&
+                                Catch::Contains("kineto trace, 3 devices"));
+}
+
+TEST_CASE("bad files and options for analyze and fit: one line naming the file and place, exit 2", "[cli]")
+{
+    CliTempDir dir;
+    paralens::core::WriteFileAtomic(dir.File("cut.json"), R"({"traceEvents":[{"ph":"X","name":"a","pid":0,"ts":1,"dur":1},{"ph":"X")");
+    paralens::core::WriteFileAtomic(dir.File("empty.json"), "");
+    paralens::core::WriteFileAtomic(dir.File("norows.log"), "# nThread 1 nGpus 8 minBytes 8 maxBytes 8\n#  size count type time algbw busbw\n");
+    paralens::core::WriteFileAtomic(dir.File("junk.bin"), std::string("\x7f" "ELF\x02\x01\x01\0\0\0\0", 12));
+    paralens::core::WriteFileAtomic(dir.File("notfit.json"), R"({"traceEvents":[]})");
+    paralens::core::WriteFileAtomic(dir.File("ar.log"), SyntheticLog());
+    struct Case {
+        std::string args, mention;
+    };
+    const std::vector<Case> cases = {
+        {"analyze " + dir.File("cut.json"), "byte 61"},
+        {"analyze " + dir.File("empty.json"), "empty"},
+        {"analyze " + dir.File("junk.bin"), "not a trace paralens can read"},
+        {"analyze " + dir.File("missing.json"), "missing.json"},
+        {"fit " + dir.File("norows.log"), "no nccl-tests result rows"},
+        {"fit " + dir.File("ar.log") + " --half sideways", "--half"},
+        {"fit " + dir.File("ar.log") + " --algorithm spiral", "--algorithm"},
+        {"simulate --model " + dir.File("notfit.json"), "not a paralens fit file"},
+        {"simulate --model " + dir.File("nope.json"), "nope.json"},
+        {"analyze", "files"},
+    };
+    for (const Case& c : cases) {
+        CliResult r = RunParalens(c.args);
+        INFO(c.args << "\nstderr: " << r.err);
+        CHECK(r.exitCode == 2);
+        CHECK(Lines(r.err) == 1);
+        CHECK_THAT(r.err, Catch::Contains(c.mention));
+        CHECK(r.out.empty());
+    }
+    for (const char* sub : {"analyze", "fit"}) {
+        CliResult r = RunParalens(std::string(sub) + " --help");
+        CHECK(r.exitCode == 0);
+        CHECK_THAT(r.out, Catch::Contains("--json"));
+    }
+}
