@@ -18,7 +18,8 @@
 
 namespace paralens::app {
 #if PARALENS_HAVE_GUI
-int RunGui(const std::vector<std::string>& files); // gui/GuiMain.cpp
+// gui/GuiMain.cpp: the window's exit code, or -1 when it could not open (it says why on stderr).
+int RunGui(const std::vector<std::string>& files);
 #endif
 } // namespace paralens::app
 
@@ -44,12 +45,16 @@ int RunWindow(const std::vector<std::string>& files)
     for (const std::string& f : files) {
         std::error_code ec;
         if (std::filesystem::exists(f, ec)) continue;
-        std::fprintf(stderr, "paralens: '%s' is neither a file nor a subcommand (subcommands: simulate, sweep, pipeline, workload, run, merge, convert, analyze, fit; "
+        std::fprintf(stderr, "paralens: '%s' is neither a file nor a subcommand (subcommands: simulate, sweep, pipeline, workload, run, merge, convert, analyze, fit, render; "
                              "see 'paralens --help')\n", f.c_str());
         return 2;
     }
 #if PARALENS_HAVE_GUI
-    if (HaveDisplay()) return paralens::app::RunGui(files);
+    if (HaveDisplay()) {
+        const int rc = paralens::app::RunGui(files);
+        if (rc >= 0) return rc;
+        return paralens::app::RunHeadlessDefault(files, "the window could not open on this display");
+    }
     return paralens::app::RunHeadlessDefault(files, "no display was found (DISPLAY and WAYLAND_DISPLAY are unset), so the window cannot open");
 #else
     return paralens::app::RunHeadlessDefault(files, "this build of paralens has no window");
@@ -76,6 +81,7 @@ int main(int argc, char** argv)
     int runExitCode = 0;
     paralens::app::AddSweepCommand(app, runExitCode);
     paralens::app::AddRunCommand(app, runExitCode);
+    paralens::app::AddRenderCommand(app);
     app.require_subcommand(0, 1);
     try {
         app.parse(argc, argv);

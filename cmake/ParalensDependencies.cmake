@@ -14,13 +14,17 @@ if(NOT PARALENS_WITH_GUI STREQUAL "OFF")
   find_package(OpenGL QUIET)
   find_path(IMGUI_INCLUDE_DIR imgui.h PATH_SUFFIXES imgui)
   find_library(IMGUI_LIBRARY imgui)
-  if(glfw3_FOUND AND OpenGL_FOUND AND IMGUI_INCLUDE_DIR AND IMGUI_LIBRARY)
+  # Debian builds libimgui.a against libstb (stb_truetype, stb_rect_pack); the PNG writer and
+  # reader come from libstb too.
+  find_path(STB_INCLUDE_DIR stb_image_write.h PATH_SUFFIXES stb)
+  find_library(STB_LIBRARY stb)
+  if(glfw3_FOUND AND OpenGL_FOUND AND IMGUI_INCLUDE_DIR AND IMGUI_LIBRARY AND STB_INCLUDE_DIR AND STB_LIBRARY)
     set(PARALENS_HAVE_GUI ON)
     add_library(paralens_imgui INTERFACE)
-    target_include_directories(paralens_imgui SYSTEM INTERFACE ${IMGUI_INCLUDE_DIR} ${IMGUI_INCLUDE_DIR}/backends)
-    target_link_libraries(paralens_imgui INTERFACE ${IMGUI_LIBRARY} glfw OpenGL::GL ${CMAKE_DL_LIBS})
+    target_include_directories(paralens_imgui SYSTEM INTERFACE ${IMGUI_INCLUDE_DIR} ${IMGUI_INCLUDE_DIR}/backends ${STB_INCLUDE_DIR})
+    target_link_libraries(paralens_imgui INTERFACE ${IMGUI_LIBRARY} ${STB_LIBRARY} glfw OpenGL::GL ${CMAKE_DL_LIBS})
   elseif(PARALENS_WITH_GUI STREQUAL "ON")
-    message(FATAL_ERROR "PARALENS_WITH_GUI=ON but libimgui-dev, libglfw3-dev or OpenGL were not found; "
+    message(FATAL_ERROR "PARALENS_WITH_GUI=ON but libimgui-dev, libglfw3-dev, libstb-dev or OpenGL were not found; "
                         "run scripts/install-deps.sh")
   endif()
 endif()

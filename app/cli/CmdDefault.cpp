@@ -2,6 +2,8 @@
 // short lesson from the simulator, a summary of any files given, and how to get the rest.
 #include "Commands.hpp"
 
+#include "gui/ScenarioLoader.hpp"
+
 #include "common/Error.hpp"
 #include "common/Units.hpp"
 #include "model/CostModel.hpp"
@@ -70,11 +72,23 @@ int RunHeadlessDefault(const std::vector<std::string>& files, const std::string&
     std::printf("\nMore:\n"
                 "  paralens simulate --collective allreduce --algorithm ring --ranks 8 --bytes 64MiB\n"
                 "  paralens sweep --collective allreduce --algorithm all --ranks 16\n"
+                "  paralens pipeline --schedule 1f1b --stages 4 --microbatches 8   (bubbles, activations, a text Gantt)\n"
+                "  paralens workload --kind dp --straggler 1:2                     (training steps)\n"
                 "  paralens simulate ... --out trace.json   (then open trace.json in https://ui.perfetto.dev)\n"
                 "  paralens analyze TRACE...                (busy/idle, bubbles, overlap, busbw, skew across ranks)\n"
                 "  paralens fit NCCL_TESTS.log              (alpha and bandwidth, per-row errors)\n"
-                "  paralens SUBCOMMAND --help               (every subcommand takes --json)\n"
-                "The desktop window needs a display: run paralens on a desktop, or under X forwarding.\n");
+                "  paralens SUBCOMMAND --help               (every subcommand takes --json)\n");
+#if PARALENS_HAVE_GUI
+    std::printf("The window's views as pictures, without a display (xvfb-run gives paralens a virtual one):\n"
+                "  xvfb-run -a paralens render --scenario default --view timeline --out timeline.png\n"
+                "  xvfb-run -a paralens render trace.json --view stats --out stats.png --size 1920x1080\n"
+                "  (views: timeline, flow, model, mfu, stats, window; scenarios: %s)\n",
+                ScenarioNamesList().c_str());
+#else
+    std::printf("This build has no window, so no `paralens render` either: install libimgui-dev, libglfw3-dev and\n"
+                "libstb-dev (scripts/install-deps.sh) and rebuild for the window and its PNG renderer.\n");
+#endif
+    std::printf("The desktop window needs a display: run paralens on a desktop, or under X forwarding.\n");
     return 0;
 }
 

@@ -18,6 +18,7 @@ void AddFitCommand(CLI::App& root);
 void AddMergeCommand(CLI::App& root);
 // `exitCode` receives the run's exit code (a run can fail without a usage error).
 void AddRunCommand(CLI::App& root, int& exitCode);
+void AddRenderCommand(CLI::App& root);
 
 // `paralens` with no subcommand and no display (or no GUI built): a useful headless summary.
 int RunHeadlessDefault(const std::vector<std::string>& files, const std::string& reason);

@@ -78,14 +78,15 @@ MfuReport ComputeMfu(const Trace& trace, double peak, UsageWindow window)
     return r;
 }
 
-std::vector<CounterSample> MfuSeries(const Trace& trace, uint32_t device, double peak, UsageWindow window, int bins)
+std::vector<CounterSample> MfuSeries(const Trace& trace, uint32_t device, double peak, UsageWindow window, int bins,
+                                     bool hardware)
 {
     std::vector<CounterSample> out;
     if (bins < 1 || window.endNs <= window.beginNs || peak <= 0) return out;
     const double width = static_cast<double>(window.endNs - window.beginNs) / bins;
     std::vector<double> flops(static_cast<size_t>(bins), 0.0);
     ForEachComputeSpan(trace, device, [&](const Span& s) {
-        if (s.endNs <= s.startNs || IsRecompute(trace, s)) return;
+        if (s.endNs <= s.startNs || (!hardware && IsRecompute(trace, s))) return;
         const double rate = s.flops / static_cast<double>(s.endNs - s.startNs);
         int first = static_cast<int>(std::max(0.0, (static_cast<double>(s.startNs - window.beginNs)) / width));
         for (int b = first; b < bins; ++b) {

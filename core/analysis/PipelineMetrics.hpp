@@ -35,7 +35,8 @@ MfuReport ComputeMfu(const Trace& trace, double peakFlopsPerDevice, UsageWindow 
 
 // MFU of one device over `bins` equal slices of the window (a span's FLOPs are spread evenly over
 // its duration): the time series of the MFU view. Sample times are the slices' starts.
+// `hardware` = true counts recomputation too: the HFU series.
 std::vector<CounterSample> MfuSeries(const Trace& trace, uint32_t device, double peakFlopsPerDevice,
-                                     UsageWindow window, int bins);
+                                     UsageWindow window, int bins, bool hardware = false);
 
 } // namespace paralens::core

@@ -79,9 +79,12 @@ PipelineWorkload BuildPipelineWorkload(const Schedule& s, bool freeComm)
         if (op.kind == PipeOpKind::Backward && spec.recompute) {
             const OpCost f = CostOf(spec, PipeOpKind::Forward, d);
             ComputeTask r{d, f.seconds, f.flops, true, SpanCategory::Forward, TaskTags{recomputeName, op.microBatch, op.chunk, batch}};
-            const TaskId rt = w.Add(r, {static_cast<TaskId>(taskOf[{PipeOpKind::Forward, key.microBatch, key.virtualStage}])});
+            // Recomputation is part of the backward: it waits for the gradient as B does (and for
+            // its own forward, which B needs too), so it cannot fill the bubble before B is due.
+            const TaskId rt = w.Add(r, std::span<const TaskId>(need.data(), needCount));
             out.pipelineTasks.push_back(rt);
-            need[needCount++] = rt;
+            need[0] = rt;
+            needCount = 1;
         }
         const OpCost c = CostOf(spec, op.kind, d);
         ComputeTask t{d, c.seconds, c.flops, false, CategoryOf(op.kind), tags};

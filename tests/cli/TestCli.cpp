@@ -171,6 +171,7 @@ TEST_CASE("paralens with no display prints a useful headless summary", "[cli]")
     CliResult r = RunParalens("", "DISPLAY= WAYLAND_DISPLAY=");
     CHECK(r.exitCode == 0);
     CHECK_THAT(r.out, Catch::Contains("ring") && Catch::Contains("tree") && Catch::Contains("paralens simulate"));
+    CHECK_THAT(r.out, Catch::Contains("paralens render"));
     CliTempDir dir;
     RunJson("simulate -p 4 -n 1MiB --out " + dir.File("t.json") + " --json");
     CliResult withFile = RunParalens(dir.File("t.json"), "DISPLAY= WAYLAND_DISPLAY=");
@@ -237,4 +238,22 @@ TEST_CASE("workload runs every training-step kind", "[cli]")
     CliTempDir dir;
     Json dp = RunJson("workload --kind dp --out " + dir.File("dp.json.gz") + " --json");
     CHECK(paralens::core::ReadTraceFile(dir.File("dp.json.gz")).Devices().size() == 4);
+}
+
+TEST_CASE("render checks its options before it needs a display", "[cli]")
+{
+    CliTempDir dir;
+    const std::string out = " --out " + dir.File("x.png");
+    CliResult view = RunParalens("render --scenario default --view gantt" + out);
+    CHECK(view.exitCode == 2);
+    CHECK_THAT(view.err, Catch::Contains("--view") && Catch::Contains("timeline, flow, model, mfu"));
+    CliResult both = RunParalens("render " + dir.File("t.json") + " --scenario default" + out);
+    CHECK(both.exitCode == 2);
+    CHECK_THAT(both.err, Catch::Contains("either trace FILEs or --scenario"));
+    CliResult size = RunParalens("render --scenario default --size 12x12" + out);
+    CHECK(size.exitCode == 2);
+    CHECK_THAT(size.err, Catch::Contains("--size"));
+    CliResult scenario = RunParalens("render --scenario no-such-thing" + out, "DISPLAY= WAYLAND_DISPLAY=");
+    CHECK(scenario.exitCode == 2);
+    CHECK_THAT(scenario.err, Catch::Contains("no scenario named 'no-such-thing'") && Catch::Contains("default"));
 }

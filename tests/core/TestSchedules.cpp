@@ -180,6 +180,8 @@ TEST_CASE("MFU is 3/4 of HFU with full activation recomputation", "[core][schedu
     CHECK(r.hardwareFlops == Approx(4 * 8 * 4 * spec.forwardFlops));
     CHECK(r.mfu / r.hfu == Approx(0.75));
     CHECK(r.mfu > 0);
+    // Recomputation belongs to the backward (it waits for the gradient): the bubble keeps the formula.
+    CHECK(m.bubble == Approx(3.0 / 11).epsilon(1e-9));
     spec.recompute = false;
     Measured plain = Run(spec);
     MfuReport p = ComputeMfu(*plain.sim.trace, 989e12, window);

@@ -1,0 +1,125 @@
+// The app's state as plain structs: what to run (Experiments, edited by the controls and set by
+// scenarios) and how the views show it (ViewSettings). No ImGui, no GL: the scenario loader, the
+// run builder and the tests use these without a window. Owned by the GUI thread; a job receives
+// copies of the Experiments it runs.
+#pragma once
+
+#include "model/Collective.hpp"
+#include "schedule/Schedule.hpp"
+#include "sim/ClusterModel.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace paralens::app {
+
+enum class ExperimentKind { Collective, Pipeline, Training, File };
+std::string_view Name(ExperimentKind k);
+
+// The modelled cluster: alpha in microseconds, bandwidths in GB/s (1e9 bytes/s), one optional
+// straggler (rank < 0: none).
+struct ClusterParams {
+    double alphaUs = 5.0;
+    double bandwidthGBps = 100.0;
+    double gammaGBps = 0.0; // 0: free reductions
+    int stragglerRank = -1;
+    double stragglerSlowdown = 2.0;
+
+    core::ClusterModel ToModel() const;
+    bool operator==(const ClusterParams&) const = default;
+};
+
+struct CollectiveParams {
+    core::Collective collective = core::Collective::AllReduce;
+    core::Algorithm algorithm = core::Algorithm::Ring;
+    int ranks = 8;
+    uint64_t bytes = uint64_t{64} << 20; // n, the full vector
+    int root = 0;
+
+    bool operator==(const CollectiveParams&) const = default;
+};
+
+// A pipeline on the modelled cluster. FLOPs come from the GPU spec table: compute spans run at
+// `kernelEfficiency` of the GPU's peak, so MFU = efficiency x (1 - bubble) when nothing else idles.
+struct PipelineParams {
+    core::ScheduleKind schedule = core::ScheduleKind::OneFOneB;
+    int stages = 4;        // D
+    int microBatches = 8;  // N
+    int chunks = 2;        // v, interleaved only
+    int batches = 2;       // pipedream only
+    double forwardMs = 1.0;
+    double backwardRatio = 2.0; // backward = ratio x forward
+    bool recompute = false;
+    bool communicate = false;   // false: free links (the lectures' setting)
+    uint64_t activationBytes = uint64_t{16} << 20;
+    std::string gpu = "h100-sxm";
+    std::string dtype = "bf16";
+    double kernelEfficiency = 0.6;
+
+    bool operator==(const PipelineParams&) const = default;
+};
+
+// A training step from core/schedule's generators: data parallelism with allreduce ("dp") or
+// parameter servers ("ps"), Megatron's tensor-parallel MLP ("tp"), Y = X.W1.W2 split between
+// operators ("interop") or inside them ("intraop"), and mixture of experts ("moe"). Compute times
+// come from FLOPs at `kernelEfficiency` of the GPU's peak (dp/ps: from forwardMs per layer).
+struct TrainingParams {
+    std::string workload = "dp";
+    int devices = 4;               // workers (dp, ps) or devices; interop always uses 2
+    int layers = 4;                // dp, ps, tp
+    int iterations = 2;            // dp, ps
+    double forwardMs = 1.0;        // dp, ps: per layer; backward = 2 x forward
+    uint64_t gradBytes = uint64_t{16} << 20; // dp, ps: per layer
+    bool overlap = true;           // dp: allreduce buckets during the backward
+    int servers = 1;               // ps
+    std::string consistency = "bsp"; // ps: bsp, ssp, async
+    int staleness = 1;             // ps with ssp
+    double tokens = 8192;          // tp, interop, intraop, moe (per device for moe)
+    double hidden = 8192;
+    int inputs = 1;                // interop: micro-batches through the two devices
+    core::Algorithm algorithm = core::Algorithm::Ring; // dp, tp, intraop: the allreduce
+    int experts = 8;               // moe
+    int topK = 2;
+    double imbalance = 0.0;
+    std::string gpu = "h100-sxm";
+    std::string dtype = "bf16";
+    double kernelEfficiency = 0.6;
+
+    bool operator==(const TrainingParams&) const = default;
+};
+
+struct Experiment {
+    std::string label;
+    ExperimentKind kind = ExperimentKind::Collective;
+    CollectiveParams collective;
+    PipelineParams pipeline;
+    TrainingParams training;
+    ClusterParams cluster;
+    std::vector<std::string> files; // ExperimentKind::File: one trace, or the per-rank files of one job
+
+    bool operator==(const Experiment&) const = default;
+};
+
+enum class ViewTab { Flow, Model, Mfu, Stats };
+std::string_view Name(ViewTab t);
+bool ParseViewTab(std::string_view text, ViewTab& out);
+
+enum class ColorMode { Category, MicroBatch };
+
+// How the views show the data; scenarios set it, the user changes it.
+struct ViewSettings {
+    ViewTab tab = ViewTab::Flow;
+    ColorMode colorBy = ColorMode::MicroBatch;
+    bool showPredicted = true;
+    bool showFlows = true;
+    bool showBubbles = true;
+    bool expandTracks = true;
+    int flowStep = 0;        // 0 = before the first step
+    int selected = 0;        // the experiment the controls edit
+    int modelExperiment = -1; // the collective the model view plots (-1: the first collective)
+    float timelineShare = 0.58f; // of the window's height, above the tabs
+};
+
+} // namespace paralens::app

@@ -1,0 +1,355 @@
+#include "ControlsPanel.hpp"
+
+#include "PlotUtil.hpp"
+#include "RunBuilder.hpp"
+#include "Theme.hpp"
+#include "TrainingRuns.hpp"
+
+#include "common/Error.hpp"
+#include "common/Units.hpp"
+#include "model/Hardware.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+namespace paralens::app {
+
+namespace {
+
+bool SliderDouble(const char* label, double& v, double lo, double hi, const char* format, bool log)
+{
+    return ImGui::SliderScalar(label, ImGuiDataType_Double, &v, &lo, &hi, format, log ? ImGuiSliderFlags_Logarithmic : 0);
+}
+
+// A size as a power-of-two slider and an exact text input ("64MiB", "1000000").
+bool BytesControl(const char* label, uint64_t& bytes, int minLog2, int maxLog2)
+{
+    bool changed = false;
+    ImGui::PushID(label);
+    int l = std::clamp(static_cast<int>(std::lround(std::log2(static_cast<double>(std::max<uint64_t>(bytes, 1))))), minLog2, maxLog2);
+    char shown[48], escaped[64];
+    FormatValue(shown, sizeof shown, static_cast<double>(bytes), AxisUnit::Bytes);
+    std::snprintf(escaped, sizeof escaped, "%s", shown);
+    if (ImGui::SliderInt(label, &l, minLog2, maxLog2, escaped)) {
+        bytes = uint64_t{1} << l;
+        changed = true;
+    }
+    // With EnterReturnsTrue ImGui edits its own copy while the field is active, so the buffer can
+    // be refreshed from the value every frame.
+    char text[32];
+    std::snprintf(text, sizeof text, "%llu", static_cast<unsigned long long>(bytes));
+    ImGui::SetNextItemWidth(ImGui::CalcItemWidth());
+    if (ImGui::InputText("##exact", text, sizeof text, ImGuiInputTextFlags_EnterReturnsTrue)) {
+        try {
+            const uint64_t parsed = core::ParseBytes(text);
+            if (parsed > 0) {
+                bytes = parsed;
+                changed = true;
+            }
+        } catch (const Error&) {
+            // Invalid text: the field shows the current size again.
+        }
+    }
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("exact size in bytes, or with a unit: 64KiB, 1MB, 128M; Enter applies");
+    ImGui::PopID();
+    return changed;
+}
+
+template <class E, class Names>
+bool EnumCombo(const char* label, E& value, std::span<const E> options, Names name)
+{
+    bool changed = false;
+    char text[48];
+    auto copy = [&](E v) {
+        const std::string_view n = name(v);
+        std::snprintf(text, sizeof text, "%.*s", static_cast<int>(n.size()), n.data());
+        return text;
+    };
+    if (ImGui::BeginCombo(label, copy(value))) {
+        for (E o : options)
+            if (ImGui::Selectable(copy(o), o == value)) {
+                changed = o != value;
+                value = o;
+            }
+        ImGui::EndCombo();
+    }
+    return changed;
+}
+
+} // namespace
+
+bool ControlsPanel::Draw(std::vector<Experiment>& experiments, ViewSettings& settings, ControlsContext& ctx, ImVec2 size)
+{
+    const Theme& th = CurrentTheme();
+    ImGui::BeginChild("##controls", size, false);
+    ImGui::PushItemWidth(-th.Px(96));
+    if (!ctx.scenarioTitle.empty()) {
+        ImGui::PushFont(th.bold);
+        ImGui::TextWrapped("%s", ctx.scenarioTitle.c_str());
+        ImGui::PopFont();
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(th.textDim));
+        ImGui::TextWrapped("%s", ctx.scenarioDescription.c_str());
+        ImGui::PopStyleColor();
+        ImGui::Separator();
+    }
+    m_openFile = false;
+    bool changed = DrawList(experiments, settings);
+    ctx.openFile = ctx.openFile || m_openFile;
+    if (settings.selected >= 0 && static_cast<size_t>(settings.selected) < experiments.size()) {
+        Experiment& e = experiments[static_cast<size_t>(settings.selected)];
+        ImGui::Spacing();
+        if (e.kind == ExperimentKind::File) {
+            for (const std::string& f : e.files) ImGui::TextWrapped("Trace file: %s", f.c_str());
+            if (ImGui::Button("Open another file...")) ctx.openFile = true;
+        } else {
+            int kind = e.kind == ExperimentKind::Pipeline ? 1 : e.kind == ExperimentKind::Training ? 2 : 0;
+            bool k = ImGui::RadioButton("collective", &kind, 0);
+            ImGui::SameLine();
+            k |= ImGui::RadioButton("pipeline", &kind, 1);
+            ImGui::SameLine();
+            k |= ImGui::RadioButton("training", &kind, 2);
+            if (k) {
+                e.kind = kind == 1 ? ExperimentKind::Pipeline : kind == 2 ? ExperimentKind::Training : ExperimentKind::Collective;
+                changed = true;
+            }
+            int devices = e.collective.ranks;
+            if (e.kind == ExperimentKind::Collective) changed |= DrawCollective(e.collective);
+            if (e.kind == ExperimentKind::Pipeline) {
+                changed |= DrawPipeline(e.pipeline);
+                devices = e.pipeline.stages;
+            }
+            if (e.kind == ExperimentKind::Training) {
+                changed |= DrawTraining(e.training);
+                devices = e.training.workload == "interop" ? 2 : e.training.devices;
+            }
+            changed |= DrawCluster(e.cluster, e.kind == ExperimentKind::Pipeline, devices);
+        }
+    }
+    if (!ctx.simulationError.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(th.warning));
+        ImGui::TextWrapped("%s", ctx.simulationError.c_str());
+        ImGui::PopStyleColor();
+    }
+    DrawJobs(ctx);
+    ImGui::PopItemWidth();
+    ImGui::EndChild();
+    return changed;
+}
+
+bool ControlsPanel::DrawList(std::vector<Experiment>& experiments, ViewSettings& settings)
+{
+    const Theme& th = CurrentTheme();
+    bool changed = false;
+    // The backend of the selected experiment: the simulator, real GPUs (not in this build), or a file.
+    Experiment* selected = settings.selected >= 0 && static_cast<size_t>(settings.selected) < experiments.size()
+                               ? &experiments[static_cast<size_t>(settings.selected)]
+                               : nullptr;
+    const bool file = selected && selected->kind == ExperimentKind::File;
+    if (ImGui::BeginCombo("backend", file ? "trace file" : "simulated")) {
+        if (ImGui::Selectable("simulated (the modelled cluster)", !file) && file) {
+            selected->kind = ExperimentKind::Collective;
+            selected->files.clear();
+            changed = true;
+        }
+        ImGui::Selectable("GPU: not in this build (needs CUDA and NCCL)", false, ImGuiSelectableFlags_Disabled);
+        if (ImGui::Selectable("trace file...", file)) m_openFile = true;
+        ImGui::EndCombo();
+    }
+    ImGui::Spacing();
+    ImGui::PushFont(th.bold);
+    ImGui::TextUnformatted("Experiments");
+    ImGui::PopFont();
+    if (experiments != m_described) {
+        m_described = experiments;
+        m_labels.clear();
+        m_details.clear();
+        for (const Experiment& e : experiments) {
+            m_details.push_back(Describe(e));
+            m_labels.push_back(e.label.empty() ? m_details.back() : e.label + "  \xE2\x80\x94  " + m_details.back());
+        }
+    }
+    for (size_t i = 0; i < experiments.size(); ++i) {
+        ImGui::PushID(static_cast<int>(i));
+        if (ImGui::Selectable(m_labels[i].c_str(), settings.selected == static_cast<int>(i))) settings.selected = static_cast<int>(i);
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", m_details[i].c_str());
+        ImGui::PopID();
+    }
+    if (ImGui::SmallButton("+ add (a copy of the selected)") && !experiments.empty()) {
+        Experiment copy = experiments[static_cast<size_t>(std::clamp(settings.selected, 0, static_cast<int>(experiments.size()) - 1))];
+        copy.label = copy.label.empty() ? "copy" : copy.label + " (copy)";
+        experiments.push_back(copy);
+        settings.selected = static_cast<int>(experiments.size()) - 1;
+        changed = true;
+    }
+    ImGui::SameLine();
+    if (ImGui::SmallButton("- remove") && experiments.size() > 1 && settings.selected >= 0) {
+        experiments.erase(experiments.begin() + settings.selected);
+        settings.selected = std::min(settings.selected, static_cast<int>(experiments.size()) - 1);
+        if (settings.modelExperiment >= static_cast<int>(experiments.size())) settings.modelExperiment = -1;
+        changed = true;
+    }
+    if (settings.selected >= 0 && static_cast<size_t>(settings.selected) < experiments.size()) {
+        Experiment& e = experiments[static_cast<size_t>(settings.selected)];
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%s", e.label.c_str());
+        if (ImGui::InputText("label", buf, sizeof buf)) {
+            e.label = buf;
+            changed = true;
+        }
+    }
+    return changed;
+}
+
+bool ControlsPanel::DrawCollective(CollectiveParams& c)
+{
+    bool changed = EnumCombo<core::Collective>("collective", c.collective, core::AllCollectives(),
+                                               [](core::Collective x) { return core::Name(x); });
+    if (!core::Supports(c.collective, c.algorithm)) {
+        c.algorithm = core::AlgorithmsFor(c.collective)[0];
+        changed = true;
+    }
+    changed |= EnumCombo<core::Algorithm>("algorithm", c.algorithm, core::AlgorithmsFor(c.collective),
+                                          [](core::Algorithm x) { return core::Name(x); });
+    changed |= ImGui::SliderInt("ranks p", &c.ranks, 1, 64, "%d", ImGuiSliderFlags_AlwaysClamp);
+    changed |= BytesControl("size n", c.bytes, 0, 31);
+    if (core::HasRoot(c.collective)) changed |= ImGui::SliderInt("root", &c.root, 0, std::max(0, c.ranks - 1));
+    c.root = std::clamp(c.root, 0, std::max(0, c.ranks - 1));
+    return changed;
+}
+
+bool ControlsPanel::DrawPipeline(PipelineParams& p)
+{
+    bool changed = EnumCombo<core::ScheduleKind>("schedule", p.schedule, core::AllScheduleKinds(),
+                                                 [](core::ScheduleKind x) { return core::Name(x); });
+    changed |= ImGui::SliderInt("stages D", &p.stages, 1, 16, "%d", ImGuiSliderFlags_AlwaysClamp);
+    changed |= ImGui::SliderInt("micro-batches N", &p.microBatches, 1, 64, "%d", ImGuiSliderFlags_AlwaysClamp);
+    if (p.schedule == core::ScheduleKind::Interleaved)
+        changed |= ImGui::SliderInt("chunks v", &p.chunks, 1, 4, "%d", ImGuiSliderFlags_AlwaysClamp);
+    if (p.schedule == core::ScheduleKind::PipeDream)
+        changed |= ImGui::SliderInt("mini-batches", &p.batches, 1, 4, "%d", ImGuiSliderFlags_AlwaysClamp);
+    changed |= SliderDouble("forward ms", p.forwardMs, 0.01, 100.0, "%.3g ms", true);
+    changed |= SliderDouble("backward / fwd", p.backwardRatio, 0.5, 4.0, "%.2f x", false);
+    changed |= ImGui::Checkbox("recompute activations", &p.recompute);
+    changed |= ImGui::Checkbox("communication costs", &p.communicate);
+    if (p.communicate) changed |= BytesControl("activations", p.activationBytes, 10, 30);
+    const auto& table = core::HardwareTable();
+    if (ImGui::BeginCombo("GPU", p.gpu.c_str())) {
+        for (const core::GpuSpec& g : table)
+            if (ImGui::Selectable(g.id.c_str(), g.id == p.gpu)) {
+                changed |= g.id != p.gpu;
+                p.gpu = g.id;
+            }
+        ImGui::EndCombo();
+    }
+    if (const core::GpuSpec* g = core::FindGpu(p.gpu); g && ImGui::BeginCombo("dtype", p.dtype.c_str())) {
+        for (const auto& [dtype, tflops] : g->tflops)
+            if (ImGui::Selectable(dtype.c_str(), dtype == p.dtype)) {
+                changed |= dtype != p.dtype;
+                p.dtype = dtype;
+            }
+        ImGui::EndCombo();
+    }
+    changed |= SliderDouble("kernel efficiency", p.kernelEfficiency, 0.05, 1.0, "%.2f of peak", false);
+    return changed;
+}
+
+bool ControlsPanel::DrawTraining(TrainingParams& t)
+{
+    bool changed = false;
+    if (ImGui::BeginCombo("workload", t.workload.c_str())) {
+        for (const std::string& name : TrainingWorkloadNames())
+            if (ImGui::Selectable(name.c_str(), name == t.workload)) {
+                changed |= name != t.workload;
+                t.workload = name;
+            }
+        ImGui::EndCombo();
+    }
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("dp: data parallel, allreduce; ps: parameter server; tp: Megatron MLP;\n"
+                          "interop / intraop: Y = X W1 W2 split between or inside operators; moe: experts");
+    const bool dataParallel = t.workload == "dp" || t.workload == "ps";
+    if (t.workload != "interop") changed |= ImGui::SliderInt(dataParallel ? "workers" : "devices", &t.devices, 1, 32, "%d", ImGuiSliderFlags_AlwaysClamp);
+    if (dataParallel || t.workload == "tp") changed |= ImGui::SliderInt("layers", &t.layers, 1, 32, "%d", ImGuiSliderFlags_AlwaysClamp);
+    if (dataParallel) {
+        changed |= ImGui::SliderInt("iterations", &t.iterations, 1, 8, "%d", ImGuiSliderFlags_AlwaysClamp);
+        changed |= SliderDouble("forward ms/layer", t.forwardMs, 0.01, 100.0, "%.3g ms", true);
+        changed |= BytesControl("grads/layer", t.gradBytes, 10, 30);
+    }
+    if (t.workload == "dp") changed |= ImGui::Checkbox("overlap with backward", &t.overlap);
+    if (t.workload == "ps") {
+        changed |= ImGui::SliderInt("servers", &t.servers, 1, 8, "%d", ImGuiSliderFlags_AlwaysClamp);
+        int c = t.consistency == "ssp" ? 1 : t.consistency == "async" ? 2 : 0;
+        if (ImGui::Combo("consistency", &c, "bsp\0ssp\0async\0")) {
+            t.consistency = c == 1 ? "ssp" : c == 2 ? "async" : "bsp";
+            changed = true;
+        }
+        if (t.consistency == "ssp") changed |= ImGui::SliderInt("staleness", &t.staleness, 0, 4);
+    }
+    if (!dataParallel) {
+        changed |= SliderDouble("tokens", t.tokens, 256, 65536, "%.0f", true);
+        changed |= SliderDouble("hidden", t.hidden, 256, 32768, "%.0f", true);
+    }
+    if (t.workload == "interop") changed |= ImGui::SliderInt("inputs", &t.inputs, 1, 16, "%d", ImGuiSliderFlags_AlwaysClamp);
+    if (t.workload == "moe") {
+        changed |= ImGui::SliderInt("experts", &t.experts, 1, 64, "%d", ImGuiSliderFlags_AlwaysClamp);
+        changed |= ImGui::SliderInt("top-k", &t.topK, 1, 8, "%d", ImGuiSliderFlags_AlwaysClamp);
+        changed |= SliderDouble("imbalance", t.imbalance, 0.0, 2.0, "%.2f", false);
+    }
+    if (t.workload == "dp" || t.workload == "tp" || t.workload == "intraop")
+        changed |= EnumCombo<core::Algorithm>("allreduce", t.algorithm, core::AlgorithmsFor(core::Collective::AllReduce),
+                                              [](core::Algorithm x) { return core::Name(x); });
+    changed |= SliderDouble("kernel efficiency", t.kernelEfficiency, 0.05, 1.0, "%.2f of peak", false);
+    return changed;
+}
+
+bool ControlsPanel::DrawCluster(ClusterParams& c, bool pipeline, int ranks)
+{
+    bool changed = false;
+    ImGui::Spacing();
+    ImGui::TextDisabled(pipeline ? "links between stages and a slow stage" : "the modelled cluster");
+    changed |= SliderDouble("alpha \xC2\xB5s", c.alphaUs, 0.01, 1000.0, "%.3g \xC2\xB5s", true);
+    changed |= SliderDouble("bandwidth", c.bandwidthGBps, 0.1, 2000.0, "%.4g GB/s", true);
+    if (!pipeline) {
+        bool gamma = c.gammaGBps > 0;
+        if (ImGui::Checkbox("reductions cost gamma", &gamma)) {
+            c.gammaGBps = gamma ? 200.0 : 0.0;
+            changed = true;
+        }
+        if (gamma) changed |= SliderDouble("reduce rate", c.gammaGBps, 1.0, 5000.0, "%.4g GB/s", true);
+    }
+    bool straggler = c.stragglerRank >= 0;
+    if (ImGui::Checkbox(pipeline ? "a slow stage" : "a straggler", &straggler)) {
+        c.stragglerRank = straggler ? std::min(ranks - 1, 1) : -1;
+        changed = true;
+    }
+    if (straggler) {
+        if (c.stragglerRank > ranks - 1) { // fewer ranks than before: keep the straggler among them
+            c.stragglerRank = std::max(0, ranks - 1);
+            changed = true;
+        }
+        changed |= ImGui::SliderInt(pipeline ? "stage" : "rank", &c.stragglerRank, 0, std::max(0, ranks - 1));
+        changed |= SliderDouble("slowdown", c.stragglerSlowdown, 1.0, 10.0, "x %.2f", false);
+    }
+    return changed;
+}
+
+void ControlsPanel::DrawJobs(ControlsContext& ctx)
+{
+    for (JobStatus* job : {&ctx.simulateJob, &ctx.fileJob}) {
+        // Quick jobs (a slider's re-simulation) finish before anyone could read a progress bar.
+        if (!job->running || job->elapsedSeconds < 0.25) continue;
+        ImGui::Separator();
+        ImGui::TextWrapped("%s (%.1f s)", job->label.c_str(), job->elapsedSeconds);
+        if (job->progress >= 0) ImGui::ProgressBar(static_cast<float>(job->progress), ImVec2(-1, 0));
+        else ImGui::ProgressBar(static_cast<float>(std::fmod(job->elapsedSeconds, 1.0)), ImVec2(-1, 0), "working...");
+        if (ImGui::Button(job == &ctx.simulateJob ? "Cancel simulation" : "Cancel loading")) {
+            if (job == &ctx.simulateJob) ctx.cancelSimulate = true;
+            else ctx.cancelFile = true;
+        }
+    }
+}
+
+} // namespace paralens::app

@@ -1,0 +1,169 @@
+// The desktop window: GLFW + OpenGL 3 + Dear ImGui, DPI-aware fonts, the event loop (idle frames
+// wait on events, so an untouched window costs no CPU), drag-and-drop of trace files, and PNG
+// exports read back from the frame.
+#include "App.hpp"
+#include "Render.hpp"
+#include "ScenarioLoader.hpp"
+#include "Theme.hpp"
+
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <imgui_impl_glfw.h>
+#include <imgui_impl_opengl3.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace paralens::app {
+
+namespace {
+
+std::string g_glfwError;
+std::vector<std::string> g_dropped;
+
+void OnGlfwError(int code, const char* text) { g_glfwError = "GLFW error " + std::to_string(code) + ": " + text; }
+
+void OnDrop(GLFWwindow*, int count, const char** paths)
+{
+    for (int i = 0; i < count; ++i) g_dropped.emplace_back(paths[i]);
+}
+
+float ContentScale(GLFWwindow* window)
+{
+    float sx = 1, sy = 1;
+    glfwGetWindowContentScale(window, &sx, &sy);
+    return std::max(1.0f, std::max(sx, sy));
+}
+
+GLFWwindow* CreateWindow()
+{
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+    glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+    glfwWindowHint(GLFW_SCALE_TO_MONITOR, GLFW_TRUE);
+    int width = 1600, height = 900;
+    if (GLFWmonitor* monitor = glfwGetPrimaryMonitor()) {
+        int x = 0, y = 0, w = 0, h = 0;
+        glfwGetMonitorWorkarea(monitor, &x, &y, &w, &h);
+        if (w > 0 && h > 0) {
+            width = std::max(1280, static_cast<int>(w * 0.85));
+            height = std::max(720, static_cast<int>(h * 0.85));
+        }
+    }
+    GLFWwindow* window = glfwCreateWindow(width, height, "paralens", nullptr, nullptr);
+    if (!window) return nullptr;
+    glfwMakeContextCurrent(window);
+    glfwSwapInterval(1);
+    glfwSetDropCallback(window, OnDrop);
+    return window;
+}
+
+// Reads `req`'s rectangle from the back buffer and hands the PNG encoding to a worker.
+void Export(JobRunner& jobs, App& app, GLFWwindow* window, const ExportRequest& req)
+{
+    int fbW = 0, fbH = 0, winW = 0, winH = 0;
+    glfwGetFramebufferSize(window, &fbW, &fbH);
+    glfwGetWindowSize(window, &winW, &winH);
+    const float s = winW > 0 ? static_cast<float>(fbW) / static_cast<float>(winW) : 1.0f;
+    const int x = static_cast<int>(req.x * s), w = std::min(static_cast<int>(req.width * s), fbW - x);
+    const int h = std::min(static_cast<int>(req.height * s), fbH - static_cast<int>(req.y * s));
+    const int y = fbH - static_cast<int>(req.y * s) - h; // GL rows start at the bottom
+    if (w <= 0 || h <= 0) return;
+    auto pixels = std::make_shared<std::vector<unsigned char>>(static_cast<size_t>(w) * h * 4);
+    glPixelStorei(GL_PACK_ALIGNMENT, 1);
+    glReadPixels(x, y, w, h, GL_RGBA, GL_UNSIGNED_BYTE, pixels->data());
+    const std::string path = req.path;
+    jobs.Submit("export", "Writing " + path, [pixels, w, h, path](JobContext&) -> Apply {
+        WritePng(path, w, h, *pixels, true);
+        return [] {};
+    }, [&app](const std::string& message) -> Apply { return [&app, message] { app.ShowError("Cannot write the PNG", message); }; });
+}
+
+// The event loop: draws frames until the window closes; idle, it sleeps until an event.
+void Loop(GLFWwindow* window, App& app, JobRunner& jobs, float scale)
+{
+    ImGuiIO& io = ImGui::GetIO();
+    int extraFrames = 3;
+    std::string title;
+    while (!glfwWindowShouldClose(window) && !app.WantsQuit()) {
+        // A few frames follow each event so ImGui settles (hover states, popups).
+        if (app.NeedsFrames() || extraFrames > 0) {
+            glfwPollEvents();
+            extraFrames = std::max(0, extraFrames - 1);
+        } else {
+            glfwWaitEvents(); // input, or glfwPostEmptyEvent from a finished job
+            extraFrames = 2;
+        }
+        if (!g_dropped.empty()) {
+            app.OpenFiles(g_dropped);
+            g_dropped.clear();
+        }
+        app.Poll();
+        if (const float s = ContentScale(window); s != scale) { // moved to a monitor with another DPI
+            scale = s;
+            LoadFonts(scale);
+            ImGui_ImplOpenGL3_DestroyFontsTexture();
+            ImGui_ImplOpenGL3_CreateFontsTexture();
+            ApplyTheme(app.Dark(), app.Presentation(), scale);
+        }
+        if (app.WindowTitle() != title) glfwSetWindowTitle(window, (title = app.WindowTitle()).c_str());
+        ImGui_ImplOpenGL3_NewFrame();
+        ImGui_ImplGlfw_NewFrame();
+        ImGui::NewFrame();
+        app.Frame(io.DisplaySize);
+        ImGui::Render();
+        int fbW = 0, fbH = 0;
+        glfwGetFramebufferSize(window, &fbW, &fbH);
+        glViewport(0, 0, fbW, fbH);
+        const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+        glClearColor(bg.x, bg.y, bg.z, 1.0f);
+        glClear(GL_COLOR_BUFFER_BIT);
+        ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+        ExportRequest req;
+        if (app.TakeExport(req)) Export(jobs, app, window, req);
+        glfwSwapBuffers(window);
+    }
+}
+
+} // namespace
+
+int RunGui(const std::vector<std::string>& files)
+{
+    glfwSetErrorCallback(OnGlfwError);
+    if (!glfwInit()) {
+        std::fprintf(stderr, "paralens: the window cannot open (%s)\n", g_glfwError.c_str());
+        return -1;
+    }
+    GLFWwindow* window = CreateWindow();
+    if (!window) {
+        std::fprintf(stderr, "paralens: the window cannot open (%s)\n", g_glfwError.c_str());
+        glfwTerminate();
+        return -1;
+    }
+    IMGUI_CHECKVERSION();
+    ImGui::CreateContext();
+    ImGui::GetIO().IniFilename = nullptr; // layout comes from the app, not from a file in the working folder
+    const float scale = ContentScale(window);
+    LoadFonts(scale);
+    ApplyTheme(false, false, scale);
+    ImGui_ImplGlfw_InitForOpenGL(window, true);
+    ImGui_ImplOpenGL3_Init("#version 330 core");
+    {
+        JobRunner jobs([] { glfwPostEmptyEvent(); });
+        App app(&jobs);
+        if (files.empty()) app.LoadScenario(*FindScenario("default"));
+        else app.OpenFiles(files);
+        Loop(window, app, jobs, scale);
+    } // the jobs finish (cancelled) before the context goes
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui_ImplGlfw_Shutdown();
+    ImGui::DestroyContext();
+    glfwDestroyWindow(window);
+    glfwTerminate();
+    return 0;
+}
+
+} // namespace paralens::app

@@ -1,0 +1,119 @@
+// The model view's data: closed-form curves (core/model PredictSeconds) per algorithm, simulated
+// points (core/sim), measured points when the data has them, the ring/tree crossover and a fit of
+// alpha and beta (core/model/Fit.hpp).
+#include "RunBuilder.hpp"
+
+#include "common/Error.hpp"
+#include "sim/Simulator.hpp"
+
+#include <cmath>
+
+namespace paralens::app {
+
+namespace {
+
+constexpr int kMinLog2 = 3;   // 8 B
+constexpr int kMaxLog2 = 30;  // 1 GiB
+constexpr int kSamplesPerOctave = 4;
+constexpr int kPointStride = 3; // a simulated point every 8x
+
+double Predict(const CollectiveParams& c, core::Algorithm a, double bytes, const core::CostParams& k)
+{
+    core::CollectiveSpec spec{c.collective, a, c.ranks, static_cast<uint64_t>(std::llround(bytes)), 0, 1};
+    return core::PredictSeconds(spec, k).seconds;
+}
+
+// The size where the ring becomes faster than the tree, by bisection between samples.
+double Crossover(const CollectiveParams& c, const core::CostParams& k, const std::vector<double>& sizes)
+{
+    if (!core::Supports(c.collective, core::Algorithm::Ring) || !core::Supports(c.collective, core::Algorithm::Tree)) return -1;
+    auto diff = [&](double n) { return Predict(c, core::Algorithm::Ring, n, k) - Predict(c, core::Algorithm::Tree, n, k); };
+    for (size_t i = 1; i < sizes.size(); ++i) {
+        if (!(diff(sizes[i - 1]) > 0 && diff(sizes[i]) <= 0)) continue;
+        double lo = sizes[i - 1], hi = sizes[i];
+        for (int it = 0; it < 60 && hi - lo > 1; ++it) {
+            const double mid = std::floor((lo + hi) / 2);
+            (diff(mid) > 0 ? lo : hi) = mid;
+        }
+        return hi;
+    }
+    return -1;
+}
+
+// alpha and beta through the formula of `algorithm` (core/model/Fit.hpp) to these samples.
+void Fit(ModelData& m, core::Algorithm algorithm, std::vector<core::FitSample> samples, bool measured)
+{
+    core::FitGroup group;
+    group.collective = m.collective;
+    group.ranks = m.ranks;
+    group.algorithm = algorithm;
+    group.samples = std::move(samples);
+    try {
+        const core::FitResult fit = core::FitAlphaBeta(group);
+        m.fitNote = fit.note;
+        if (!(fit.params.betaSecPerByte > 0)) return;
+        m.fitted = true;
+        m.fittedToMeasurements = measured;
+        m.fitAlphaUs = fit.params.alphaSec * 1e6;
+        m.fitBandwidthGBps = 1e-9 / fit.params.betaSecPerByte;
+        m.fitMapePct = fit.mapePct;
+    } catch (const Error& e) {
+        m.fitNote = e.what();
+    }
+}
+
+} // namespace
+
+std::shared_ptr<const ModelData> BuildModelData(const CollectiveParams& c, const ClusterParams& clusterParams,
+                                                double currentSeconds, const core::FitGroup* measured)
+{
+    auto m = std::make_shared<ModelData>();
+    core::ClusterModel cluster = clusterParams.ToModel();
+    m->collective = c.collective;
+    m->ranks = c.ranks;
+    m->busBwFactor = core::BusBwFactor(c.collective, c.ranks);
+    if (measured) {
+        // The measurements decide alpha and beta; the curves and the simulator then use them.
+        std::vector<core::FitSample> samples = measured->samples;
+        for (const core::FitSample& s : samples) {
+            m->measuredBytes.push_back(static_cast<double>(std::max<uint64_t>(s.bytes, 1)));
+            m->measuredSeconds.push_back(s.seconds);
+        }
+        m->measuredLabel = measured->label.empty() ? measured->source : measured->source + ", " + measured->label;
+        Fit(*m, measured->algorithm, std::move(samples), true);
+        if (m->fitted) {
+            cluster.alphaSec = m->fitAlphaUs * 1e-6;
+            cluster.betaSecPerByte = 1e-9 / m->fitBandwidthGBps;
+        }
+    }
+    m->params = {cluster.alphaSec, cluster.betaSecPerByte, cluster.gammaSecPerByte};
+    for (int i = kMinLog2 * kSamplesPerOctave; i <= kMaxLog2 * kSamplesPerOctave; ++i)
+        m->sizes.push_back(std::round(std::exp2(static_cast<double>(i) / kSamplesPerOctave)));
+    for (int l = kMinLog2; l <= kMaxLog2; l += kPointStride) m->pointSizes.push_back(std::exp2(l));
+    for (core::Algorithm a : core::AlgorithmsFor(c.collective)) {
+        ModelCurve curve;
+        curve.algorithm = a;
+        curve.formula = core::FormulaText(c.collective, a);
+        for (double n : m->sizes) curve.seconds.push_back(Predict(c, a, n, m->params));
+        for (double n : m->pointSizes) {
+            core::CollectiveSpec spec{c.collective, a, c.ranks, static_cast<uint64_t>(n), 0, 1};
+            curve.simulatedSeconds.push_back(core::Simulate(core::BuildPlan(spec), cluster, {false}).seconds);
+        }
+        m->curves.push_back(std::move(curve));
+    }
+    m->crossoverBytes = Crossover(c, m->params, m->sizes);
+    m->currentAlgorithm = c.algorithm;
+    m->currentBytes = static_cast<double>(c.bytes);
+    m->currentSeconds = currentSeconds;
+    if (!measured)
+        for (const ModelCurve& curve : m->curves)
+            if (curve.algorithm == c.algorithm) {
+                std::vector<core::FitSample> samples;
+                for (size_t i = 0; i < m->pointSizes.size(); ++i)
+                    samples.push_back({static_cast<uint64_t>(m->pointSizes[i]), curve.simulatedSeconds[i], 0});
+                Fit(*m, c.algorithm, std::move(samples), false);
+            }
+    return m;
+}
+
+} // namespace paralens::app

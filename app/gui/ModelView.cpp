@@ -1,0 +1,346 @@
+#include "ModelView.hpp"
+
+#include "PlotUtil.hpp"
+#include "Theme.hpp"
+#include "TimeAxis.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace paralens::app {
+
+namespace {
+
+ImU32 AlgorithmColor(core::Algorithm a)
+{
+    const Theme& th = CurrentTheme();
+    switch (a) {
+    case core::Algorithm::Ring: return th.palette[0];
+    case core::Algorithm::Tree: return th.palette[1];
+    case core::Algorithm::HalvingDoubling: return th.palette[4];
+    case core::Algorithm::RecursiveDoubling: return th.palette[6];
+    case core::Algorithm::Naive: return th.palette[2];
+    case core::Algorithm::Pairwise: return th.palette[3];
+    case core::Algorithm::Direct: return th.palette[8];
+    }
+    return th.accent;
+}
+
+double SecondsAt(const ModelData& m, core::Algorithm a, double bytes)
+{
+    core::CollectiveSpec spec{m.collective, a, m.ranks, static_cast<uint64_t>(std::llround(std::max(bytes, 1.0))), 0, 1};
+    return core::PredictSeconds(spec, m.params).seconds;
+}
+
+} // namespace
+
+void ModelView::SetSnapshot(std::shared_ptr<const Snapshot> snapshot) { m_snapshot = std::move(snapshot); }
+
+const RunResult* ModelView::Chosen(const ViewSettings& settings) const
+{
+    if (!m_snapshot) return nullptr;
+    const auto& runs = m_snapshot->runs;
+    auto has = [](const RunResult& r) { return r.model || r.pipelineModel; };
+    for (int want : {settings.modelExperiment, settings.selected})
+        if (want >= 0 && static_cast<size_t>(want) < runs.size() && has(*runs[static_cast<size_t>(want)]))
+            return runs[static_cast<size_t>(want)].get();
+    for (const auto& r : runs)
+        if (r->model) return r.get();
+    for (const auto& r : runs)
+        if (r->pipelineModel) return r.get();
+    return nullptr;
+}
+
+void ModelView::Draw(ViewSettings& settings, ImVec2 size)
+{
+    const Theme& th = CurrentTheme();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const float fontH = ImGui::GetFontSize();
+    dl->AddRectFilled(origin, ImVec2(origin.x + size.x, origin.y + size.y), th.background);
+    const RunResult* run = Chosen(settings);
+    m_lastData = run ? run->model.get() : nullptr;
+    m_lastPipeline = run && !run->model ? run->pipelineModel.get() : nullptr;
+    if (!run) {
+        dl->AddText(ImVec2(origin.x + fontH, origin.y + fontH), th.textDim,
+                    "The model view plots a collective's cost against message size, or a pipeline's bubble against N: "
+                    "add one in the controls.");
+        ImGui::Dummy(size);
+        return;
+    }
+    const float side = std::clamp(size.x * 0.3f, fontH * 17.0f, fontH * 28.0f);
+    const ImVec2 plotMax(origin.x + size.x - side, origin.y + size.y);
+    m_hoverX = -1;
+    if (run->model) {
+        const ModelData& m = *run->model;
+        const float split = origin.y + std::floor(size.y * 0.6f);
+        DrawTimePlot(m, origin, ImVec2(plotMax.x, split));
+        DrawBusBwPlot(m, ImVec2(origin.x, split), plotMax);
+        if (m_hoverX >= 0 && ImGui::IsWindowHovered()) {
+            char a[32], b[32];
+            ImGui::BeginTooltip();
+            ImGui::Text("n = %s", FormatValue(a, sizeof a, m_hoverBytes, AxisUnit::Bytes));
+            for (const ModelCurve& c : m.curves) {
+                const double t = SecondsAt(m, c.algorithm, m_hoverBytes);
+                const std::string_view name = core::Name(c.algorithm);
+                ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(AlgorithmColor(c.algorithm)), "%-20.*s %10s   busbw %s",
+                                   static_cast<int>(name.size()), name.data(), FormatDuration(a, sizeof a, t * 1e9),
+                                   FormatValue(b, sizeof b, m_hoverBytes / t * m.busBwFactor * 1e-9, AxisUnit::GBps));
+            }
+            ImGui::EndTooltip();
+        }
+    } else {
+        DrawPipelinePlot(*run, origin, plotMax);
+    }
+    ImGui::SetCursorScreenPos(ImVec2(plotMax.x, origin.y));
+    ImGui::BeginChild("##model-side", ImVec2(side, size.y), false);
+    if (run->model) DrawSidebar(*run, *run->model, ImVec2(plotMax.x, origin.y), ImVec2(origin.x + size.x, origin.y + size.y));
+    else DrawPipelineSidebar(*run);
+    DrawChoice(settings, run);
+    ImGui::EndChild();
+    ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + size.y));
+}
+
+// Which run's model to plot, when there are several.
+void ModelView::DrawChoice(ViewSettings& settings, const RunResult* chosen)
+{
+    int count = 0;
+    for (const auto& r : m_snapshot->runs) count += r->model || r->pipelineModel ? 1 : 0;
+    if (count < 2) return;
+    ImGui::Spacing();
+    ImGui::TextDisabled("plot the model of:");
+    for (size_t i = 0; i < m_snapshot->runs.size(); ++i) {
+        const RunResult& r = *m_snapshot->runs[i];
+        if (!r.model && !r.pipelineModel) continue;
+        if (ImGui::RadioButton(r.title.c_str(), &r == chosen)) settings.modelExperiment = static_cast<int>(i);
+    }
+}
+
+void ModelView::DrawTimePlot(const ModelData& m, ImVec2 min, ImVec2 max)
+{
+    const Theme& th = CurrentTheme();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    double lo = 1e300, hi = 0;
+    for (const ModelCurve& c : m.curves)
+        for (double t : c.seconds)
+            if (t > 0) lo = std::min(lo, t), hi = std::max(hi, t);
+    for (double t : m.measuredSeconds)
+        if (t > 0) lo = std::min(lo, t), hi = std::max(hi, t);
+    if (!(hi > 0)) return;
+    const PlotAxis x{m.sizes.front(), m.sizes.back(), true, AxisUnit::Bytes};
+    const PlotAxis y{std::pow(10.0, std::floor(std::log10(lo))), std::pow(10.0, std::ceil(std::log10(hi))), true, AxisUnit::Seconds};
+    char title[96];
+    const std::string_view collective = core::Name(m.collective);
+    std::snprintf(title, sizeof title, "%.*s on p = %d: time against message size n", static_cast<int>(collective.size()),
+                  collective.data(), m.ranks);
+    const PlotFrame f = DrawPlotFrame(dl, min, max, x, y, "message size n (bytes)", "time", title);
+    if (m.crossoverBytes > 0) {
+        PlotVLine(dl, f, m.crossoverBytes, th.textDim, th.line * 1.5f, true);
+        char a[32], label[64];
+        std::snprintf(label, sizeof label, "ring = tree at %s", FormatValue(a, sizeof a, m.crossoverBytes, AxisUnit::Bytes));
+        const float px = f.ToX(m.crossoverBytes);
+        dl->AddText(ImVec2(px + th.Px(4), f.max.y - ImGui::GetFontSize() * 1.4f), th.text, label);
+    }
+    const char* labels[8];
+    ImU32 colors[8];
+    int n = 0;
+    for (const ModelCurve& c : m.curves) {
+        const ImU32 col = AlgorithmColor(c.algorithm);
+        const bool current = c.algorithm == m.currentAlgorithm;
+        PlotLine(dl, f, m.sizes.data(), c.seconds.data(), static_cast<int>(m.sizes.size()), col, (current ? 3.0f : 1.8f) * th.line);
+        for (size_t i = 0; i < m.pointSizes.size(); ++i) PlotMarker(dl, f, m.pointSizes[i], c.simulatedSeconds[i], col, th.Px(4), false);
+        if (n < 8) {
+            labels[n] = core::Name(c.algorithm).data();
+            colors[n++] = col;
+        }
+    }
+    // Measurements: dark squares.
+    for (size_t i = 0; i < m.measuredBytes.size(); ++i) {
+        if (!(m.measuredSeconds[i] > 0)) continue;
+        const ImVec2 p(f.ToX(m.measuredBytes[i]), f.ToY(m.measuredSeconds[i]));
+        if (!f.Contains(p)) continue;
+        const float r = th.Px(4);
+        dl->AddRectFilled(ImVec2(p.x - r, p.y - r), ImVec2(p.x + r, p.y + r), th.text);
+    }
+    if (!m.measuredBytes.empty() && n < 8) {
+        labels[n] = "measured";
+        colors[n++] = th.text;
+    }
+    PlotMarker(dl, f, m.currentBytes, m.currentSeconds, th.text, th.Px(7), true);
+    PlotMarker(dl, f, m.currentBytes, m.currentSeconds, AlgorithmColor(m.currentAlgorithm), th.Px(5), true);
+    DrawLegend(dl, f, labels, colors, n);
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    if (f.Contains(mouse)) {
+        m_hoverX = mouse.x;
+        m_hoverBytes = f.FromX(mouse.x);
+    }
+    if (m_hoverX >= 0) PlotVLine(dl, f, m_hoverBytes, th.accent, th.line, false);
+}
+
+void ModelView::DrawBusBwPlot(const ModelData& m, ImVec2 min, ImVec2 max)
+{
+    const Theme& th = CurrentTheme();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    double hi = 0;
+    for (const ModelCurve& c : m.curves)
+        for (size_t i = 0; i < m.sizes.size(); ++i)
+            if (c.seconds[i] > 0) hi = std::max(hi, m.sizes[i] / c.seconds[i] * m.busBwFactor * 1e-9);
+    for (size_t i = 0; i < m.measuredBytes.size(); ++i)
+        if (m.measuredSeconds[i] > 0) hi = std::max(hi, m.measuredBytes[i] / m.measuredSeconds[i] * m.busBwFactor * 1e-9);
+    const PlotAxis x{m.sizes.front(), m.sizes.back(), true, AxisUnit::Bytes};
+    const PlotAxis y{0.0, std::max(hi * 1.1, 1e-3), false, AxisUnit::GBps};
+    const PlotFrame f = DrawPlotFrame(dl, min, max, x, y, nullptr, "busbw", nullptr);
+    for (const ModelCurve& c : m.curves) {
+        m_busbw.resize(m.sizes.size());
+        for (size_t i = 0; i < m.sizes.size(); ++i)
+            m_busbw[i] = c.seconds[i] > 0 ? m.sizes[i] / c.seconds[i] * m.busBwFactor * 1e-9 : 0.0;
+        const bool current = c.algorithm == m.currentAlgorithm;
+        PlotLine(dl, f, m.sizes.data(), m_busbw.data(), static_cast<int>(m.sizes.size()), AlgorithmColor(c.algorithm),
+                 (current ? 3.0f : 1.8f) * th.line);
+    }
+    for (size_t i = 0; i < m.measuredBytes.size(); ++i) {
+        if (!(m.measuredSeconds[i] > 0)) continue;
+        const ImVec2 p(f.ToX(m.measuredBytes[i]), f.ToY(m.measuredBytes[i] / m.measuredSeconds[i] * m.busBwFactor * 1e-9));
+        if (!f.Contains(p)) continue;
+        const float r = th.Px(4);
+        dl->AddRectFilled(ImVec2(p.x - r, p.y - r), ImVec2(p.x + r, p.y + r), th.text);
+    }
+    const double bw = 1e-9 / m.params.betaSecPerByte;
+    PlotHLine(dl, f, bw, th.textDim, th.line, true);
+    char label[64];
+    std::snprintf(label, sizeof label, "link bandwidth %.4g GB/s", bw);
+    if (f.ToY(bw) > f.min.y + ImGui::GetFontSize())
+        dl->AddText(ImVec2(f.min.x + th.Px(6), f.ToY(bw) - ImGui::GetFontSize() * 1.2f), th.textDim, label);
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    if (f.Contains(mouse)) {
+        m_hoverX = mouse.x;
+        m_hoverBytes = f.FromX(mouse.x);
+    }
+    if (m_hoverX >= 0) PlotVLine(dl, f, m_hoverBytes, th.accent, th.line, false);
+}
+
+void ModelView::DrawSidebar(const RunResult& run, const ModelData& m, ImVec2, ImVec2)
+{
+    const Theme& th = CurrentTheme();
+    char a[32], b[32], formula[128];
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::PushFont(th.bold);
+    const std::string_view collective = core::Name(m.collective);
+    ImGui::Text("%.*s on %d ranks", static_cast<int>(collective.size()), collective.data(), m.ranks);
+    ImGui::PopFont();
+    ImGui::TextDisabled("\xCE\xB1 = %s, bandwidth %.4g GB/s (\xCE\xB2 = 1/bandwidth)%s", FormatDuration(a, sizeof a, m.params.alphaSec * 1e9),
+                        1e-9 / m.params.betaSecPerByte, m.params.gammaSecPerByte > 0 ? "" : ", free reductions (\xCE\xB3 = 0)");
+    ImGui::Separator();
+    for (const ModelCurve& c : m.curves) {
+        const std::string_view name = core::Name(c.algorithm);
+        const char* mark = c.algorithm != m.currentAlgorithm ? "" : m.currentSeconds > 0 ? "  (this run)" : "  (the measurements' fit)";
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(AlgorithmColor(c.algorithm)), "\xE2\x96\xA0 %.*s%s",
+                           static_cast<int>(name.size()), name.data(), mark);
+        ImGui::Indent();
+        ImGui::TextUnformatted(GreekFormula(formula, sizeof formula, c.formula.c_str()));
+        ImGui::Unindent();
+    }
+    ImGui::Separator();
+    if (m.currentSeconds > 0) {
+        ImGui::Text("This run: %s in %s", FormatValue(a, sizeof a, m.currentBytes, AxisUnit::Bytes), FormatDuration(b, sizeof b, m.currentSeconds * 1e9));
+        ImGui::Text("busbw %.4g GB/s (algbw x %.3g)", run.busbwGBps, m.busBwFactor);
+    }
+    if (!m.measuredBytes.empty())
+        ImGui::Text("Squares: %zu measurements (%s).", m.measuredBytes.size(), m.measuredLabel.c_str());
+    if (m.crossoverBytes > 0)
+        ImGui::Text("Above %s the ring is faster than the tree: the n\xCE\xB2 terms outweigh the extra \xCE\xB1 steps.",
+                    FormatValue(a, sizeof a, m.crossoverBytes, AxisUnit::Bytes));
+    if (m.fitted)
+        ImGui::Text("Fit of \xCE\xB1 and \xCE\xB2 to the %s through %.*s's formula: \xCE\xB1 = %s, bandwidth %.4g GB/s "
+                    "(mean error %.2g%%)%s.",
+                    m.fittedToMeasurements ? "measurements" : "simulated points",
+                    static_cast<int>(core::Name(m.currentAlgorithm).size()), core::Name(m.currentAlgorithm).data(),
+                    FormatDuration(a, sizeof a, m.fitAlphaUs * 1e3), m.fitBandwidthGBps, m.fitMapePct,
+                    m.fittedToMeasurements ? "; the lines use them" : "");
+    if (!m.fitNote.empty()) ImGui::TextDisabled("%s", m.fitNote.c_str());
+    ImGui::TextDisabled("Lines: the closed forms. Circles: the simulator.%s%s", m.currentSeconds > 0 ? " Dot: this run." : "",
+                        m.measuredBytes.empty() ? "" : " Squares: measured.");
+    ImGui::PopTextWrapPos();
+}
+
+void ModelView::DrawPipelinePlot(const RunResult& chosen, ImVec2 min, ImVec2 max)
+{
+    const Theme& th = CurrentTheme();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    double maxN = 1;
+    for (const auto& r : m_snapshot->runs)
+        if (r->pipelineModel)
+            for (double n : r->pipelineModel->pointN) maxN = std::max(maxN, n);
+    const PlotAxis x{1.0, maxN, true, AxisUnit::Count};
+    const PlotAxis y{0.0, 1.0, false, AxisUnit::Fraction};
+    const PlotFrame f = DrawPlotFrame(dl, min, max, x, y, "micro-batches N", "bubble",
+                                      "pipeline bubble fraction against the number of micro-batches");
+    const char* labels[8];
+    ImU32 colors[8];
+    int n = 0, index = 0;
+    for (const auto& r : m_snapshot->runs) {
+        if (!r->pipelineModel) continue;
+        const PipelineModelData& m = *r->pipelineModel;
+        const ImU32 col = th.palette[(index++ * 3) % kPaletteSize];
+        const bool current = r.get() == &chosen;
+        if (!m.formula.empty())
+            PlotLine(dl, f, m.n.data(), m.formula.data(), static_cast<int>(m.n.size()), col, (current ? 3.0f : 1.8f) * th.line);
+        for (size_t i = 0; i < m.pointN.size(); ++i) PlotMarker(dl, f, m.pointN[i], m.simulated[i], col, th.Px(4), false);
+        PlotMarker(dl, f, m.currentN, m.currentBubble, th.text, th.Px(7), true);
+        PlotMarker(dl, f, m.currentN, m.currentBubble, col, th.Px(5), true);
+        if (n < 8) {
+            labels[n] = r->experiment.label.empty() ? r->title.c_str() : r->experiment.label.c_str();
+            colors[n++] = col;
+        }
+    }
+    DrawLegend(dl, f, labels, colors, n);
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    if (f.Contains(mouse) && ImGui::IsWindowHovered()) {
+        PlotVLine(dl, f, f.FromX(mouse.x), th.accent, th.line, false);
+        ImGui::SetTooltip("N = %.1f", f.FromX(mouse.x));
+    }
+}
+
+void ModelView::DrawPipelineSidebar(const RunResult& chosen)
+{
+    const Theme& th = CurrentTheme();
+    const PipelineModelData& m = *chosen.pipelineModel;
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::PushFont(th.bold);
+    ImGui::TextUnformatted(chosen.title.c_str());
+    ImGui::PopFont();
+    if (m.formula.empty())
+        ImGui::TextWrapped("The lectures give no closed form for this schedule: circles are the simulator's bubble.");
+    else if (m.schedule == core::ScheduleKind::Interleaved)
+        ImGui::TextWrapped("bubble = (D-1) / (D-1+vN) with D = %d stages and v = %d chunks: the line.", m.stages, m.chunks);
+    else if (m.schedule == core::ScheduleKind::Naive)
+        ImGui::TextWrapped("bubble = (D-1) / D with D = %d: one micro-batch in flight.", m.stages);
+    else
+        ImGui::TextWrapped("bubble = (D-1) / (D-1+N) with D = %d stages: the line.", m.stages);
+    ImGui::Separator();
+    ImGui::Text("This run: N = %.0f, bubble %.1f%%", m.currentN, m.currentBubble * 100);
+    if (chosen.bubbleFormula >= 0) ImGui::Text("formula %.1f%%", chosen.bubbleFormula * 100);
+    ImGui::TextDisabled("More micro-batches shrink the bubble; the simulator (circles) follows the formula when "
+                        "backward = 2 x forward and links are free.");
+    ImGui::PopTextWrapPos();
+}
+
+nlohmann::json ModelView::Layout() const
+{
+    nlohmann::json j;
+    j["view"] = "model";
+    if (m_lastData) {
+        j["collective"] = core::Name(m_lastData->collective);
+        j["ranks"] = m_lastData->ranks;
+        j["curves"] = m_lastData->curves.size();
+        j["crossoverBytes"] = m_lastData->crossoverBytes;
+    }
+    if (m_lastPipeline) {
+        j["pipeline"] = core::Name(m_lastPipeline->schedule);
+        j["curves"] = 1;
+    }
+    return j;
+}
+
+} // namespace paralens::app

@@ -1,0 +1,188 @@
+#include "Render.hpp"
+
+#include "App.hpp"
+#include "ScenarioLoader.hpp"
+#include "Theme.hpp"
+
+#include "common/Error.hpp"
+#include "trace/FileIO.hpp"
+
+#define GL_GLEXT_PROTOTYPES
+#define GLFW_INCLUDE_GLEXT
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <imgui_impl_opengl3.h>
+#include <stb/stb_image_write.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <chrono>
+#include <cstring>
+
+namespace paralens::app {
+
+namespace {
+
+std::string g_error;
+
+void OnGlfwError(int code, const char* text) { g_error = "GLFW error " + std::to_string(code) + ": " + text; }
+
+// A hidden window for its OpenGL context, an offscreen framebuffer of the image's size, and an
+// ImGui context drawing into it. Everything is released in reverse order.
+class Offscreen {
+public:
+    Offscreen(int width, int height) : m_width(width), m_height(height)
+    {
+        glfwSetErrorCallback(OnGlfwError);
+        if (!glfwInit())
+            throw Error("render: cannot make an OpenGL context (" + g_error +
+                        "). Without a display, run it under a virtual one: xvfb-run -a paralens render ...");
+        glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
+        glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+        glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+        glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+        m_window = glfwCreateWindow(64, 64, "paralens render", nullptr, nullptr);
+        if (!m_window) {
+            glfwTerminate();
+            throw Error("render: cannot create an OpenGL 3.3 context (" + g_error + ")");
+        }
+        glfwMakeContextCurrent(m_window);
+        glGenFramebuffers(1, &m_fbo);
+        glGenRenderbuffers(1, &m_color);
+        glBindRenderbuffer(GL_RENDERBUFFER, m_color);
+        glRenderbufferStorage(GL_RENDERBUFFER, GL_RGBA8, width, height);
+        glBindFramebuffer(GL_FRAMEBUFFER, m_fbo);
+        glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, m_color);
+        if (glCheckFramebufferStatus(GL_FRAMEBUFFER) != GL_FRAMEBUFFER_COMPLETE) {
+            Release();
+            throw Error("render: the OpenGL driver cannot make a " + std::to_string(width) + "x" + std::to_string(height) +
+                        " offscreen framebuffer (try a smaller --size)");
+        }
+        IMGUI_CHECKVERSION();
+        ImGui::CreateContext();
+        ImGuiIO& io = ImGui::GetIO();
+        io.IniFilename = nullptr;
+        io.DisplaySize = ImVec2(static_cast<float>(width), static_cast<float>(height));
+        io.DeltaTime = 1.0f / 60.0f;
+        io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+        ImGui_ImplOpenGL3_Init("#version 330 core");
+    }
+    ~Offscreen() { Release(); }
+    Offscreen(const Offscreen&) = delete;
+    Offscreen& operator=(const Offscreen&) = delete;
+
+    void Draw()
+    {
+        glBindFramebuffer(GL_FRAMEBUFFER, m_fbo);
+        glViewport(0, 0, m_width, m_height);
+        const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+        glClearColor(bg.x, bg.y, bg.z, 1.0f);
+        glClear(GL_COLOR_BUFFER_BIT);
+        ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+        glFinish();
+    }
+
+    std::vector<unsigned char> Read() const
+    {
+        std::vector<unsigned char> pixels(static_cast<size_t>(m_width) * m_height * 4);
+        glBindFramebuffer(GL_FRAMEBUFFER, m_fbo);
+        glPixelStorei(GL_PACK_ALIGNMENT, 1);
+        glReadPixels(0, 0, m_width, m_height, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
+        return pixels;
+    }
+
+private:
+    void Release()
+    {
+        if (ImGui::GetCurrentContext()) {
+            ImGui_ImplOpenGL3_Shutdown();
+            ImGui::DestroyContext();
+        }
+        if (m_fbo) glDeleteFramebuffers(1, &m_fbo);
+        if (m_color) glDeleteRenderbuffers(1, &m_color);
+        m_fbo = m_color = 0;
+        if (m_window) glfwDestroyWindow(m_window);
+        m_window = nullptr;
+        glfwTerminate();
+    }
+
+    int m_width, m_height;
+    GLFWwindow* m_window = nullptr;
+    GLuint m_fbo = 0, m_color = 0;
+};
+
+double Ms(std::chrono::steady_clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+double Median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+} // namespace
+
+void WritePng(const std::string& path, int width, int height, const std::vector<unsigned char>& rgba, bool flipRows)
+{
+    const int stride = width * 4;
+    std::vector<unsigned char> rows(rgba.size());
+    for (int y = 0; y < height; ++y) {
+        const int from = flipRows ? height - 1 - y : y;
+        std::memcpy(rows.data() + static_cast<size_t>(y) * stride, rgba.data() + static_cast<size_t>(from) * stride, static_cast<size_t>(stride));
+        for (int x = 0; x < width; ++x) rows[static_cast<size_t>(y) * stride + x * 4 + 3] = 255; // opaque
+    }
+    stbi_write_png_compression_level = 9; // smaller files for slides and the README
+    std::string png;
+    auto append = [](void* ctx, void* data, int size) { static_cast<std::string*>(ctx)->append(static_cast<const char*>(data), static_cast<size_t>(size)); };
+    if (!stbi_write_png_to_func(append, &png, width, height, 4, rows.data(), stride))
+        throw Error("cannot encode the PNG for " + path);
+    core::WriteFileAtomic(path, png);
+}
+
+nlohmann::json RenderToPng(const RenderOptions& o)
+{
+    // The data first: a bad scenario or file fails before any window is made.
+    App app(nullptr);
+    if (!o.scenario.empty()) app.LoadScenario(ResolveScenario(o.scenario));
+    else app.OpenFiles(o.files);
+    Offscreen screen(o.width, o.height);
+    LoadFonts(o.scale);
+    ApplyTheme(o.dark, o.presentation, o.scale);
+    app.SetTheme(o.dark, o.presentation);
+    if (o.colorBy == "category") app.Settings().colorBy = ColorMode::Category;
+    if (o.colorBy == "micro-batch") app.Settings().colorBy = ColorMode::MicroBatch;
+    if (o.step > -2) app.SetFlowStep(o.step);
+    const ImVec2 size(static_cast<float>(o.width), static_cast<float>(o.height));
+    std::vector<double> build, total;
+    const int frames = std::max(3, o.benchFrames + 3); // three to settle the layout
+    for (int i = 0; i < frames; ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
+        ImGui_ImplOpenGL3_NewFrame();
+        ImGui::NewFrame();
+        app.FrameView(o.view, size);
+        ImGui::Render();
+        const auto t1 = std::chrono::steady_clock::now();
+        screen.Draw();
+        const auto t2 = std::chrono::steady_clock::now();
+        if (i >= 3) {
+            build.push_back(Ms(t1 - t0));
+            total.push_back(Ms(t2 - t0));
+        }
+    }
+    nlohmann::json report = app.Layout(o.view);
+    report["width"] = o.width;
+    report["height"] = o.height;
+    if (!o.out.empty()) {
+        WritePng(o.out, o.width, o.height, screen.Read(), true);
+        report["out"] = o.out;
+    }
+    if (!build.empty()) {
+        report["frameMs"] = {{"buildMin", *std::min_element(build.begin(), build.end())},
+                             {"buildMedian", Median(build)},
+                             {"buildMax", *std::max_element(build.begin(), build.end())},
+                             {"totalMedian", Median(total)},
+                             {"frames", build.size()}};
+    }
+    return report;
+}
+
+} // namespace paralens::app

@@ -1,0 +1,48 @@
+// Turns Experiments into RunResults: runs core (BuildPlan + Simulate, BuildSchedule +
+// SimulatePipeline, ReadTraceFile) and the analysis the views show. Runs on a worker thread (or
+// synchronously in `paralens render`); pure functions of their inputs apart from reading files.
+// Errors are paralens::Error with a message naming the experiment's parameter or file.
+#pragma once
+
+#include "AppState.hpp"
+#include "JobRunner.hpp"
+#include "RunResult.hpp"
+
+#include <memory>
+#include <vector>
+
+namespace paralens::app {
+
+// `context` may be null (synchronous use); when it is cancelled the build stops early and returns
+// null.
+std::shared_ptr<const RunResult> BuildRun(const Experiment& experiment, JobContext* context = nullptr);
+
+// Runs every experiment, reusing the results in `previous` whose experiment did not change (so a
+// slider re-simulates only what it touches). Progress goes to `context`. Returns null when
+// cancelled.
+std::shared_ptr<const Snapshot> BuildSnapshot(const std::vector<Experiment>& experiments, const Snapshot* previous,
+                                              JobContext* context = nullptr);
+
+// The analysis of an already built Trace (a loaded file): usage, MFU when the trace has FLOPs.
+std::shared_ptr<const RunResult> AnalyzeTrace(const Experiment& experiment, std::shared_ptr<const core::Trace> trace);
+
+// The model view's curves, simulated points, crossover and fit for a collective on p ranks with
+// the current run highlighted (currentSeconds <= 0: none). With `measured`, the measurements are
+// shown too and alpha and beta are fitted to them (the curves then use the fit). Cheap (tens of
+// small simulations).
+std::shared_ptr<const ModelData> BuildModelData(const CollectiveParams& params, const ClusterParams& cluster,
+                                                double currentSeconds, const core::FitGroup* measured = nullptr);
+
+// The timeline's FoldIndex for every long lane of the trace and every device's idle intervals.
+std::shared_ptr<const TimelineIndex> BuildTimelineIndex(const core::Trace& trace, const std::vector<core::DeviceUsage>& usage);
+
+// The experiments that open these files: each file on its own, except the PyTorch profiler
+// (Kineto) traces among several files, which are the ranks of one job and open together on one
+// timeline. Reads the first bytes of each file (worker thread); throws Error naming a file that
+// cannot be read.
+std::vector<Experiment> FileExperiments(const std::vector<std::string>& files);
+
+// A short description of an experiment: "allreduce / ring, 8 ranks, 64 MiB".
+std::string Describe(const Experiment& e);
+
+} // namespace paralens::app

@@ -1,0 +1,142 @@
+// What a job hands the views: for each Experiment, its Trace (shared, immutable) and everything
+// the views show about it, computed once on the worker thread (usage, bubbles, MFU, model curves,
+// per-step costs). Views only read it. A RunResult is immutable once published and shared as
+// std::shared_ptr<const RunResult>; a Snapshot is the list the GUI thread swaps in atomically.
+#pragma once
+
+#include "AppState.hpp"
+#include "FlowReplay.hpp"
+#include "TimelineFold.hpp"
+
+#include "analysis/DeviceUsage.hpp"
+#include "analysis/PipelineMetrics.hpp"
+#include "analysis/TraceReport.hpp"
+#include "model/Fit.hpp"
+#include "model/CostModel.hpp"
+#include "plan/Plan.hpp"
+#include "trace/Trace.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace paralens::app {
+
+// One step of a collective's Plan, as the flow view explains it. Seconds.
+struct StepInfo {
+    std::string phase;
+    int transfers = 0;             // messages on the wire (local copies excluded)
+    uint64_t maxBytes = 0;         // the largest message: single-port, the step lasts alpha + m beta
+    bool reduces = false;
+    double modelSeconds = 0.0;     // alpha + m beta (+ m gamma when it reduces)
+    double simulatedEndSeconds = 0.0; // when the step's last message ended in the simulation
+};
+
+// The model view's data for one collective on p ranks: closed-form curves per algorithm,
+// simulated points, the ring/tree crossover and a fit of alpha and beta.
+struct ModelCurve {
+    core::Algorithm algorithm = core::Algorithm::Ring;
+    std::string formula;
+    std::vector<double> seconds;          // PredictSeconds at ModelData::sizes
+    std::vector<double> simulatedSeconds; // Simulate at ModelData::pointSizes
+};
+
+struct ModelData {
+    core::Collective collective = core::Collective::AllReduce;
+    int ranks = 0;
+    core::CostParams params;
+    double busBwFactor = 1.0;
+    std::vector<double> sizes;      // bytes, log-spaced samples of the curves
+    std::vector<double> pointSizes; // bytes at which each algorithm was simulated
+    std::vector<ModelCurve> curves;
+    double crossoverBytes = -1.0;   // where the ring overtakes the tree (-1: no crossover in range)
+    // The run being shown, as a highlighted point.
+    core::Algorithm currentAlgorithm = core::Algorithm::Ring;
+    double currentBytes = 0.0;
+    double currentSeconds = 0.0;
+    // Measurements of this collective (an nccl-tests log, a profiler trace's collectives), when
+    // the data has them; the curves then use the alpha and beta fitted to them.
+    std::vector<double> measuredBytes;
+    std::vector<double> measuredSeconds;
+    std::string measuredLabel; // "nccl-tests log, out-of-place", ...
+    // alpha and beta fitted (core/model/Fit.hpp) to the measurements, else to the current
+    // algorithm's simulated points, through its formula.
+    bool fitted = false;
+    bool fittedToMeasurements = false;
+    double fitAlphaUs = 0.0;
+    double fitBandwidthGBps = 0.0;
+    double fitMapePct = 0.0;   // mean absolute percentage error of the fit
+    std::string fitNote;       // why a parameter could not be fitted, when one could not
+};
+
+// The model view's data for a pipeline: its bubble fraction against the number of micro-batches N,
+// from the lectures' formula and from the simulator.
+struct PipelineModelData {
+    core::ScheduleKind schedule = core::ScheduleKind::OneFOneB;
+    int stages = 0;
+    int chunks = 1;
+    std::vector<double> n;         // micro-batches at which the formula is drawn (valid N only)
+    std::vector<double> formula;   // BubbleFractionFormula at n; empty when the lectures give none
+    std::vector<double> pointN;    // micro-batches simulated
+    std::vector<double> simulated; // the simulated bubble fraction at pointN
+    double currentN = 0.0;
+    double currentBubble = 0.0;
+};
+
+struct MfuData {
+    bool available = false;  // the trace has FLOPs and a peak is known
+    double peakFlops = 0.0;  // per device
+    std::string peakSource;  // "NVIDIA H100 SXM5 80GB, bf16 dense: spec table (assets/hardware.json)"
+    core::MfuReport report;
+    std::vector<std::vector<core::CounterSample>> mfuPerDevice;
+    std::vector<core::CounterSample> mfuOverall; // mean over devices
+    std::vector<core::CounterSample> hfuOverall;
+};
+
+// The timeline's acceleration structures (TimelineFold.hpp), built with the run on the worker:
+// a FoldIndex per lane (spans[track][depth]) and per device's idle intervals; empty for lanes too
+// short to need one.
+struct TimelineIndex {
+    std::vector<std::vector<FoldIndex>> spans;
+    std::vector<FoldIndex> idle;
+};
+
+struct RunResult {
+    Experiment experiment;
+    std::string title;                          // headline for the timeline and the views
+    std::shared_ptr<const core::Trace> trace;
+    std::shared_ptr<const core::Plan> plan;     // collectives: what the flow view replays
+    int64_t windowBeginNs = 0;                  // the analysis window (absolute, trace clock)
+    int64_t windowEndNs = 0;
+    std::vector<core::DeviceUsage> usage;       // per device, in the window; idle = the bubbles
+    std::shared_ptr<const TimelineIndex> index;
+
+    // Pipelines (negative when not a pipeline or the lectures give no formula).
+    double bubbleFraction = -1.0;
+    double bubbleFormula = -1.0;
+    std::vector<int> peakActivations;
+    std::vector<int> peakActivationsFormula;    // GPipe N, 1F1B min(D-s, N); empty when unknown
+    std::shared_ptr<const PipelineModelData> pipelineModel;
+
+    // Collectives.
+    double simulatedSeconds = 0.0;
+    double predictedSeconds = 0.0;
+    bool predictionExact = false;
+    std::string formula;
+    double algbwGBps = 0.0;
+    double busbwGBps = 0.0;
+    std::vector<StepInfo> steps;
+    std::shared_ptr<const FlowHoldings> holdings; // what each rank holds after each step (p <= 64)
+    std::shared_ptr<const FlowLayout> layout;     // where the flow view puts the ranks
+
+    MfuData mfu;
+    std::shared_ptr<const ModelData> model;     // collectives (simulated, or measured in a file)
+    std::shared_ptr<const core::TraceReport> report; // trace files and training steps: collectives
+                                                     // matched across ranks (busbw, skew)
+};
+
+struct Snapshot {
+    std::vector<std::shared_ptr<const RunResult>> runs;
+};
+
+} // namespace paralens::app

@@ -1,0 +1,333 @@
+#include "ScenarioLoader.hpp"
+
+#include "TrainingRuns.hpp"
+
+#include "common/Error.hpp"
+#include "common/Units.hpp"
+#include "trace/FileIO.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+namespace paralens::app {
+
+// Generated at configure time from assets/scenarios/*.json (ScenarioData.cpp.in).
+const std::vector<std::pair<std::string, std::string>>& EmbeddedScenarioTexts();
+
+namespace {
+
+using nlohmann::json;
+
+class Reader {
+public:
+    Reader(const json& object, std::string where) : m_obj(object), m_where(std::move(where))
+    {
+        Require(object.is_object(), m_where + ": expected a JSON object");
+    }
+
+    template <class T>
+    void Get(const char* key, T& out)
+    {
+        m_seen.push_back(key);
+        auto it = m_obj.find(key);
+        if (it == m_obj.end()) return;
+        try {
+            out = it->template get<T>();
+        } catch (const json::exception&) {
+            throw Error(m_where + ": key \"" + key + "\" has the wrong type (" + it->dump() + ")");
+        }
+    }
+
+    void Bytes(const char* key, uint64_t& out)
+    {
+        m_seen.push_back(key);
+        auto it = m_obj.find(key);
+        if (it == m_obj.end()) return;
+        if (it->is_number_unsigned()) out = it->get<uint64_t>();
+        else if (it->is_string()) {
+            try {
+                out = core::ParseBytes(it->get<std::string>());
+            } catch (const Error& e) {
+                throw Error(m_where + ": key \"" + key + "\": " + e.what());
+            }
+        } else throw Error(m_where + ": key \"" + key + "\" must be a size such as \"64MiB\" or a number of bytes");
+    }
+
+    const json* Child(const char* key)
+    {
+        m_seen.push_back(key);
+        auto it = m_obj.find(key);
+        return it == m_obj.end() ? nullptr : &*it;
+    }
+
+    void Fail(const char* key, const std::string& what) const
+    {
+        throw Error(m_where + ": key \"" + key + "\": " + what);
+    }
+
+    // Every key must have been read: an unknown one is a typo.
+    void Finish() const
+    {
+        for (auto it = m_obj.begin(); it != m_obj.end(); ++it)
+            if (std::find(m_seen.begin(), m_seen.end(), it.key()) == m_seen.end())
+                throw Error(m_where + ": unknown key \"" + it.key() + "\"");
+    }
+
+    const std::string& Where() const { return m_where; }
+
+private:
+    const json& m_obj;
+    std::string m_where;
+    std::vector<std::string> m_seen;
+};
+
+void ReadCollective(Reader& r, CollectiveParams& c)
+{
+    std::string collective, algorithm;
+    r.Get("collective", collective);
+    r.Get("algorithm", algorithm);
+    if (!collective.empty()) {
+        auto parsed = core::ParseCollective(collective);
+        if (!parsed) r.Fail("collective", "unknown collective \"" + collective + "\" (one of: " + core::CollectiveNamesList() + ")");
+        c.collective = *parsed;
+        c.algorithm = core::AlgorithmsFor(c.collective)[0];
+    }
+    if (!algorithm.empty()) {
+        auto parsed = core::ParseAlgorithm(algorithm);
+        if (!parsed || !core::Supports(c.collective, *parsed))
+            r.Fail("algorithm", "\"" + algorithm + "\" does not apply to " + std::string(core::Name(c.collective)) +
+                                    " (one of: " + core::AlgorithmNamesList(c.collective) + ")");
+        c.algorithm = *parsed;
+    }
+    r.Get("ranks", c.ranks);
+    r.Bytes("bytes", c.bytes);
+    r.Get("root", c.root);
+    if (c.ranks < 1) r.Fail("ranks", "must be at least 1");
+    if (c.root < 0 || c.root >= c.ranks) r.Fail("root", "must be a rank from 0 to ranks-1");
+}
+
+void ReadPipeline(Reader& r, PipelineParams& p)
+{
+    std::string schedule;
+    r.Get("schedule", schedule);
+    if (!schedule.empty()) {
+        auto parsed = core::ParseScheduleKind(schedule);
+        if (!parsed) r.Fail("schedule", "unknown schedule \"" + schedule + "\" (one of: " + core::ScheduleNamesList() + ")");
+        p.schedule = *parsed;
+    }
+    r.Get("stages", p.stages);
+    r.Get("microBatches", p.microBatches);
+    r.Get("chunks", p.chunks);
+    r.Get("batches", p.batches);
+    r.Get("forwardMs", p.forwardMs);
+    r.Get("backwardRatio", p.backwardRatio);
+    r.Get("recompute", p.recompute);
+    r.Get("communicate", p.communicate);
+    r.Bytes("activationBytes", p.activationBytes);
+    r.Get("gpu", p.gpu);
+    r.Get("dtype", p.dtype);
+    r.Get("kernelEfficiency", p.kernelEfficiency);
+    if (p.stages < 1) r.Fail("stages", "must be at least 1");
+    if (p.microBatches < 1) r.Fail("microBatches", "must be at least 1");
+    if (!(p.kernelEfficiency > 0 && p.kernelEfficiency <= 1)) r.Fail("kernelEfficiency", "must be in (0, 1]");
+}
+
+void ReadTraining(Reader& r, TrainingParams& t)
+{
+    r.Get("workload", t.workload);
+    if (std::find(TrainingWorkloadNames().begin(), TrainingWorkloadNames().end(), t.workload) == TrainingWorkloadNames().end())
+        r.Fail("workload", "expected dp, ps, tp, interop, intraop or moe (got \"" + t.workload + "\")");
+    r.Get("devices", t.devices);
+    r.Get("layers", t.layers);
+    r.Get("iterations", t.iterations);
+    r.Get("forwardMs", t.forwardMs);
+    r.Bytes("gradBytes", t.gradBytes);
+    r.Get("overlap", t.overlap);
+    r.Get("servers", t.servers);
+    r.Get("consistency", t.consistency);
+    r.Get("staleness", t.staleness);
+    r.Get("tokens", t.tokens);
+    r.Get("hidden", t.hidden);
+    r.Get("inputs", t.inputs);
+    std::string algorithm;
+    r.Get("algorithm", algorithm);
+    if (!algorithm.empty()) {
+        auto parsed = core::ParseAlgorithm(algorithm);
+        if (!parsed || !core::Supports(core::Collective::AllReduce, *parsed))
+            r.Fail("algorithm", "expected an allreduce algorithm (" + core::AlgorithmNamesList(core::Collective::AllReduce) + ")");
+        t.algorithm = *parsed;
+    }
+    r.Get("experts", t.experts);
+    r.Get("topK", t.topK);
+    r.Get("imbalance", t.imbalance);
+    r.Get("gpu", t.gpu);
+    r.Get("dtype", t.dtype);
+    r.Get("kernelEfficiency", t.kernelEfficiency);
+    if (t.devices < 1) r.Fail("devices", "must be at least 1");
+    if (t.consistency != "bsp" && t.consistency != "ssp" && t.consistency != "async") r.Fail("consistency", "expected bsp, ssp or async");
+}
+
+Experiment ReadExperiment(const json& j, const std::string& where)
+{
+    Reader r(j, where);
+    Experiment e;
+    std::string kind = "collective";
+    r.Get("label", e.label);
+    r.Get("kind", kind);
+    if (kind == "collective") e.kind = ExperimentKind::Collective;
+    else if (kind == "pipeline") e.kind = ExperimentKind::Pipeline;
+    else if (kind == "training") e.kind = ExperimentKind::Training;
+    else if (kind == "file") e.kind = ExperimentKind::File;
+    else r.Fail("kind", "expected \"collective\", \"pipeline\", \"training\" or \"file\" (got \"" + kind + "\")");
+    if (e.kind == ExperimentKind::Collective) ReadCollective(r, e.collective);
+    if (e.kind == ExperimentKind::Pipeline) ReadPipeline(r, e.pipeline);
+    if (e.kind == ExperimentKind::Training) ReadTraining(r, e.training);
+    if (e.kind == ExperimentKind::File) {
+        std::string file;
+        r.Get("file", file);
+        r.Get("files", e.files);
+        if (!file.empty()) e.files.insert(e.files.begin(), file);
+        if (e.files.empty()) r.Fail("file", "a file experiment needs a path (\"file\") or several (\"files\")");
+    }
+    r.Get("alphaUs", e.cluster.alphaUs);
+    r.Get("bandwidthGBps", e.cluster.bandwidthGBps);
+    r.Get("gammaGBps", e.cluster.gammaGBps);
+    if (const json* s = r.Child("straggler")) {
+        Reader sr(*s, where + ".straggler");
+        sr.Get("rank", e.cluster.stragglerRank);
+        sr.Get("slowdown", e.cluster.stragglerSlowdown);
+        sr.Finish();
+    }
+    r.Finish();
+    return e;
+}
+
+ViewSettings ReadView(const json& j, const std::string& where)
+{
+    Reader r(j, where);
+    ViewSettings v;
+    std::string tab, colorBy;
+    r.Get("tab", tab);
+    if (!tab.empty() && !ParseViewTab(tab, v.tab)) r.Fail("tab", "expected flow, model, mfu or stats (got \"" + tab + "\")");
+    r.Get("colorBy", colorBy);
+    if (colorBy == "category") v.colorBy = ColorMode::Category;
+    else if (colorBy == "micro-batch" || colorBy.empty()) v.colorBy = ColorMode::MicroBatch;
+    else r.Fail("colorBy", "expected \"category\" or \"micro-batch\"");
+    r.Get("showPredicted", v.showPredicted);
+    r.Get("showFlows", v.showFlows);
+    r.Get("showBubbles", v.showBubbles);
+    r.Get("expandTracks", v.expandTracks);
+    r.Get("flowStep", v.flowStep);
+    r.Get("selected", v.selected);
+    r.Get("modelExperiment", v.modelExperiment);
+    r.Get("timelineShare", v.timelineShare);
+    if (!(v.timelineShare >= 0.15f && v.timelineShare <= 0.85f)) r.Fail("timelineShare", "must be from 0.15 to 0.85");
+    r.Finish();
+    return v;
+}
+
+} // namespace
+
+std::string_view Name(ExperimentKind k)
+{
+    switch (k) {
+    case ExperimentKind::Collective: return "collective";
+    case ExperimentKind::Pipeline: return "pipeline";
+    case ExperimentKind::Training: return "training";
+    case ExperimentKind::File: return "file";
+    }
+    return "?";
+}
+
+std::string_view Name(ViewTab t)
+{
+    switch (t) {
+    case ViewTab::Flow: return "flow";
+    case ViewTab::Model: return "model";
+    case ViewTab::Mfu: return "mfu";
+    case ViewTab::Stats: return "stats";
+    }
+    return "?";
+}
+
+bool ParseViewTab(std::string_view text, ViewTab& out)
+{
+    for (ViewTab t : {ViewTab::Flow, ViewTab::Model, ViewTab::Mfu, ViewTab::Stats})
+        if (Name(t) == text) {
+            out = t;
+            return true;
+        }
+    return false;
+}
+
+Scenario ParseScenario(const std::string& text, const std::string& origin)
+{
+    json doc;
+    try {
+        doc = json::parse(text);
+    } catch (const json::parse_error& e) {
+        throw Error(origin + ": not valid JSON at byte " + std::to_string(e.byte) + " (" + e.what() + ")");
+    }
+    Reader r(doc, origin);
+    Scenario s;
+    r.Get("title", s.title);
+    r.Get("description", s.description);
+    r.Get("order", s.order);
+    const json* experiments = r.Child("experiments");
+    if (!experiments || !experiments->is_array() || experiments->empty())
+        throw Error(origin + ": \"experiments\" must be a non-empty array");
+    for (size_t i = 0; i < experiments->size(); ++i)
+        s.experiments.push_back(ReadExperiment((*experiments)[i], origin + ": experiments[" + std::to_string(i) + "]"));
+    if (const json* view = r.Child("view")) s.view = ReadView(*view, origin + ": view");
+    r.Finish();
+    const int count = static_cast<int>(s.experiments.size());
+    if (s.view.selected < 0 || s.view.selected >= count) throw Error(origin + ": view.selected must name an experiment (0 to " + std::to_string(count - 1) + ")");
+    if (s.view.modelExperiment >= count) throw Error(origin + ": view.modelExperiment must name an experiment or be -1");
+    if (s.title.empty()) s.title = origin;
+    return s;
+}
+
+const std::vector<Scenario>& BuiltinScenarios()
+{
+    static const std::vector<Scenario> list = [] {
+        std::vector<Scenario> out;
+        for (const auto& [name, text] : EmbeddedScenarioTexts()) {
+            Scenario s = ParseScenario(text, "assets/scenarios/" + name + ".json");
+            s.name = name;
+            out.push_back(std::move(s));
+        }
+        std::stable_sort(out.begin(), out.end(), [](const Scenario& a, const Scenario& b) { return a.order < b.order; });
+        return out;
+    }();
+    return list;
+}
+
+const Scenario* FindScenario(std::string_view name)
+{
+    for (const Scenario& s : BuiltinScenarios())
+        if (s.name == name) return &s;
+    return nullptr;
+}
+
+std::string ScenarioNamesList()
+{
+    std::string out;
+    for (const Scenario& s : BuiltinScenarios()) out += (out.empty() ? "" : ", ") + s.name;
+    return out;
+}
+
+Scenario ResolveScenario(const std::string& nameOrPath)
+{
+    if (const Scenario* s = FindScenario(nameOrPath)) return *s;
+    if (nameOrPath.size() > 5 && nameOrPath.ends_with(".json")) {
+        Scenario s = ParseScenario(core::ReadFileDecompressed(nameOrPath), nameOrPath);
+        s.name = std::filesystem::path(nameOrPath).stem().string();
+        return s;
+    }
+    throw Error("--scenario: no scenario named '" + nameOrPath + "' (built in: " + ScenarioNamesList() +
+                "; or give a path to a .json scenario file)");
+}
+
+} // namespace paralens::app

@@ -1,0 +1,55 @@
+// Lecture scenarios: assets/scenarios/*.json, one file each, compiled into the binary (so the app
+// works wherever it is copied) and listed under Scenarios. A scenario is a list of Experiments
+// and the view settings that make the point of the lecture slide visible at once.
+//
+// Format (every key optional except "experiments"; unknown keys are errors, to catch typos):
+//   {"title": "...", "order": 1, "description": "...",
+//    "experiments": [{"label": "ring", "kind": "collective", "collective": "allreduce",
+//                     "algorithm": "ring", "ranks": 8, "bytes": "64MiB", "alphaUs": 5,
+//                     "bandwidthGBps": 100, "gammaGBps": 0, "straggler": {"rank": 3, "slowdown": 2}},
+//                    {"kind": "pipeline", "schedule": "gpipe", "stages": 4, "microBatches": 8,
+//                     "chunks": 2, "forwardMs": 1, "backwardRatio": 2, "recompute": false,
+//                     "communicate": false, "activationBytes": "16MiB", "gpu": "h100-sxm",
+//                     "dtype": "bf16", "kernelEfficiency": 0.6},
+//                    {"kind": "training", "workload": "dp|ps|tp|interop|intraop|moe", "devices": 4,
+//                     "layers": 4, "iterations": 2, "forwardMs": 1, "gradBytes": "16MiB", "overlap": true,
+//                     "servers": 1, "consistency": "bsp|ssp|async", "staleness": 1, "tokens": 8192,
+//                     "hidden": 8192, "inputs": 1, "algorithm": "ring", "experts": 8, "topK": 2,
+//                     "imbalance": 0, "gpu": "h100-sxm", "dtype": "bf16", "kernelEfficiency": 0.6},
+//                    {"kind": "file", "file": "traces/x.json"}, {"kind": "file", "files": ["rank0.json", ...]}],
+//    "view": {"tab": "flow|model|mfu|stats", "colorBy": "micro-batch|category", "showPredicted": true,
+//             "showFlows": true, "showBubbles": true, "expandTracks": true, "flowStep": 0,
+//             "selected": 0, "modelExperiment": -1, "timelineShare": 0.58}}
+// Thread-safety: the built-in list is parsed once, on first use, under a static initialiser.
+#pragma once
+
+#include "AppState.hpp"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace paralens::app {
+
+struct Scenario {
+    std::string name;        // the file's stem: "ring-vs-tree"
+    std::string title;       // what the Scenarios menu shows
+    std::string description; // one or two sentences: what to look at
+    int order = 100;         // menu position
+    std::vector<Experiment> experiments;
+    ViewSettings view;
+};
+
+// Throws Error naming `origin` and the key when the text is not a valid scenario.
+Scenario ParseScenario(const std::string& jsonText, const std::string& origin);
+
+// The scenarios compiled in from assets/scenarios, sorted by order.
+const std::vector<Scenario>& BuiltinScenarios();
+const Scenario* FindScenario(std::string_view name);
+std::string ScenarioNamesList(); // "default, ring-vs-tree, ..."
+
+// The built-in scenario a name refers to, or a scenario file read from disk when `nameOrPath`
+// ends in .json. Throws Error naming the scenario (and listing the known ones) otherwise.
+Scenario ResolveScenario(const std::string& nameOrPath);
+
+} // namespace paralens::app

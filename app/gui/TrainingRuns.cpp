@@ -1,0 +1,142 @@
+// Training-step experiments: core/schedule's generators (data parallelism, parameter servers,
+// tensor parallelism, inter-op vs intra-op, mixture of experts) run by SimulateWorkload.
+#include "TrainingRuns.hpp"
+
+#include "analysis/TraceReport.hpp"
+#include "common/Error.hpp"
+#include "model/Hardware.hpp"
+#include "schedule/DataParallel.hpp"
+#include "schedule/ExpertParallel.hpp"
+#include "schedule/ModelParallel.hpp"
+#include "sim/WorkloadSimulator.hpp"
+
+#include <cmath>
+
+namespace paralens::app {
+
+namespace {
+
+int DtypeBytes(const std::string& dtype)
+{
+    if (dtype == "fp64") return 8;
+    if (dtype == "fp32" || dtype == "tf32") return 4;
+    if (dtype == "fp8" || dtype == "int8") return 1;
+    return 2; // bf16, fp16
+}
+
+core::DataParallelSpec DataParallel(const TrainingParams& t, double peak)
+{
+    core::DataParallelSpec s;
+    s.workers = t.devices;
+    s.layers = t.layers;
+    s.iterations = t.iterations;
+    s.forwardSecPerLayer = t.forwardMs * 1e-3;
+    s.gradBytesPerLayer = t.gradBytes;
+    s.forwardFlopsPerLayer = s.forwardSecPerLayer * t.kernelEfficiency * peak;
+    s.overlap = t.overlap;
+    s.algorithm = t.algorithm;
+    if (t.workload == "ps") {
+        s.sync = core::GradientSync::ParameterServer;
+        s.servers = t.servers;
+        s.staleness = t.staleness;
+        if (t.consistency == "bsp") s.consistency = core::Consistency::Bsp;
+        else if (t.consistency == "ssp") s.consistency = core::Consistency::Ssp;
+        else if (t.consistency == "async") s.consistency = core::Consistency::Async;
+        else throw Error("consistency: expected bsp, ssp or async (got '" + t.consistency + "')");
+    }
+    return s;
+}
+
+core::Workload Build(const TrainingParams& t, const core::DeviceSpeed& speed)
+{
+    if (t.workload == "dp" || t.workload == "ps") return core::BuildDataParallel(DataParallel(t, speed.peakFlops)).workload;
+    if (t.workload == "tp") {
+        core::MegatronMlpSpec s;
+        s.devices = t.devices;
+        s.layers = t.layers;
+        s.tokens = t.tokens;
+        s.hidden = t.hidden;
+        s.algorithm = t.algorithm;
+        s.speed = speed;
+        return core::BuildMegatronMlp(s);
+    }
+    if (t.workload == "interop" || t.workload == "intraop") {
+        core::TwoMatmulSpec s;
+        s.devices = t.workload == "interop" ? 2 : t.devices;
+        s.tokens = t.tokens;
+        s.hidden = t.hidden;
+        s.inputs = t.inputs;
+        s.algorithm = t.algorithm;
+        s.speed = speed;
+        return t.workload == "interop" ? core::BuildInterOp(s) : core::BuildIntraOp(s);
+    }
+    if (t.workload == "moe") {
+        core::MoeSpec s;
+        s.devices = t.devices;
+        s.experts = t.experts;
+        s.topK = t.topK;
+        s.tokensPerDevice = t.tokens;
+        s.hidden = t.hidden;
+        s.imbalance = t.imbalance;
+        s.speed = speed;
+        return core::BuildMoe(s).workload;
+    }
+    throw Error("workload: expected dp, ps, tp, interop, intraop or moe (got '" + t.workload + "')");
+}
+
+} // namespace
+
+const std::vector<std::string>& TrainingWorkloadNames()
+{
+    static const std::vector<std::string> names{"dp", "ps", "tp", "interop", "intraop", "moe"};
+    return names;
+}
+
+std::string TrainingTitle(const TrainingParams& t)
+{
+    const std::string devices = std::to_string(t.workload == "interop" ? 2 : t.devices);
+    if (t.workload == "dp")
+        return "data parallel, " + devices + " workers, " + std::string(core::Name(t.algorithm)) + " allreduce" +
+               (t.overlap ? " overlapped" : "");
+    if (t.workload == "ps")
+        return "parameter server" + std::string(t.servers > 1 ? "s (" + std::to_string(t.servers) + ")" : "") + ", " + devices +
+               " workers, " + t.consistency;
+    if (t.workload == "tp") return "Megatron MLP, tensor parallel on " + devices + " devices, " + std::to_string(t.layers) + " layers";
+    if (t.workload == "interop") return "Y = X W1 W2, inter-op (W1 and W2 on two devices)";
+    if (t.workload == "intraop") return "Y = X W1 W2, intra-op (each split over " + devices + " devices)";
+    if (t.workload == "moe") return "mixture of experts, " + std::to_string(t.experts) + " experts on " + devices + " devices";
+    return t.workload;
+}
+
+std::shared_ptr<RunResult> BuildTraining(const Experiment& e)
+{
+    const TrainingParams& t = e.training;
+    const core::GpuSpec* gpu = core::FindGpu(t.gpu);
+    Require(gpu != nullptr, "GPU '" + t.gpu + "' is not in the spec table (known: " + core::GpuIdsList() + ")");
+    core::DeviceSpeed speed;
+    speed.peakFlops = gpu->PeakFlops(t.dtype);
+    Require(speed.peakFlops > 0, gpu->name + " has no " + t.dtype + " figure in the spec table");
+    Require(t.kernelEfficiency > 0 && t.kernelEfficiency <= 1, "kernel efficiency must be in (0, 1]");
+    speed.efficiency = t.kernelEfficiency;
+    speed.dtypeBytes = DtypeBytes(t.dtype);
+    const core::Workload w = Build(t, speed);
+    core::WorkloadOptions options;
+    options.meta.source = core::TraceSource::Simulated;
+    options.meta.title = TrainingTitle(t);
+    options.meta.workload.Set("kind", t.workload);
+    options.meta.hardware.Set("gpu", t.gpu);
+    options.meta.hardware.Set("dtype", t.dtype);
+    const core::ClusterModel cluster = e.cluster.ToModel();
+    core::WorkloadResult sim = core::SimulateWorkload(w, cluster, options);
+    auto r = std::make_shared<RunResult>();
+    r->trace = std::make_shared<const core::Trace>(std::move(*sim.trace));
+    r->windowBeginNs = r->trace->BeginNs();
+    r->windowEndNs = r->trace->EndNs();
+    FillUsage(*r);
+    r->report = std::make_shared<const core::TraceReport>(core::AnalyzeTrace(*r->trace));
+    r->simulatedSeconds = sim.seconds;
+    FillMfu(*r, speed.peakFlops, gpu->name + ", " + t.dtype + " dense peak: spec table (assets/hardware.json)");
+    return r;
+}
+
+} // namespace paralens::app

@@ -1,0 +1,242 @@
+// GUI tests: `paralens render` draws every scenario and view headless, and the pixels say what the
+// lectures say. Runs under a (virtual) X display: ctest starts this executable through xvfb-run;
+// without a display every test case says it is skipped and passes.
+#include "ScenarioLoader.hpp"
+
+#include "../cli/CliRunner.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <stb/stb_image.h>
+
+#include <cstdlib>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace {
+
+bool HaveDisplay()
+{
+    const char* d = std::getenv("DISPLAY");
+    return d && *d;
+}
+
+#define REQUIRE_DISPLAY()                                                                                              \
+    if (!HaveDisplay()) {                                                                                              \
+        WARN("skipped: no X display (ctest runs this under xvfb-run; install xvfb to run the GUI tests)");             \
+        return;                                                                                                        \
+    }
+
+struct Image {
+    int width = 0, height = 0;
+    std::vector<unsigned char> rgb; // 3 bytes per pixel, rows top-down
+
+    const unsigned char* At(int x, int y) const { return rgb.data() + (static_cast<size_t>(y) * width + x) * 3; }
+};
+
+Image Load(const std::string& path)
+{
+    Image img;
+    int channels = 0;
+    std::unique_ptr<unsigned char, void (*)(void*)> data(stbi_load(path.c_str(), &img.width, &img.height, &channels, 3), stbi_image_free);
+    REQUIRE(data);
+    img.rgb.assign(data.get(), data.get() + static_cast<size_t>(img.width) * img.height * 3);
+    return img;
+}
+
+// Renders and returns the --json report; the PNG lands at `png`.
+nlohmann::json Render(const std::string& args, const std::string& png)
+{
+    CliResult r = RunParalens("render " + args + " --out '" + png + "' --json");
+    INFO("paralens render " << args << "\n" << r.err);
+    REQUIRE(r.exitCode == 0);
+    return nlohmann::json::parse(r.out);
+}
+
+unsigned Hex(const std::string& text) { return static_cast<unsigned>(std::stoul(text.substr(1), nullptr, 16)); }
+
+bool Near(const unsigned char* p, unsigned rgb, int tolerance)
+{
+    return std::abs(p[0] - static_cast<int>((rgb >> 16) & 0xFF)) <= tolerance &&
+           std::abs(p[1] - static_cast<int>((rgb >> 8) & 0xFF)) <= tolerance && std::abs(p[2] - static_cast<int>(rgb & 0xFF)) <= tolerance;
+}
+
+// A picture, not a blank: many colours and no colour covering nearly everything. A view with
+// nothing to show for its scenario (no collective for the flow view, say) must still say so in
+// words: then some text on a plain background is enough.
+void CheckNotBlank(const Image& img, bool content = true)
+{
+    std::set<unsigned> colours;
+    size_t most = 0;
+    std::vector<size_t> hist(1 << 15, 0); // 5 bits per channel
+    for (int y = 0; y < img.height; ++y)
+        for (int x = 0; x < img.width; ++x) {
+            const unsigned char* p = img.At(x, y);
+            const unsigned key = (p[0] >> 3) << 10 | (p[1] >> 3) << 5 | (p[2] >> 3);
+            most = std::max(most, ++hist[key]);
+            if (colours.size() < 64) colours.insert(static_cast<unsigned>(p[0]) << 16 | p[1] << 8 | p[2]);
+        }
+    const double plain = static_cast<double>(most) / (static_cast<double>(img.width) * img.height);
+    if (content) {
+        CHECK(colours.size() >= 16);
+        CHECK(plain < 0.97);
+    } else {
+        CHECK(colours.size() >= 3);
+        CHECK(plain < 0.9995);
+    }
+}
+
+// Whether the view had data to draw, from render's --json report.
+bool HasContent(const nlohmann::json& j)
+{
+    const std::string view = j.value("view", "");
+    if (view == "flow") return j.contains("panels") && !j["panels"].empty();
+    if (view == "model") return j.value("curves", 0) > 0;
+    if (view == "mfu") return j.value("runs", 0) > 0;
+    return true;
+}
+
+} // namespace
+
+TEST_CASE("every scenario renders every view into a real picture", "[gui]")
+{
+    REQUIRE_DISPLAY();
+    CliTempDir dir;
+    for (const paralens::app::Scenario& s : paralens::app::BuiltinScenarios())
+        for (const char* view : {"timeline", "flow", "model", "mfu", "stats", "window"}) {
+            INFO(s.name << " / " << view);
+            const std::string png = dir.File(s.name + "-" + view + ".png");
+            nlohmann::json j = Render("--scenario " + s.name + " --view " + view + " --size 960x540", png);
+            const Image img = Load(png);
+            CHECK(img.width == 960);
+            CHECK(img.height == 540);
+            CheckNotBlank(img, HasContent(j));
+        }
+}
+
+TEST_CASE("GPipe's timeline: bubble-grey pixels inside the step match the bubble fraction", "[gui]")
+{
+    REQUIRE_DISPLAY();
+    CliTempDir dir;
+    const std::string png = dir.File("gpipe.png");
+    nlohmann::json j = Render("--scenario gpipe-vs-1f1b --view timeline --size 1600x900", png);
+    const Image img = Load(png);
+    const unsigned fill = Hex(j["bubbleFill"]), hatch = Hex(j["bubbleHatch"]);
+    const auto& section = j["sections"][0];
+    const double x0 = section["plotX0"], x1 = section["plotX1"], b = section["windowBeginNs"], e = section["windowEndNs"];
+    int rows = 0;
+    for (const auto& row : section["rows"]) {
+        if (row["run"] != 0 || row["kind"] != "device") continue;
+        ++rows;
+        const double h = row["y1"].get<double>() - row["y0"].get<double>();
+        const double pad = std::max(1.0, std::floor(h * 0.1));
+        const int ya = static_cast<int>(std::ceil(row["y0"].get<double>() + pad)) + 1;
+        const int yb = static_cast<int>(std::floor(row["y1"].get<double>() - pad)) - 1;
+        const int xa = static_cast<int>(std::ceil(x0 + (0 - b) / (e - b) * (x1 - x0))) + 1;
+        const int xb = static_cast<int>(std::floor(x0 + (row["windowEndNs"].get<double>() - b) / (e - b) * (x1 - x0))) - 1;
+        size_t grey = 0, all = 0;
+        for (int y = ya; y <= yb; ++y)
+            for (int x = xa; x <= xb; ++x) {
+                const unsigned char* p = img.At(x, y);
+                const bool neutral = std::abs(p[0] - p[1]) <= 2 && std::abs(p[1] - p[2]) <= 2;
+                const int lo = static_cast<int>(hatch & 0xFF) - 3, hi = static_cast<int>(fill & 0xFF) + 3;
+                grey += neutral && p[1] >= lo && p[1] <= hi ? 1 : 0;
+                ++all;
+            }
+        INFO("stage " << row["device"] << ": " << grey << " grey of " << all);
+        // (D-1)/(D-1+N) = 3/11 for D = 4, N = 8; the simulation has it exactly, the pixels nearly.
+        CHECK(static_cast<double>(grey) / static_cast<double>(all) == Approx(3.0 / 11.0).margin(0.03));
+        CHECK(row["idleFraction"].get<double>() == Approx(3.0 / 11.0).epsilon(1e-9));
+    }
+    CHECK(rows == 4);
+}
+
+TEST_CASE("coloured by micro-batch, every micro-batch's colour appears in every stage's row", "[gui]")
+{
+    REQUIRE_DISPLAY();
+    CliTempDir dir;
+    const std::string png = dir.File("mb.png");
+    nlohmann::json j = Render("--scenario gpipe-vs-1f1b --view timeline --size 1600x900 --color-by micro-batch", png);
+    const Image img = Load(png);
+    const auto& section = j["sections"][0];
+    int rows = 0;
+    for (const auto& row : section["rows"]) {
+        if (row["kind"] != "device") continue;
+        ++rows;
+        for (int mb = 0; mb < 8; ++mb) {
+            const unsigned colour = Hex(j["forwardColors"][mb]);
+            size_t hits = 0;
+            for (int y = static_cast<int>(row["y0"].get<double>()); y < static_cast<int>(row["y1"].get<double>()); ++y)
+                for (int x = static_cast<int>(section["plotX0"].get<double>()); x < static_cast<int>(section["plotX1"].get<double>()); ++x)
+                    hits += Near(img.At(x, y), colour, 1) ? 1 : 0;
+            INFO("run " << row["run"] << " stage " << row["device"] << " micro-batch " << mb);
+            CHECK(hits > 50);
+        }
+    }
+    CHECK(rows == 8); // GPipe and 1F1B, four stages each
+}
+
+TEST_CASE("the flow view draws one node per rank", "[gui]")
+{
+    REQUIRE_DISPLAY();
+    CliTempDir dir;
+    const std::string png = dir.File("flow.png");
+    nlohmann::json j = Render("--scenario default --view flow --size 1280x720 --step 3", png);
+    const Image img = Load(png);
+    const unsigned node = Hex(j["nodeFill"]);
+    REQUIRE(j["panels"].size() == 1);
+    const auto& panel = j["panels"][0];
+    CHECK(panel["ranks"] == 8);
+    REQUIRE(panel["nodes"].size() == 8);
+    for (const auto& n : panel["nodes"]) {
+        const int x = static_cast<int>(n["x"].get<double>() - 0.65 * n["r"].get<double>());
+        CHECK(Near(img.At(x, static_cast<int>(n["y"].get<double>())), node, 2));
+    }
+    // The node colour forms exactly p blobs.
+    std::vector<int> label(static_cast<size_t>(img.width) * img.height, 0);
+    int blobs = 0;
+    for (int y = 0; y < img.height; ++y)
+        for (int x = 0; x < img.width; ++x) {
+            const size_t i = static_cast<size_t>(y) * img.width + x;
+            if (label[i] || !Near(img.At(x, y), node, 2)) continue;
+            ++blobs;
+            std::vector<size_t> stack{i};
+            label[i] = blobs;
+            size_t area = 0;
+            while (!stack.empty()) {
+                const size_t k = stack.back();
+                stack.pop_back();
+                ++area;
+                const int kx = static_cast<int>(k % img.width), ky = static_cast<int>(k / img.width);
+                const int nx[4] = {kx - 1, kx + 1, kx, kx}, ny[4] = {ky, ky, ky - 1, ky + 1};
+                for (int d = 0; d < 4; ++d) {
+                    if (nx[d] < 0 || ny[d] < 0 || nx[d] >= img.width || ny[d] >= img.height) continue;
+                    const size_t m = static_cast<size_t>(ny[d]) * img.width + nx[d];
+                    if (!label[m] && Near(img.At(nx[d], ny[d]), node, 2)) {
+                        label[m] = blobs;
+                        stack.push_back(m);
+                    }
+                }
+            }
+            if (area < 30) --blobs; // antialiasing specks are not nodes
+        }
+    CHECK(blobs == 8);
+}
+
+TEST_CASE("themes and frame timing", "[gui]")
+{
+    REQUIRE_DISPLAY();
+    CliTempDir dir;
+    const std::string png = dir.File("dark.png");
+    nlohmann::json j = Render("--scenario ring-vs-tree --view model --size 960x540 --dark --presentation --bench-frames 3", png);
+    const Image img = Load(png);
+    CheckNotBlank(img);
+    const unsigned char* corner = img.At(img.width - 3, img.height - 3);
+    CHECK(corner[0] < 80); // a dark background
+    REQUIRE(j.contains("frameMs"));
+    CHECK(j["frameMs"]["frames"] == 3);
+    CHECK(j["frameMs"]["buildMedian"].get<double>() > 0.0);
+    CHECK(j["crossoverBytes"].get<double>() == Approx(8 * 5e-6 / (4.25 * 1e-11)).epsilon(1e-5));
+}

@@ -1,0 +1,277 @@
+// Running experiments for the views (app/gui/RunBuilder.hpp): the numbers the views show.
+#include "RunBuilder.hpp"
+#include "TrainingRuns.hpp"
+
+#include "common/Error.hpp"
+
+#include "schedule/Schedule.hpp"
+#include "trace/TraceFile.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <numeric>
+#include <random>
+#include <unistd.h>
+
+using namespace paralens;
+using namespace paralens::app;
+
+namespace {
+
+Experiment Collective(core::Algorithm a, int p, uint64_t bytes)
+{
+    Experiment e;
+    e.kind = ExperimentKind::Collective;
+    e.collective.algorithm = a;
+    e.collective.ranks = p;
+    e.collective.bytes = bytes;
+    return e;
+}
+
+Experiment Pipeline(core::ScheduleKind k, bool recompute = false)
+{
+    Experiment e;
+    e.kind = ExperimentKind::Pipeline;
+    e.pipeline.schedule = k;
+    e.pipeline.recompute = recompute;
+    return e;
+}
+
+} // namespace
+
+TEST_CASE("a ring allreduce run: simulated = closed form, and the steps' alpha + n beta add up to it", "[gui]")
+{
+    auto run = BuildRun(Collective(core::Algorithm::Ring, 8, uint64_t{64} << 20));
+    REQUIRE(run);
+    CHECK(run->simulatedSeconds == Approx(2 * 7 * 5e-6 + 2 * 7.0 / 8 * (64 << 20) * 1e-11).epsilon(1e-9));
+    CHECK(run->predictedSeconds == Approx(run->simulatedSeconds).epsilon(1e-9));
+    REQUIRE(run->steps.size() == 14u);
+    double total = 0;
+    for (const StepInfo& s : run->steps) {
+        CHECK(s.transfers == 8);
+        CHECK(s.maxBytes == (uint64_t{8} << 20));
+        total += s.modelSeconds;
+    }
+    CHECK(total == Approx(run->predictedSeconds).epsilon(1e-9));
+    CHECK(run->steps.back().simulatedEndSeconds == Approx(run->simulatedSeconds).margin(1e-9)); // ns trace
+    CHECK(run->usage.size() == 8u);
+    CHECK(run->plan);
+}
+
+TEST_CASE("the model view's data: curves per algorithm, the ring/tree crossover, a fit recovering alpha and beta", "[gui]")
+{
+    auto run = BuildRun(Collective(core::Algorithm::Ring, 8, 1 << 20));
+    REQUIRE(run->model);
+    const ModelData& m = *run->model;
+    CHECK(m.curves.size() == core::AlgorithmsFor(core::Collective::AllReduce).size());
+    // Ring 14 a + 1.75 n b = tree 6 a + 6 n b  <=>  n = 8 a / (4.25 b) with a = 5 us, b = 1e-11 s/B.
+    CHECK(m.crossoverBytes == Approx(8 * 5e-6 / (4.25 * 1e-11)).epsilon(1e-5)); // blocks are whole bytes
+    REQUIRE(m.fitted);
+    CHECK(m.fitAlphaUs == Approx(5.0).epsilon(1e-6));
+    CHECK(m.fitBandwidthGBps == Approx(100.0).epsilon(1e-6));
+    CHECK(m.busBwFactor == Approx(2 * 7.0 / 8));
+}
+
+TEST_CASE("pipeline runs: bubbles as the lectures say, 1F1B holds D - s activations, MFU = 3/4 HFU with recomputation", "[gui]")
+{
+    auto gpipe = BuildRun(Pipeline(core::ScheduleKind::GPipe));
+    CHECK(gpipe->bubbleFraction == Approx(3.0 / 11.0).epsilon(1e-6));
+    CHECK(gpipe->bubbleFormula == Approx(3.0 / 11.0));
+    CHECK(gpipe->peakActivations == std::vector<int>{8, 8, 8, 8});
+    auto onefoneb = BuildRun(Pipeline(core::ScheduleKind::OneFOneB));
+    CHECK(onefoneb->peakActivations == std::vector<int>{4, 3, 2, 1});
+    CHECK(onefoneb->peakActivationsFormula == std::vector<int>{4, 3, 2, 1});
+    // Idle time from the device usage is the bubble the timeline hatches.
+    int64_t idle = 0, window = 0;
+    for (const auto& u : gpipe->usage) {
+        idle += u.idleNs;
+        window += u.windowNs;
+    }
+    CHECK(static_cast<double>(idle) / static_cast<double>(window) == Approx(3.0 / 11.0).epsilon(1e-6));
+
+    REQUIRE(onefoneb->mfu.available);
+    CHECK(onefoneb->mfu.report.mfu == Approx(0.6 * 8.0 / 11.0).epsilon(1e-6)); // efficiency x (1 - bubble)
+    auto recompute = BuildRun(Pipeline(core::ScheduleKind::OneFOneB, true));
+    REQUIRE(recompute->mfu.available);
+    CHECK(recompute->mfu.report.mfu == Approx(0.75 * recompute->mfu.report.hfu).epsilon(1e-9));
+    CHECK(recompute->mfu.report.mfu < onefoneb->mfu.report.mfu);
+    CHECK(recompute->mfu.mfuPerDevice.size() == 4u);
+}
+
+TEST_CASE("a snapshot reuses the runs whose experiment did not change", "[gui]")
+{
+    std::vector<Experiment> list{Collective(core::Algorithm::Ring, 4, 1 << 20), Pipeline(core::ScheduleKind::GPipe)};
+    auto first = BuildSnapshot(list, nullptr);
+    list[1].pipeline.microBatches = 12;
+    auto second = BuildSnapshot(list, first.get());
+    CHECK(second->runs[0] == first->runs[0]);
+    CHECK(second->runs[1] != first->runs[1]);
+    CHECK(second->runs[1]->bubbleFraction == Approx(3.0 / 15.0).epsilon(1e-6));
+}
+
+TEST_CASE("a bad parameter names the experiment and the problem", "[gui]")
+{
+    std::vector<Experiment> list{Pipeline(core::ScheduleKind::Interleaved)};
+    list[0].label = "mine";
+    list[0].pipeline.microBatches = 6; // not a multiple of D = 4
+    CHECK_THROWS_WITH(BuildSnapshot(list, nullptr), Catch::Contains("mine: ") && Catch::Contains("multiple of"));
+}
+
+TEST_CASE("a collective's trace file gets its Plan back for the flow and model views", "[gui]")
+{
+    auto simulated = BuildRun(Collective(core::Algorithm::Ring, 8, uint64_t{1} << 20));
+    const std::string path = (std::filesystem::temp_directory_path() / ("paralens-gui-ring-" + std::to_string(::getpid()) + ".json")).string();
+    core::WriteTraceFile(*simulated->trace, path);
+    Experiment e;
+    e.kind = ExperimentKind::File;
+    e.files = {path};
+    auto loaded = BuildRun(e);
+    std::filesystem::remove(path);
+    REQUIRE(loaded->plan);
+    REQUIRE(loaded->holdings);
+    CHECK(loaded->holdings->Steps() == 14);
+    CHECK(loaded->steps.size() == 14u);
+    CHECK(loaded->steps.back().simulatedEndSeconds == Approx(simulated->simulatedSeconds).margin(1e-9));
+    REQUIRE(loaded->model);
+    CHECK(loaded->model->fitted);
+    CHECK(loaded->formula == simulated->formula);
+}
+
+TEST_CASE("the pipeline model: the bubble against N from the formula and the simulator agree for 1F1B", "[gui]")
+{
+    auto run = BuildRun(Pipeline(core::ScheduleKind::OneFOneB));
+    REQUIRE(run->pipelineModel);
+    const PipelineModelData& m = *run->pipelineModel;
+    REQUIRE(m.n.size() == m.formula.size());
+    REQUIRE(m.n.size() >= 64u);
+    CHECK(m.formula[7] == Approx(3.0 / 11.0)); // N = 8, D = 4
+    REQUIRE(m.pointN.size() == 7u);           // 1, 2, 4, ..., 64
+    for (size_t i = 0; i < m.pointN.size(); ++i) {
+        INFO("N = " << m.pointN[i]);
+        CHECK(m.simulated[i] == Approx(3.0 / (3.0 + m.pointN[i])).epsilon(1e-6));
+    }
+    CHECK(m.currentN == 8.0);
+    CHECK(m.currentBubble == Approx(3.0 / 11.0).epsilon(1e-6));
+    auto interleaved = BuildRun([] {
+        Experiment e = Pipeline(core::ScheduleKind::Interleaved);
+        e.pipeline.chunks = 2;
+        return e;
+    }());
+    REQUIRE(interleaved->pipelineModel);
+    CHECK(interleaved->pipelineModel->n.front() == 4.0); // N must be a multiple of D
+    CHECK(interleaved->pipelineModel->formula.front() == Approx(3.0 / (3.0 + 2 * 4)));
+}
+
+TEST_CASE("random parameters from the controls either run or say what is wrong", "[gui]")
+{
+    std::mt19937 rng(5);
+    auto pick = [&](int lo, int hi) { return lo + static_cast<int>(rng() % static_cast<unsigned>(hi - lo + 1)); };
+    int ran = 0, refused = 0;
+    for (int i = 0; i < 300; ++i) {
+        Experiment e;
+        e.kind = static_cast<ExperimentKind>(pick(0, 2));
+        const auto collectives = core::AllCollectives();
+        e.collective.collective = collectives[static_cast<size_t>(pick(0, static_cast<int>(collectives.size()) - 1))];
+        const auto algorithms = core::AlgorithmsFor(e.collective.collective);
+        e.collective.algorithm = algorithms[static_cast<size_t>(pick(0, static_cast<int>(algorithms.size()) - 1))];
+        e.collective.ranks = pick(1, 64);
+        e.collective.bytes = uint64_t{1} << pick(0, 24);
+        e.collective.root = pick(0, e.collective.ranks - 1);
+        e.pipeline.schedule = core::AllScheduleKinds()[static_cast<size_t>(pick(0, static_cast<int>(core::AllScheduleKinds().size()) - 1))];
+        e.pipeline.stages = pick(1, 16);
+        e.pipeline.microBatches = pick(1, 64);
+        e.pipeline.chunks = pick(1, 4);
+        e.pipeline.recompute = pick(0, 1) == 1;
+        e.pipeline.communicate = pick(0, 1) == 1;
+        e.training.workload = TrainingWorkloadNames()[static_cast<size_t>(pick(0, 5))];
+        e.training.devices = pick(1, 32);
+        e.training.layers = pick(1, 8);
+        e.training.iterations = pick(1, 3);
+        e.training.consistency = pick(0, 2) == 0 ? "bsp" : pick(0, 1) ? "ssp" : "async";
+        e.training.experts = pick(1, 64);
+        e.training.tokens = pick(256, 4096);
+        e.training.hidden = pick(256, 4096);
+        e.cluster.stragglerRank = pick(-1, 4);
+        e.cluster.gammaGBps = pick(0, 1) ? 0.0 : 200.0;
+        INFO("experiment " << i << ": " << Describe(e));
+        try {
+            auto run = BuildRun(e);
+            REQUIRE(run);
+            CHECK(run->trace->Devices().size() == run->usage.size());
+            ++ran;
+        } catch (const Error& err) {
+            CHECK(std::string(err.what()).size() > 10);
+            ++refused;
+        }
+    }
+    CHECK(ran > 150);
+    INFO("refused " << refused);
+}
+
+TEST_CASE("renaming an experiment keeps its run (no re-simulation) under the new title", "[gui]")
+{
+    std::vector<Experiment> list{Pipeline(core::ScheduleKind::GPipe)};
+    list[0].label = "before";
+    auto first = BuildSnapshot(list, nullptr);
+    list[0].label = "after";
+    auto second = BuildSnapshot(list, first.get());
+    CHECK(second->runs[0]->trace == first->runs[0]->trace); // the same simulation
+    CHECK(second->runs[0]->title.rfind("after: ", 0) == 0);
+    CHECK(second->runs[0]->experiment.label == "after");
+}
+
+namespace {
+
+std::string ReferenceData(const std::string& relative)
+{
+    const std::string path = std::string(PARALENS_SOURCE_DIR) + "/../shared/reference-data/" + relative;
+    return std::filesystem::exists(path) ? path : std::string();
+}
+
+} // namespace
+
+TEST_CASE("an nccl-tests log opens with its measurements on the model view, alpha and beta fitted to them", "[gui]")
+{
+    const std::string log = ReferenceData("nccl-tests/h100x8_nvlink_allreduce_ring.log");
+    if (log.empty()) {
+        WARN("skipped: ../shared/reference-data is not here");
+        return;
+    }
+    const std::vector<Experiment> list = FileExperiments({log});
+    REQUIRE(list.size() == 1u);
+    auto run = BuildRun(list[0]);
+    REQUIRE(run->model);
+    const ModelData& m = *run->model;
+    CHECK(m.collective == core::Collective::AllReduce);
+    CHECK(m.ranks == 8);
+    CHECK(m.measuredBytes.size() >= 20u);
+    REQUIRE(m.fitted);
+    CHECK(m.fittedToMeasurements);
+    CHECK(m.fitBandwidthGBps > 50.0); // NVLink: hundreds of GB/s
+    CHECK(m.fitAlphaUs > 0.5);
+    CHECK(m.params.betaSecPerByte == Approx(1e-9 / m.fitBandwidthGBps)); // the curves use the fit
+    REQUIRE(run->report);
+    CHECK(!run->report->collectives.empty());
+}
+
+TEST_CASE("profiler traces of several ranks open as one job; other files each on their own", "[gui]")
+{
+    const std::string r0 = ReferenceData("kineto/sampled_rank-0.json.gz"), r1 = ReferenceData("kineto/sampled_rank-1.json.gz");
+    const std::string log = ReferenceData("nccl-tests/h100x8_nvlink_allreduce_ring.log");
+    if (r0.empty() || r1.empty() || log.empty()) {
+        WARN("skipped: ../shared/reference-data is not here");
+        return;
+    }
+    const std::vector<Experiment> list = FileExperiments({r0, log, r1});
+    REQUIRE(list.size() == 2u);
+    CHECK(list[0].files == std::vector<std::string>{r0, r1});
+    CHECK(list[1].files == std::vector<std::string>{log});
+    auto job = BuildRun(list[0]);
+    int gpus = 0;
+    for (const auto& d : job->trace->Devices()) gpus += d.kind == core::DeviceKind::Gpu ? 1 : 0;
+    CHECK(gpus == 2);
+    REQUIRE(job->report);
+    CHECK(!job->report->collectives.empty());
+    CHECK_THROWS_WITH(FileExperiments({r0 + ".missing"}), Catch::Contains(".missing"));
+}

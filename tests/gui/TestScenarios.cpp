@@ -1,0 +1,55 @@
+// Lecture scenarios (assets/scenarios/*.json): they parse, they run, and bad files say what is wrong.
+#include "RunBuilder.hpp"
+#include "ScenarioLoader.hpp"
+
+#include "common/Error.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace paralens;
+using namespace paralens::app;
+
+TEST_CASE("every built-in scenario parses and runs", "[gui]")
+{
+    const auto& list = BuiltinScenarios();
+    REQUIRE(list.size() >= 6u);
+    CHECK(list.front().name == "default");
+    for (const Scenario& s : list) {
+        INFO(s.name);
+        CHECK(!s.title.empty());
+        CHECK(!s.description.empty());
+        auto snap = BuildSnapshot(s.experiments, nullptr);
+        REQUIRE(snap);
+        REQUIRE(snap->runs.size() == s.experiments.size());
+        for (const auto& run : snap->runs) {
+            REQUIRE(run->trace);
+            CHECK(run->trace->SpanCount() > 0);
+        }
+    }
+}
+
+TEST_CASE("the default scenario is an 8-rank ring allreduce next to GPipe and 1F1B", "[gui]")
+{
+    const Scenario* s = FindScenario("default");
+    REQUIRE(s);
+    REQUIRE(s->experiments.size() == 3u);
+    CHECK(s->experiments[0].kind == ExperimentKind::Collective);
+    CHECK(s->experiments[0].collective.algorithm == core::Algorithm::Ring);
+    CHECK(s->experiments[0].collective.ranks == 8);
+    CHECK(s->experiments[1].pipeline.schedule == core::ScheduleKind::GPipe);
+    CHECK(s->experiments[2].pipeline.schedule == core::ScheduleKind::OneFOneB);
+}
+
+TEST_CASE("a bad scenario names the file, the place and what was expected", "[gui]")
+{
+    CHECK_THROWS_WITH(ParseScenario("{\"experiments\": [{\"kind\": \"collective\", \"rnaks\": 4}]}", "x.json"),
+                      Catch::Contains("x.json") && Catch::Contains("experiments[0]") && Catch::Contains("unknown key \"rnaks\""));
+    CHECK_THROWS_WITH(ParseScenario("{\"experiments\": [{\"collective\": \"allreduce\", \"algorithm\": \"pairwise\"}]}", "y.json"),
+                      Catch::Contains("does not apply to allreduce"));
+    CHECK_THROWS_WITH(ParseScenario("{\"experiments\": [{\"bytes\": \"12 parsecs\"}]}", "z.json"), Catch::Contains("\"bytes\""));
+    CHECK_THROWS_WITH(ParseScenario("{\"experiments\": []}", "e.json"), Catch::Contains("non-empty array"));
+    CHECK_THROWS_WITH(ParseScenario("{\"experiments\": [{}], ", "t.json"), Catch::Contains("t.json: not valid JSON at byte"));
+    CHECK_THROWS_WITH(ParseScenario("{\"experiments\": [{}], \"view\": {\"tab\": \"gantt\"}}", "v.json"),
+                      Catch::Contains("expected flow, model, mfu or stats"));
+    CHECK_THROWS_WITH(ResolveScenario("no-such-scenario"), Catch::Contains("built in: default"));
+}
