@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
+#include <string>
 
 #ifndef PARALENS_VERSION
 #define PARALENS_VERSION "dev"
@@ -24,6 +25,14 @@ int RunGui(const std::vector<std::string>& files);
 
 namespace {
 
+// Under mpirun every rank parses the same arguments: only rank 0 reports a usage error.
+bool QuietRank()
+{
+    for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
+        if (const char* v = std::getenv(var)) return std::string(v) != "0";
+    return false;
+}
+
 [[maybe_unused]] bool HaveDisplay()
 {
     const char* x = std::getenv("DISPLAY");
@@ -36,7 +45,7 @@ int RunWindow(const std::vector<std::string>& files)
     for (const std::string& f : files) {
         std::error_code ec;
         if (std::filesystem::exists(f, ec)) continue;
-        std::fprintf(stderr, "paralens: '%s' is neither a file nor a subcommand (subcommands: simulate, sweep, pipeline, workload, run, convert, analyze, fit, render; "
+        std::fprintf(stderr, "paralens: '%s' is neither a file nor a subcommand (subcommands: simulate, sweep, pipeline, workload, run, merge, convert, analyze, fit, render; "
                              "see 'paralens --help')\n", f.c_str());
         return 2;
     }
@@ -65,14 +74,16 @@ int main(int argc, char** argv)
     std::vector<std::string> files;
     app.add_option("files", files, "Trace files to open in the window");
     paralens::app::AddSimulateCommand(app);
-    paralens::app::AddSweepCommand(app);
     paralens::app::AddConvertCommand(app);
     paralens::app::AddPipelineCommand(app);
     paralens::app::AddWorkloadCommand(app);
     paralens::app::AddAnalyzeCommand(app);
     paralens::app::AddFitCommand(app);
+    paralens::app::AddMergeCommand(app);
+    int runExitCode = 0;
+    paralens::app::AddSweepCommand(app, runExitCode);
+    paralens::app::AddRunCommand(app, runExitCode);
     paralens::app::AddRenderCommand(app);
-    paralens::app::AddRunCommand(app);
     app.require_subcommand(0, 1);
     try {
         app.parse(argc, argv);
@@ -80,13 +91,13 @@ int main(int argc, char** argv)
         if (e.get_exit_code() == 0) return app.exit(e);
         std::string sub;
         for (const CLI::App* s : app.get_subcommands()) sub = " " + s->get_name();
-        std::fprintf(stderr, "paralens%s: %s (see 'paralens%s --help')\n", sub.c_str(), e.what(), sub.c_str());
+        if (!QuietRank()) std::fprintf(stderr, "paralens%s: %s (see 'paralens%s --help')\n", sub.c_str(), e.what(), sub.c_str());
         return 2;
     } catch (const paralens::Unavailable& e) {
         std::fprintf(stderr, "paralens: %s\n", e.what());
         return 3; // cannot run here (not built, no device): not a mistake in the input
     } catch (const paralens::Error& e) {
-        std::fprintf(stderr, "paralens: %s\n", e.what());
+        if (!QuietRank()) std::fprintf(stderr, "paralens: %s\n", e.what());
         return 2;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "paralens: internal error: %s\n", e.what());
@@ -98,5 +109,5 @@ int main(int argc, char** argv)
         return 2;
     }
     if (app.get_subcommands().empty()) return RunWindow(files);
-    return 0;
+    return runExitCode;
 }

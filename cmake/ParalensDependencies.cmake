@@ -29,6 +29,17 @@ if(NOT PARALENS_WITH_GUI STREQUAL "OFF")
   endif()
 endif()
 
+# ---- MPI (Open MPI from Debian): the multi-process backend of `paralens run` ----
+set(PARALENS_HAVE_MPI OFF)
+if(NOT PARALENS_WITH_MPI STREQUAL "OFF")
+  find_package(MPI QUIET COMPONENTS CXX)
+  if(MPI_CXX_FOUND)
+    set(PARALENS_HAVE_MPI ON)
+  elseif(PARALENS_WITH_MPI STREQUAL "ON")
+    message(FATAL_ERROR "PARALENS_WITH_MPI=ON but no MPI was found; run scripts/install-deps.sh (openmpi)")
+  endif()
+endif()
+
 # ---- CUDA, NCCL, CUPTI: detected, never required ----
 set(PARALENS_HAVE_CUDA OFF)
 set(PARALENS_HAVE_NCCL OFF)

@@ -8,6 +8,7 @@ packages=(
   libimgui-dev libglfw3-dev libgl-dev libstb-dev          # the window: Dear ImGui 1.86 (GLFW + OpenGL3 backends)
   nlohmann-json3-dev libsimdjson-dev libcli11-dev zlib1g-dev
   catch2                                                  # tests (Catch2 v2)
+  openmpi-bin libopenmpi-dev                              # the MPI backend (paralens run --backend mpi)
   xvfb xauth libgl1-mesa-dri fonts-dejavu-core           # GUI tests under a virtual display
 )
 

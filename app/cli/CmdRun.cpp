@@ -1,7 +1,8 @@
-// paralens run: a workload on real GPUs (the GPU backend; --backend picks another executor where
-// one is built), timed by CUPTI or CUDA events, checked against the CPU reference, written as a
-// Trace. Arguments are checked the same way with or without the GPU backend; without it, or
-// without a GPU, the command says so and exits 3 (paralens::Unavailable).
+// paralens run: a workload for real. --backend gpu (default): on this machine's GPUs, timed by
+// CUPTI or CUDA events, checked against the CPU reference, written as a Trace; arguments are
+// checked the same way with or without the GPU backend; without it, or without a GPU, the command
+// says so and exits 3 (paralens::Unavailable). --backend mpi: core Plans between the processes of
+// an mpirun job (app/mpi), checked, timed next to MPI's own collectives, traced on aligned clocks.
 #include "CliCommon.hpp"
 #include "Commands.hpp"
 
@@ -12,10 +13,15 @@
 #include "trace/TraceFile.hpp"
 
 #include <cstdio>
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <sstream>
 #include <variant>
+
+#if PARALENS_HAVE_MPI
+#include "mpi/MpiRun.hpp"
+#endif
 
 namespace paralens::app {
 
@@ -54,9 +60,19 @@ struct RunOptions {
     bool recompute = false;
     // gemm
     std::vector<std::string> shapes;
+    // mpi
+    double timeoutSec = 30.0;
+    int traceIterations = 20;
+    bool noMpiCompare = false;
     std::string out;
     bool json = false;
 };
+
+// The options the MPI backend reads; any other given with --backend mpi is named as a mistake.
+const std::vector<std::string> kMpiOptions{"--backend", "--workload", "--collective", "--algorithm", "--bytes", "--root",
+                                           "--warmup", "--iters", "--no-check", "--seed", "--timeout-s", "--trace-iterations",
+                                           "--no-mpi-compare", "--out", "--json"};
+const std::vector<std::string> kMpiOnly{"--timeout-s", "--trace-iterations", "--no-mpi-compare"};
 
 // Options that only one workload reads: given with another, they are a mistake worth naming.
 struct OnlyFor {
@@ -241,7 +257,7 @@ void PrintTable(const std::vector<core::MetaSection>& rows)
     }
 }
 
-void RunOnGpu(const RunOptions& o, const gpu::RunRequest& request)
+int RunOnGpu(const RunOptions& o, const gpu::RunRequest& request)
 {
     if (!o.out.empty()) CheckWritable("--out", o.out);
     std::unique_ptr<gpu::GpuJob> job = gpu::StartGpuJob(request); // Unavailable: not built, no GPU
@@ -267,21 +283,83 @@ void RunOnGpu(const RunOptions& o, const gpu::RunRequest& request)
     if (!report.checksPassed) {
         std::fflush(stdout);
         std::fprintf(stderr, "paralens run: results differ from the CPU reference (see the 'wrong' column)\n");
-        std::exit(1);
+        return 1;
     }
+    return 0;
 }
 
-void Run(const RunOptions& o, const CLI::App& cmd)
+#if PARALENS_HAVE_MPI
+std::vector<std::pair<core::Collective, core::Algorithm>> MpiCases(const RunOptions& o)
 {
-    if (o.backend != "gpu") throw Error("--backend: unknown backend '" + o.backend + "'; accepted: gpu");
+    std::vector<core::Collective> collectives;
+    if (o.collective == "all") collectives.assign(core::AllCollectives().begin(), core::AllCollectives().end());
+    else collectives.push_back(ParseCollectiveOption(o.collective));
+    std::vector<std::pair<core::Collective, core::Algorithm>> cases;
+    for (core::Collective c : collectives) {
+        if (o.algorithm == "all") {
+            for (core::Algorithm a : core::AlgorithmsFor(c)) cases.emplace_back(c, a);
+        } else if (o.collective == "all" && !o.algorithm.empty()) {
+            auto a = core::ParseAlgorithm(o.algorithm);
+            if (!a) throw Error("--algorithm: unknown algorithm '" + o.algorithm + "'");
+            if (core::Supports(c, *a)) cases.emplace_back(c, *a);
+        } else {
+            cases.emplace_back(c, ParseAlgorithmOption(o.algorithm, c));
+        }
+    }
+    return cases;
+}
+#endif
+
+// --backend mpi: Plans between the processes of an mpirun job.
+int RunOnMpi(const RunOptions& o, const CLI::App& cmd)
+{
+    for (const CLI::Option* opt : cmd.get_options()) {
+        const std::string name = opt->get_name();
+        if (opt->count() > 0 && std::find(kMpiOptions.begin(), kMpiOptions.end(), name) == kMpiOptions.end())
+            throw Error(name + " does not apply to --backend mpi");
+    }
+    if (!o.workload.empty() && o.workload != "plan")
+        throw Error("--workload: --backend mpi runs core Plans (--workload plan), not " + o.workload);
+#if PARALENS_HAVE_MPI
+    Require(o.iters != 0 && o.warmup >= -1, "--iters must be at least 1 and --warmup at least 0");
+    Require(o.timeoutSec > 0, "--timeout-s must be > 0");
+    mpi::MpiRunOptions m;
+    m.cases = MpiCases(o);
+    m.bytes = o.bytes.empty() ? (1ull << 20) : ParseSizeOption("--bytes", o.bytes);
+    m.root = o.root;
+    m.iterations = o.iters >= 0 ? o.iters : 5;
+    m.warmup = o.warmup >= 0 ? o.warmup : 1;
+    m.traceIterations = o.traceIterations;
+    m.timeoutSec = o.timeoutSec;
+    m.compareMpi = !o.noMpiCompare;
+    m.check = !o.noCheck;
+    m.seed = o.seed;
+    m.out = o.out;
+    m.json = o.json;
+    if (!o.out.empty()) CheckWritable("--out", o.out);
+    return mpi::RunMpiBackend(m);
+#else
+    throw Unavailable("--backend mpi: this paralens was built without MPI (install openmpi-bin and libopenmpi-dev, then rebuild)");
+#endif
+}
+
+int Run(const RunOptions& o, const CLI::App& cmd)
+{
+    if (o.backend == "mpi") return RunOnMpi(o, cmd);
+    if (o.backend != "gpu") throw Error("--backend: unknown backend '" + o.backend + "'; accepted: gpu, mpi");
+    for (const std::string& name : kMpiOnly)
+        if (cmd.count(name) > 0) throw Error(name + " applies to --backend mpi");
+    if (o.workload.empty()) throw Error("--workload: required with --backend gpu (collective, plan, pipeline, gemm)");
     const gpu::RunRequest request = ToRequest(o, cmd);
-    RunOnGpu(o, request);
+    return RunOnGpu(o, request);
 }
 
 void AddOptions(CLI::App* cmd, RunOptions& o)
 {
-    cmd->add_option("--backend", o.backend, "Where the workload runs: gpu (this machine's GPUs)")->capture_default_str();
-    cmd->add_option("--workload,-w", o.workload, "collective (NCCL), plan (a core Plan step by step), pipeline, gemm")->required();
+    cmd->add_option("--backend", o.backend, "Where the workload runs: gpu (this machine's GPUs), mpi (the processes of "
+                                            "mpirun -np N paralens run --backend mpi ...)")->capture_default_str();
+    cmd->add_option("--workload,-w", o.workload, "gpu: collective (NCCL), plan (a core Plan step by step), pipeline, gemm; "
+                                                 "mpi: plan (the default)");
     cmd->add_option("--profile", o.profile, "GPU timeline: auto (CUPTI, else CUDA events), cupti, events")->capture_default_str();
     cmd->add_option("--gpus", o.gpus, "GPU indices (0,1,...) or all")->capture_default_str();
     cmd->add_option("--warmup", o.warmup, "Warm-up iterations (default 5; plan 2; pipeline 1)");
@@ -317,19 +395,24 @@ void AddOptions(CLI::App* cmd, RunOptions& o)
     cmd->add_option("--sm-partition", o.smPartition, "Virtual stages: auto, green (green contexts), none")->capture_default_str();
     cmd->add_flag("--recompute", o.recompute, "Full activation recomputation before each backward");
     cmd->add_option("--shapes", o.shapes, "GEMM shapes MxNxK (or one size), comma-separated or repeated");
-    cmd->add_option("--out,-o", o.out, "Write the Trace here (.json, .json.gz)");
+    cmd->add_option("--timeout-s", o.timeoutSec, "mpi: a rank silent this long is declared dead or hung")->capture_default_str();
+    cmd->add_option("--trace-iterations", o.traceIterations, "mpi: timed iterations recorded in the traces (the first ones)")
+        ->capture_default_str();
+    cmd->add_flag("--no-mpi-compare", o.noMpiCompare, "mpi: do not time MPI's own collective");
+    cmd->add_option("--out,-o", o.out, "Write the Trace here (.json, .json.gz); mpi: rank 0 merges, each rank writes FILE.rankN");
     cmd->add_flag("--json", o.json, "Machine-readable output");
 }
 
 } // namespace
 
-void AddRunCommand(CLI::App& root)
+void AddRunCommand(CLI::App& root, int& exitCode)
 {
     auto o = std::make_shared<RunOptions>();
-    CLI::App* cmd = root.add_subcommand("run", "Run a workload on this machine's GPUs: NCCL collectives, a Plan step by step, "
-                                               "a pipeline schedule or a GEMM probe, timed by CUPTI (or CUDA events)");
+    CLI::App* cmd = root.add_subcommand("run", "Run a workload for real: on this machine's GPUs (NCCL collectives, a Plan step "
+                                               "by step, a pipeline schedule or a GEMM probe, timed by CUPTI or CUDA events), "
+                                               "or between the processes of an mpirun job (--backend mpi)");
     AddOptions(cmd, *o);
-    cmd->callback([o, cmd] { Run(*o, *cmd); });
+    cmd->callback([o, cmd, &exitCode] { exitCode = Run(*o, *cmd); });
 }
 
 } // namespace paralens::app

@@ -13,6 +13,10 @@
 #include <cstdio>
 #include <memory>
 
+#if PARALENS_HAVE_MPI
+#include "mpi/MpiSweep.hpp"
+#endif
+
 namespace paralens::app {
 
 namespace {
@@ -28,6 +32,11 @@ struct SweepOptions {
     int root = 0;
     ClusterOptions cluster;
     bool json = false;
+    std::string backend = "sim";
+    int iterations = 5;
+    int warmup = 1;
+    double timeoutSec = 30.0;
+    std::string fitOut;
 };
 
 struct AlgoResult {
@@ -163,7 +172,41 @@ void RunSweep(const SweepOptions& o)
 
 } // namespace
 
-void AddSweepCommand(CLI::App& root)
+namespace {
+
+// `sweep --backend mpi`: the sizes measured between the processes of an mpirun job, then fitted.
+int RunMeasuredSweep(const SweepOptions& o)
+{
+    Require(o.backend == "mpi", "--backend: unknown backend '" + o.backend + "'; accepted: sim, mpi");
+#if PARALENS_HAVE_MPI
+    const core::Collective c = ParseCollectiveOption(o.collective);
+    Require(o.algorithm != "all", "--algorithm all: a measured sweep fits one algorithm at a time");
+    Require(o.factor > 1.0, "--factor: must be greater than 1");
+    Require(o.iterations >= 1 && o.warmup >= 0 && o.timeoutSec > 0, "--iters >= 1, --warmup >= 0 and --timeout-s > 0");
+    mpi::MpiSweepOptions m;
+    m.collective = c;
+    m.algorithm = ParseAlgorithmOption(o.algorithm, c);
+    m.elementBytes = DtypeBytes(o.dtype);
+    const uint64_t minBytes = ParseSizeOption("--min-bytes", o.minBytes), maxBytes = ParseSizeOption("--max-bytes", o.maxBytes);
+    Require(minBytes <= maxBytes, "--min-bytes: must not exceed --max-bytes");
+    m.sizes = Sizes(std::max(minBytes, m.elementBytes), maxBytes, o.factor, m.elementBytes);
+    m.dtype = o.dtype;
+    m.root = o.root;
+    m.iterations = o.iterations;
+    m.warmup = o.warmup;
+    m.timeoutSec = o.timeoutSec;
+    m.fitOut = o.fitOut;
+    m.json = o.json;
+    if (!o.fitOut.empty()) CheckWritable("--fit-out", o.fitOut);
+    return mpi::RunMpiSweep(m);
+#else
+    throw Error("--backend mpi: this paralens was built without MPI (install openmpi-bin and libopenmpi-dev, then rebuild)");
+#endif
+}
+
+} // namespace
+
+void AddSweepCommand(CLI::App& root, int& exitCode)
 {
     auto opts = std::make_shared<SweepOptions>();
     CLI::App* cmd = root.add_subcommand("sweep", "Sweep message sizes like nccl-tests, with every algorithm's model time");
@@ -177,7 +220,16 @@ void AddSweepCommand(CLI::App& root)
     cmd->add_option("--root", opts->root, "Root rank of rooted collectives")->capture_default_str();
     opts->cluster.AddTo(*cmd);
     cmd->add_flag("--json", opts->json, "Machine-readable output on stdout");
-    cmd->callback([opts] { RunSweep(*opts); });
+    cmd->add_option("--backend,-B", opts->backend, "sim: the modelled cluster; mpi: measured between the processes of "
+                                                   "mpirun -np N paralens sweep --backend mpi, then fitted")->capture_default_str();
+    cmd->add_option("--iters", opts->iterations, "[mpi] timed iterations per size")->capture_default_str();
+    cmd->add_option("--warmup", opts->warmup, "[mpi] untimed iterations first")->capture_default_str();
+    cmd->add_option("--timeout-s", opts->timeoutSec, "[mpi] a rank silent this long is declared dead or hung")->capture_default_str();
+    cmd->add_option("--fit-out", opts->fitOut, "[mpi] save the alpha-beta fit (for paralens simulate --model)");
+    cmd->callback([opts, &exitCode] {
+        if (opts->backend == "sim") RunSweep(*opts);
+        else exitCode = RunMeasuredSweep(*opts);
+    });
 }
 
 } // namespace paralens::app

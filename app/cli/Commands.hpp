@@ -9,14 +9,16 @@
 namespace paralens::app {
 
 void AddSimulateCommand(CLI::App& root);
-void AddSweepCommand(CLI::App& root);
+void AddSweepCommand(CLI::App& root, int& exitCode);
 void AddConvertCommand(CLI::App& root);
 void AddPipelineCommand(CLI::App& root);
 void AddWorkloadCommand(CLI::App& root);
 void AddAnalyzeCommand(CLI::App& root);
 void AddFitCommand(CLI::App& root);
+void AddMergeCommand(CLI::App& root);
+// `exitCode` receives the run's exit code (a run can fail without a usage error).
+void AddRunCommand(CLI::App& root, int& exitCode);
 void AddRenderCommand(CLI::App& root);
-void AddRunCommand(CLI::App& root);
 
 // `paralens --version [--json]`: the version and whether CUDA, NCCL and CUPTI support was built.
 int PrintVersion(bool json);

@@ -127,7 +127,7 @@ void NoteMisfit(FitResult& r)
                               : std::to_string(n) + " of " + std::to_string(r.rows.size()) + " rows, between " +
                                     std::to_string(lo) + " and " + std::to_string(hi) +
                                     " bytes, are more than 20 % off the line (up to " + worst +
-                                    " %): the measured curve bends there (NCCL changes protocol and chunking), which "
+                                    " %): the measured curve bends there (the library switches protocol or chunking, or caches stop helping), which "
                                     "one alpha-beta line cannot follow";
     r.note += (r.note.empty() ? "" : "; ") + text;
 }

@@ -1,0 +1,283 @@
+#include "mpi/MpiRun.hpp"
+
+#include "common/Units.hpp"
+#include "model/CostModel.hpp"
+#include "mpi/ClockSync.hpp"
+#include "mpi/MpiBaseline.hpp"
+#include "mpi/MpiContext.hpp"
+#include "mpi/MpiPlanExecutor.hpp"
+#include "mpi/MpiSync.hpp"
+#include "trace/FileIO.hpp"
+#include "trace/TraceBuilder.hpp"
+#include "trace/RankTraceMerge.hpp"
+#include "trace/TraceFile.hpp"
+
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+namespace paralens::app::mpi {
+
+namespace {
+
+constexpr int kClockRounds = 16;
+
+struct CaseResult {
+    core::Collective collective;
+    core::Algorithm algorithm;
+    std::vector<double> seconds;    // per iteration: the slowest rank's time
+    std::vector<double> mpiSeconds; // MPI's own collective
+    std::string mismatch;           // first wrong byte on any rank ("" = correct)
+    size_t steps = 0, transfers = 0;
+};
+
+double Median(std::vector<double> v)
+{
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+class RankRecorder {
+public:
+    RankRecorder(const Context& ctx)
+    {
+        const uint32_t d = m_b.AddDevice("rank " + std::to_string(ctx.Rank()), core::DeviceKind::Cpu, ctx.Rank(), ctx.Host());
+        m_tracks.send = m_b.AddTrack(d, "send");
+        m_tracks.recv = m_b.AddTrack(d, "recv");
+        m_tracks.reduce = m_b.AddTrack(d, "reduce");
+        m_collective = m_b.AddTrack(d, "collective");
+        m_mpi = m_b.AddTrack(d, "MPI library");
+    }
+    core::TraceBuilder& Builder() { return m_b; }
+    const RankTracks& Tracks() const { return m_tracks; }
+
+    void Operation(uint32_t track, const std::string& name, const std::string& detail, uint64_t bytes, int iteration,
+                   std::pair<int64_t, int64_t> span)
+    {
+        core::Span s;
+        s.startNs = span.first;
+        s.endNs = span.second;
+        s.name = m_b.Intern(name);
+        s.detail = m_b.Intern(detail);
+        s.bytes = bytes;
+        s.step = iteration;
+        s.category = core::SpanCategory::Collective;
+        m_b.AddSpan(track, s);
+    }
+    uint32_t CollectiveTrack() const { return m_collective; }
+    uint32_t MpiTrack() const { return m_mpi; }
+
+private:
+    core::TraceBuilder m_b;
+    RankTracks m_tracks;
+    uint32_t m_collective = 0, m_mpi = 0;
+};
+
+CaseResult RunCase(const Context& ctx, const MpiRunOptions& o, core::Collective c, core::Algorithm a, RankRecorder& rec)
+{
+    const core::CollectiveSpec spec{c, a, ctx.Size(), o.bytes, core::HasRoot(c) ? o.root : 0, 1};
+    const core::Plan plan = core::BuildPlan(spec);
+    PlanExecutor exec(ctx, plan, o.seed, o.timeoutSec);
+    CaseResult r{c, a, {}, {}, {}, plan.steps.size(), plan.transfers.size()};
+    const std::string label = std::string(core::Name(c)) + "/" + std::string(core::Name(a));
+    for (int i = 0; i < o.warmup + o.iterations; ++i) {
+        const bool timed = i >= o.warmup;
+        const bool fresh = o.check && i == o.warmup;
+        Barrier(ctx, o.timeoutSec, "the barrier before " + label);
+        const bool traced = timed && i - o.warmup < o.traceIterations;
+        const auto span = exec.Run(traced ? &rec.Builder() : nullptr, rec.Tracks(), i - o.warmup, fresh);
+        if (!timed) continue;
+        if (traced) rec.Operation(rec.CollectiveTrack(), std::string(core::Name(c)), std::string(core::Name(a)), o.bytes, i - o.warmup, span);
+        r.seconds.push_back(MaxOverRanks(ctx, static_cast<double>(span.second - span.first) * 1e-9, o.timeoutSec));
+        if (fresh) r.mismatch = GatherMismatch(ctx, exec.Check(), o.timeoutSec);
+    }
+    if (!o.compareMpi) return r;
+    MpiBaseline lib(ctx, plan, o.timeoutSec);
+    for (int i = 0; i < o.warmup + o.iterations; ++i) {
+        Barrier(ctx, o.timeoutSec, std::string("the barrier before ") + lib.FunctionName());
+        const auto span = lib.Run();
+        if (i < o.warmup) continue;
+        if (i - o.warmup < o.traceIterations)
+            rec.Operation(rec.MpiTrack(), lib.FunctionName(), std::string(core::Name(c)), o.bytes, i - o.warmup, span);
+        r.mpiSeconds.push_back(MaxOverRanks(ctx, static_cast<double>(span.second - span.first) * 1e-9, o.timeoutSec));
+    }
+    return r;
+}
+
+void SetClockMeta(core::Metadata& m, const ClockModel& clock, bool haveEnd)
+{
+    m.extra.Set("clockStartLocalNs", clock.start.localNs);
+    m.extra.Set("clockStartOffsetNs", clock.start.offsetNs);
+    m.extra.Set("clockStartBoundNs", clock.start.boundNs);
+    if (!haveEnd) return;
+    m.extra.Set("clockEndLocalNs", clock.end.localNs);
+    m.extra.Set("clockEndOffsetNs", clock.end.offsetNs);
+    m.extra.Set("clockEndBoundNs", clock.end.boundNs);
+}
+
+// Writes this rank's trace (FILE.rankN.json) and returns it; an empty Trace without --out.
+core::Trace WriteRankTrace(const Context& ctx, const MpiRunOptions& o, RankRecorder& rec, const ClockModel& clock, bool haveEnd,
+                           const std::string& failure)
+{
+    if (o.out.empty()) return {};
+    core::Metadata& m = rec.Builder().Meta();
+    m.source = core::TraceSource::Mpi;
+    m.title = "MPI run, rank " + std::to_string(ctx.Rank()) + " of " + std::to_string(ctx.Size());
+    m.workload.Set("kind", std::string("collective"));
+    m.workload.Set("ranks", int64_t{ctx.Size()});
+    m.workload.Set("bytes", static_cast<int64_t>(o.bytes));
+    m.hardware.Set("host", ctx.Host());
+    m.extra.Set("rank", int64_t{ctx.Rank()});
+    SetClockMeta(m, clock, haveEnd);
+    if (!failure.empty()) m.extra.Set("incomplete", failure);
+    core::Trace trace = std::move(rec.Builder()).Finish();
+    core::WriteTraceFile(trace, RankTracePath(o.out, ctx.Rank()));
+    return trace;
+}
+
+// Every rank's trace text at rank 0, which merges them on its clock and writes the run's trace.
+void MergeAtRankZero(const Context& ctx, const MpiRunOptions& o, const core::Trace& mine)
+{
+    const std::string text = core::TraceToJsonText(mine);
+    if (text.size() > static_cast<size_t>(INT_MAX)) throw Failure("rank " + std::to_string(ctx.Rank()) + ": trace too large to gather");
+    int size = static_cast<int>(text.size());
+    std::vector<int> sizes(static_cast<size_t>(ctx.Size()));
+    MPI_Request req;
+    const int any = 0;
+    PARALENS_MPI_CHECK(MPI_Igather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, MPI_COMM_WORLD, &req));
+    ctx.WaitAll(std::span<MPI_Request>(&req, 1), std::span<const int>(&any, 1), o.timeoutSec, "gathering the traces");
+    std::vector<int> displs(sizes.size(), 0);
+    long long total = 0;
+    for (size_t r = 0; r < sizes.size(); ++r) {
+        displs[r] = static_cast<int>(total);
+        total += sizes[r];
+    }
+    if (ctx.Rank() == 0 && total > INT_MAX) throw Failure("rank 0: the ranks' traces are too large to gather; merge the rank files with paralens merge");
+    std::string all(ctx.Rank() == 0 ? static_cast<size_t>(total) : 0, '\0');
+    PARALENS_MPI_CHECK(MPI_Igatherv(text.data(), size, MPI_CHAR, all.data(), sizes.data(), displs.data(), MPI_CHAR, 0,
+                                    MPI_COMM_WORLD, &req));
+    ctx.WaitAll(std::span<MPI_Request>(&req, 1), std::span<const int>(&any, 1), o.timeoutSec, "gathering the traces");
+    if (ctx.Rank() != 0) return;
+    std::vector<core::Trace> parts;
+    std::vector<std::string> names;
+    for (size_t r = 0; r < sizes.size(); ++r) {
+        names.push_back(RankTracePath(o.out, static_cast<int>(r)));
+        parts.push_back(core::ReadChromeJson(all.substr(static_cast<size_t>(displs[r]), static_cast<size_t>(sizes[r])), names.back()));
+    }
+    core::Trace merged = core::MergeRankTraces(std::move(parts), names);
+    core::WriteTraceFile(merged, o.out);
+}
+
+// Every rank's clock model, at rank 0 (empty elsewhere).
+std::vector<ClockModel> GatherClocks(const Context& ctx, const ClockModel& mine, double timeout)
+{
+    const std::array<int64_t, 6> local{mine.start.localNs, mine.start.offsetNs, mine.start.boundNs,
+                                       mine.end.localNs,   mine.end.offsetNs,   mine.end.boundNs};
+    std::vector<int64_t> all(ctx.Rank() == 0 ? 6 * static_cast<size_t>(ctx.Size()) : 0);
+    MPI_Request req;
+    PARALENS_MPI_CHECK(MPI_Igather(local.data(), 6, MPI_INT64_T, all.data(), 6, MPI_INT64_T, 0, MPI_COMM_WORLD, &req));
+    const int any = 0;
+    ctx.WaitAll(std::span<MPI_Request>(&req, 1), std::span<const int>(&any, 1), timeout, "gathering the clocks");
+    std::vector<ClockModel> out;
+    for (size_t r = 0; r * 6 < all.size(); ++r)
+        out.push_back({{all[r * 6], all[r * 6 + 1], all[r * 6 + 2]}, {all[r * 6 + 3], all[r * 6 + 4], all[r * 6 + 5]}});
+    return out;
+}
+
+void Report(const MpiRunOptions& o, int ranks, const std::vector<CaseResult>& results, const std::vector<ClockModel>& clocks)
+{
+    int64_t bound = 0;
+    nlohmann::json clockRows = nlohmann::json::array();
+    for (size_t r = 0; r < clocks.size(); ++r) {
+        bound = std::max(bound, clocks[r].BoundNs());
+        clockRows.push_back({{"rank", r}, {"startLocalNs", clocks[r].start.localNs}, {"startOffsetNs", clocks[r].start.offsetNs},
+                             {"startBoundNs", clocks[r].start.boundNs}, {"endLocalNs", clocks[r].end.localNs},
+                             {"endOffsetNs", clocks[r].end.offsetNs}, {"endBoundNs", clocks[r].end.boundNs}});
+    }
+    nlohmann::json rows = nlohmann::json::array();
+    if (!o.json)
+        std::printf("# paralens run --backend mpi: %d ranks, %s, %d iterations (median of the slowest rank)\n"
+                    "%-16s %-19s %6s %12s %10s %10s %12s %8s\n",
+                    ranks, core::FormatBytes(o.bytes).c_str(), o.iterations, "collective", "algorithm", "steps", "time (us)",
+                    "algbw", "busbw", "MPI lib (us)", "check");
+    for (const CaseResult& r : results) {
+        const double t = Median(r.seconds), lib = Median(r.mpiSeconds);
+        const double algbw = core::AlgBwGBps(o.bytes, t), busbw = algbw * core::BusBwFactor(r.collective, ranks);
+        const std::string check = !o.check ? "-" : r.mismatch.empty() ? "ok" : "WRONG";
+        rows.push_back({{"collective", core::Name(r.collective)}, {"algorithm", core::Name(r.algorithm)}, {"steps", r.steps},
+                        {"transfers", r.transfers}, {"seconds", t}, {"iterationSeconds", r.seconds}, {"algbwGBps", algbw},
+                        {"busbwGBps", busbw}, {"mpiLibrarySeconds", o.compareMpi ? nlohmann::json(lib) : nlohmann::json(nullptr)},
+                        {"correct", o.check ? nlohmann::json(r.mismatch.empty()) : nlohmann::json(nullptr)}});
+        if (!r.mismatch.empty()) rows.back()["mismatch"] = r.mismatch;
+        char libText[32] = "-";
+        if (o.compareMpi) std::snprintf(libText, sizeof libText, "%.2f", lib * 1e6);
+        if (!o.json)
+            std::printf("%-16s %-19s %6zu %12.2f %10.3f %10.3f %12s %8s\n", std::string(core::Name(r.collective)).c_str(),
+                        std::string(core::Name(r.algorithm)).c_str(), r.steps, t * 1e6, algbw, busbw, libText, check.c_str());
+    }
+    if (o.json) {
+        nlohmann::json j{{"backend", "mpi"}, {"ranks", ranks}, {"bytes", o.bytes}, {"iterations", o.iterations}, {"rows", rows},
+                         {"clockBoundNs", bound}, {"clocks", clockRows}};
+        if (!o.out.empty()) j["out"] = o.out;
+        std::printf("%s\n", j.dump(2).c_str());
+    } else {
+        std::printf("# clocks aligned to rank 0 within %s (ping-pong at start and end)\n",
+                    core::FormatSeconds(static_cast<double>(bound) * 1e-9).c_str());
+        for (const CaseResult& r : results)
+            if (!r.mismatch.empty()) std::printf("# WRONG %s/%s: %s\n", std::string(core::Name(r.collective)).c_str(),
+                                                 std::string(core::Name(r.algorithm)).c_str(), r.mismatch.c_str());
+    }
+    std::fflush(stdout);
+}
+
+} // namespace
+
+std::string RankTracePath(const std::string& out, int rank)
+{
+    const std::string tag = ".rank" + std::to_string(rank);
+    for (const char* ext : {".json.gz", ".json"})
+        if (core::EndsWith(out, ext)) return out.substr(0, out.size() - std::string(ext).size()) + tag + ext;
+    return out + tag;
+}
+
+int RunMpiBackend(const MpiRunOptions& o)
+{
+    Context ctx(nullptr, nullptr);
+    RankRecorder rec(ctx);
+    ClockModel clock;
+    bool haveEnd = false;
+    std::vector<CaseResult> results;
+    std::vector<ClockModel> clocks;
+    try {
+        clock.start = MeasureClockOffset(ctx, kClockRounds, o.timeoutSec);
+        for (const auto& [c, a] : o.cases) results.push_back(RunCase(ctx, o, c, a, rec));
+        clock.end = MeasureClockOffset(ctx, kClockRounds, o.timeoutSec);
+        haveEnd = true;
+        const core::Trace mine = WriteRankTrace(ctx, o, rec, clock, haveEnd, {});
+        clocks = GatherClocks(ctx, clock, o.timeoutSec);
+        if (!o.out.empty()) MergeAtRankZero(ctx, o, mine);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "paralens: %s\n", e.what());
+        try {
+            WriteRankTrace(ctx, o, rec, clock, haveEnd, e.what());
+            if (!o.out.empty())
+                std::fprintf(stderr, "paralens: rank %d wrote its trace so far to %s\n", ctx.Rank(), RankTracePath(o.out, ctx.Rank()).c_str());
+        } catch (const std::exception& w) {
+            std::fprintf(stderr, "paralens: rank %d could not write its trace: %s\n", ctx.Rank(), w.what());
+        }
+        std::fflush(stderr);
+        std::fflush(stdout);
+        if (!ctx.Terminated()) MPI_Abort(MPI_COMM_WORLD, 3); // stop the others; mpirun sends them SIGTERM
+        std::_Exit(3); // no MPI_Finalize: it would wait for the dead rank
+    }
+    if (ctx.Rank() == 0) Report(o, ctx.Size(), results, clocks);
+    for (const CaseResult& r : results)
+        if (!r.mismatch.empty()) return 4;
+    return 0;
+}
+
+} // namespace paralens::app::mpi

@@ -1,0 +1,189 @@
+// The MPI backend end to end: mpirun with 2-8 processes of the built paralens binary.
+#include "trace/TraceFile.hpp"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using Json = nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+    int exitCode = -1;
+    std::string out, err;
+};
+
+std::string Slurp(const std::string& path)
+{
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+struct TempDir {
+    fs::path path = fs::temp_directory_path() / ("paralens-mpi-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()));
+    TempDir() { fs::create_directories(path); }
+    ~TempDir() { fs::remove_all(path); }
+    std::string File(const std::string& name) const { return (path / name).string(); }
+};
+
+// mpirun as CI runs it: as root allowed, more processes than cores allowed.
+const char* kMpirun = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "
+                      "mpirun --oversubscribe ";
+
+// `script` runs under sh with $PARALENS set; its stdout and stderr are captured.
+Run Shell(const std::string& script, const TempDir& dir)
+{
+    const std::string cmd = "PARALENS='" PARALENS_BINARY "'; export PARALENS; (" + script + ") </dev/null >'" + dir.File("out") +
+                            "' 2>'" + dir.File("err") + "'";
+    const int status = std::system(cmd.c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(dir.File("out")), Slurp(dir.File("err"))};
+}
+
+Json MpiJson(int ranks, const std::string& args, const TempDir& dir, const std::string& env = "")
+{
+    Run r = Shell(env + std::string(kMpirun) + "-np " + std::to_string(ranks) + " \"$PARALENS\" run --backend mpi " + args + " --json", dir);
+    INFO("ranks " << ranks << " " << args << "\nstderr: " << r.err);
+    REQUIRE(r.exitCode == 0);
+    return Json::parse(r.out);
+}
+
+} // namespace
+
+TEST_CASE("every collective and algorithm runs correctly across 2-8 processes", "[mpi]")
+{
+    TempDir dir;
+    for (int ranks : {2, 3, 5, 8}) {
+        for (const char* bytes : {"4099", "64KiB"}) {
+            Json j = MpiJson(ranks, std::string("--collective all --algorithm all --iters 2 --bytes ") + bytes, dir);
+            CHECK(j["ranks"] == ranks);
+            CHECK(j["rows"].size() == 29); // every collective x algorithm
+            for (const Json& row : j["rows"]) {
+                INFO(ranks << " ranks " << bytes << ": " << row.dump());
+                CHECK(row["correct"] == true);
+                CHECK(row["seconds"].get<double>() > 0);
+                CHECK(row["mpiLibrarySeconds"].get<double>() > 0);
+            }
+        }
+    }
+}
+
+TEST_CASE("clock offsets are found within the bound the tool reports", "[mpi]")
+{
+    TempDir dir;
+    // Rank r's clock runs r x 3 ms ahead and r x 40 ppm fast: the alignment must recover that.
+    const int64_t skew = 3000000;
+    const double ppm = 40;
+    Json j = MpiJson(4, "--collective allreduce --iters 10", dir,
+                     "PARALENS_TEST_CLOCK_SKEW_NS=3000000 PARALENS_TEST_CLOCK_DRIFT_PPM=40 ");
+    REQUIRE(j["clocks"].size() == 4);
+    for (const Json& c : j["clocks"]) {
+        const int r = c["rank"];
+        for (const char* which : {"start", "end"}) {
+            const int64_t local = c[std::string(which) + "LocalNs"];
+            const double drift = r * ppm * 1e-6;
+            const double steady = (static_cast<double>(local) - r * skew) / (1 + drift);
+            const double expected = r * skew + drift * steady; // local clock minus rank 0's
+            const double measured = c[std::string(which) + "OffsetNs"].get<double>();
+            const double bound = c[std::string(which) + "BoundNs"].get<double>();
+            INFO("rank " << r << " " << which << ": expected " << expected << " measured " << measured << " bound " << bound);
+            CHECK(std::fabs(measured - expected) <= bound + 1000); // + 1 us for the clock read itself
+            CHECK(bound < 5e6);
+        }
+    }
+    CHECK(j["clockBoundNs"].get<double>() > 0);
+}
+
+TEST_CASE("each rank writes its trace; rank 0 merges them with one row per rank and the messages as arrows", "[mpi][io]")
+{
+    TempDir dir;
+    Json j = MpiJson(3, "--collective reduce-scatter --algorithm ring --iters 2 --out " + dir.File("rs.json"), dir);
+    paralens::core::Trace merged = paralens::core::ReadTraceFile(dir.File("rs.json"));
+    REQUIRE(merged.Devices().size() == 3);
+    for (uint32_t d = 0; d < 3; ++d) CHECK(merged.Devices()[d].rank == static_cast<int>(d));
+    CHECK(merged.Flows().size() == 2 * 3 * 2u); // (p-1) steps x p messages x 2 iterations
+    for (const auto& f : merged.Flows()) CHECK(f.dstNs >= f.srcNs - j["clockBoundNs"].get<int64_t>());
+    Run again = Shell("\"$PARALENS\" merge " + dir.File("rs.rank0.json") + " " + dir.File("rs.rank1.json") + " " +
+                      dir.File("rs.rank2.json") + " --out " + dir.File("again.json.gz") + " --json", dir);
+    REQUIRE(again.exitCode == 0);
+    Json m = Json::parse(again.out);
+    CHECK(m["ranks"] == 3);
+    CHECK(m["messages"] == 12);
+    CHECK(m["unpairedMessages"] == 0);
+    for (int r = 0; r < 3; ++r) {
+        paralens::core::Trace t = paralens::core::ReadTraceFile(dir.File("rs.rank" + std::to_string(r) + ".json"));
+        REQUIRE(t.Devices().size() == 1);
+        CHECK(t.Devices()[0].rank == r);
+        CHECK(t.Meta().source == paralens::core::TraceSource::Mpi);
+        CHECK(t.Meta().extra.Find("clockEndOffsetNs") != nullptr);
+        CHECK(t.SpanCount() > 0);
+    }
+}
+
+TEST_CASE("a killed rank ends the run with a message naming it; the others still write their traces", "[mpi]")
+{
+    TempDir dir;
+    const std::string out = dir.File("killed.json");
+    Run r = Shell(std::string(kMpirun) + "-np 4 \"$PARALENS\" run --backend mpi --collective allreduce --iters 1000000 "
+                  "--seed 4242 --timeout-s 20 --out " + out + " & pid=$!; sleep 2; pkill -9 -n -f 'run --backend mpi.*--seed 4242'; wait $pid",
+                  dir);
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    CHECK_THAT(r.err, Catch::Matches(".*rank [0-3].*", Catch::CaseSensitive::Yes) || Catch::Contains("exited on signal 9"));
+    int survivors = 0;
+    for (int k = 0; k < 4; ++k) {
+        const std::string path = dir.File("killed.rank" + std::to_string(k) + ".json");
+        if (!fs::exists(path)) continue;
+        ++survivors;
+        paralens::core::Trace t = paralens::core::ReadTraceFile(path);
+        CHECK(t.Meta().extra.Find("incomplete") != nullptr);
+        CHECK(t.SpanCount() > 0);
+    }
+    CHECK(survivors == 3);
+    CHECK(r.exitCode != 0);
+}
+
+TEST_CASE("a hung rank is named after the timeout and the others still write their traces", "[mpi]")
+{
+    TempDir dir;
+    const std::string out = dir.File("hung.json");
+    Run r = Shell(std::string(kMpirun) + "-np 3 \"$PARALENS\" run --backend mpi --collective allgather --iters 1000000 "
+                  "--seed 4343 --timeout-s 2 --out " + out + " & pid=$!; sleep 2; pkill -STOP -n -f 'run --backend mpi.*--seed 4343'; wait $pid",
+                  dir);
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    CHECK(r.exitCode != 0);
+    CHECK_THAT(r.err, Catch::Contains("no answer from rank") && Catch::Contains("within 2 s"));
+    int written = 0;
+    for (int k = 0; k < 3; ++k) written += fs::exists(dir.File("hung.rank" + std::to_string(k) + ".json"));
+    CHECK(written >= 2);
+}
+
+TEST_CASE("a measured sweep across processes is fitted, and the fit drives the model", "[mpi]")
+{
+    TempDir dir;
+    Run r = Shell(std::string(kMpirun) + "-np 3 \"$PARALENS\" sweep --backend mpi --collective allgather --algorithm ring "
+                  "--min-bytes 1KiB --max-bytes 4MiB --factor 4 --iters 3 --fit-out " + dir.File("fit.json") + " --json", dir);
+    INFO("stderr: " << r.err);
+    REQUIRE(r.exitCode == 0);
+    Json j = Json::parse(r.out);
+    CHECK(j["ranks"] == 3);
+    CHECK(j["rows"].size() == 7); // 1, 4, 16, 64, 256 KiB, 1, 4 MiB
+    for (const Json& row : j["rows"]) {
+        CHECK(row["timeSeconds"].get<double>() > 0);
+        CHECK(row["check"] == "ok");
+    }
+    CHECK(j["fit"]["alphaUs"].get<double>() > 0);
+    CHECK(j["fit"]["bandwidthGBps"].get<double>() > 0);
+    Run sim = Shell("\"$PARALENS\" simulate --collective allgather --ranks 3 --bytes 1MiB --model " + dir.File("fit.json") + " --json", dir);
+    INFO("simulate stderr: " << sim.err);
+    REQUIRE(sim.exitCode == 0);
+    CHECK(Json::parse(sim.out)["simulatedSeconds"].get<double>() > 0);
+}
