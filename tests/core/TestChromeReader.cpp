@@ -124,7 +124,7 @@ TEST_CASE("any block size gives the same trace: events cut anywhere, strings wit
     CHECK(whole.Str(whole.Tracks()[0].spans[0].name) == "k},{\"x\":[1,2]}\\ 0");
 }
 
-TEST_CASE("the array form may lack its closing bracket; the object form may not", "[io]")
+TEST_CASE("the array form may lack its closing bracket, the object form may not", "[io]")
 {
     Trace t = Read(R"([{"ph":"X","name":"a","pid":0,"tid":0,"ts":1,"dur":1},
                        {"ph":"X","name":"b","pid":0,"tid":0,"ts":3,"dur":1}

@@ -116,7 +116,7 @@ TEST_CASE("collective tags round-trip through text", "[io][kineto]")
     CHECK_FALSE(ParseCollectiveTag("algo=ring proto=LL"));
 }
 
-TEST_CASE("Kineto: relative ts plus baseTimeNanoseconds, to the nanosecond; NCCL args give bytes", "[io][kineto]")
+TEST_CASE("Kineto: relative ts plus baseTimeNanoseconds, to the nanosecond, NCCL args give bytes", "[io][kineto]")
 {
     const std::string text = R"J({"schemaVersion":1,
       "distributedInfo":{"backend":"nccl","rank":1,"world_size":2,"pg_count":1,

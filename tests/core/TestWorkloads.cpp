@@ -125,7 +125,7 @@ TEST_CASE("sharded parameter servers relieve the server bottleneck", "[sim][work
     CHECK(sharded < single);
 }
 
-TEST_CASE("inter-op: less communication, more idle; intra-op: more communication, less idle", "[sim][workload]")
+TEST_CASE("inter-op: less communication, more idle, intra-op: more communication, less idle", "[sim][workload]")
 {
     TwoMatmulSpec s;
     ClusterModel m = ClusterModel::FromUnits(5, 100, 0);

@@ -59,7 +59,7 @@ TEST_CASE("a newer job in a lane supersedes the running one, whose result is dro
     CHECK(applied == 2);
 }
 
-TEST_CASE("an exception in a job becomes the error closure; cancelling drops the result", "[gui]")
+TEST_CASE("an exception in a job becomes the error closure, cancelling drops the result", "[gui]")
 {
     JobRunner jobs;
     std::string error;

@@ -255,7 +255,7 @@ TEST_CASE("an nccl-tests log opens with its measurements on the model view, alph
     CHECK(!run->report->collectives.empty());
 }
 
-TEST_CASE("profiler traces of several ranks open as one job; other files each on their own", "[gui]")
+TEST_CASE("profiler traces of several ranks open as one job, other files each on their own", "[gui]")
 {
     const std::string r0 = ReferenceData("kineto/sampled_rank-0.json.gz"), r1 = ReferenceData("kineto/sampled_rank-1.json.gz");
     const std::string log = ReferenceData("nccl-tests/h100x8_nvlink_allreduce_ring.log");

@@ -77,7 +77,7 @@ TEST_CASE("wide spans are handed out one by one", "[gui]")
     CHECK(o.folds.empty());
 }
 
-TEST_CASE("narrow neighbours fold into one counted block; a visible gap splits folds", "[gui]")
+TEST_CASE("narrow neighbours fold into one counted block, a visible gap splits folds", "[gui]")
 {
     // Ten 1 ns spans 1 ns apart, a 50 ns gap, ten more: at 1 ns/px and 3 px minimum, two folds.
     std::vector<Item> items;
@@ -96,7 +96,7 @@ TEST_CASE("narrow neighbours fold into one counted block; a visible gap splits f
     CHECK(in.folds.empty());
 }
 
-TEST_CASE("only the visible window is visited; a span straddling its start is included", "[gui]")
+TEST_CASE("only the visible window is visited, a span straddling its start is included", "[gui]")
 {
     std::vector<Item> items;
     for (int i = 0; i < 100; ++i) items.push_back({i * 100, i * 100 + 90});
