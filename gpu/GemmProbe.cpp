@@ -109,14 +109,16 @@ RunReport GemmRun::Run()
     m_timeline = std::make_unique<Timeline>(m_req.timing, m_job, TraceOptions("GEMM probe on " + first.name, 0.0), m_req.apiSpans);
     std::vector<Stream> streams;
     std::vector<std::unique_ptr<CublasHandle>> handles;
+    // A process of a multi-process job probes its one GPU as its rank of the job.
+    const int firstRank = m_req.processGroup.Active() ? m_req.processGroup.rank : 0;
     for (size_t r = 0; r < m_gpus.used.size(); ++r) {
         const DeviceInfo& g = m_gpus.used[r];
-        m_timeline->AddRank({static_cast<int>(r), g.index, false, g.name});
+        m_timeline->AddRank({firstRank + static_cast<int>(r), g.index, false, g.name});
         streams.emplace_back(g.index);
         handles.push_back(std::make_unique<CublasHandle>(g.index));
         DeviceScope scope(g.index);
         PARALENS_CUBLAS(Cublas().setStream(handles.back()->Get(), streams.back().Get()));
-        m_timeline->PlaceStream(streams.back().Get(), g.index, static_cast<int>(r), "cublas");
+        m_timeline->PlaceStream(streams.back().Get(), g.index, firstRank + static_cast<int>(r), "cublas");
     }
     m_timeline->EditMeta([&](core::Metadata& m) {
         m.workload.Set("workload", std::string("gemm"));
@@ -135,7 +137,7 @@ RunReport GemmRun::Run()
                 m_job.SetProgress("GEMM " + std::string(ShortName(d)) + " " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
                                       std::to_string(s.k),
                                   static_cast<double>(done++) / static_cast<double>(total));
-                core::MetaSection row = Measure(m_gpus.used[r], static_cast<int>(r), d, s, *handles[r], streams[r]);
+                core::MetaSection row = Measure(m_gpus.used[r], firstRank + static_cast<int>(r), d, s, *handles[r], streams[r]);
                 double& b = best[std::string(ShortName(d))];
                 b = std::max(b, row.GetNumber("tflops"));
                 report.rows.push_back(std::move(row));

@@ -7,6 +7,8 @@
 #include "GpuJob.hpp"
 #include "RunRequest.hpp"
 
+#include <array>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -52,6 +54,11 @@ struct DeviceReport {
 };
 // Never throws for a machine without GPUs: `problem` says why the list is empty.
 DeviceReport DiscoverDevices();
+
+// A fresh NCCL unique id (ncclGetUniqueId), for rank 0 of a multi-process job to hand to every
+// process (RunRequest::processGroup). It names a bootstrap socket this process now listens on.
+// Throws Unavailable without the GPU backend, Error (with NCCL's message) when NCCL refuses.
+std::array<uint8_t, ProcessGroup::kNcclIdBytes> NewNcclUniqueId();
 
 // Validates the request (ValidateRunRequest) and starts it. Throws Error for bad requests and
 // Unavailable when this binary has no GPU backend or the machine has no usable GPU.

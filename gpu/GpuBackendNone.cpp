@@ -28,6 +28,8 @@ DeviceReport DiscoverDevices()
     return r;
 }
 
+std::array<uint8_t, ProcessGroup::kNcclIdBytes> NewNcclUniqueId() { throw Unavailable(kNotBuilt); }
+
 std::unique_ptr<GpuJob> StartGpuJob(const RunRequest& request)
 {
     ValidateRunRequest(request);

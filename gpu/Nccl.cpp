@@ -4,7 +4,12 @@
 
 #include "profiler/CudaCompat.hpp"
 
+#include "gpu/GpuBackend.hpp"
+
+#include "common/Error.hpp"
+
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <thread>
 
@@ -52,13 +57,19 @@ private:
 } // namespace
 
 NcclComms::NcclComms(const std::vector<int>& devices, JobContext& job, const std::string& algo, const std::string& proto,
-                     const std::string& pluginPath, const std::string& pluginDir)
+                     const std::string& pluginPath, const std::string& pluginDir, const ProcessGroup& group)
     : m_job(job)
 {
     ScopedEnv a("NCCL_ALGO", algo), p("NCCL_PROTO", proto);
     ScopedEnv plugin("NCCL_PROFILER_PLUGIN", pluginPath), dir("PARALENS_NCCL_PROFILE_DIR", pluginDir);
+    // One process: every rank is here and the id is ours. Several: this process holds one rank of
+    // group.size, and rank 0 made the id (NewNcclUniqueId) that the launcher handed to everyone.
+    if (group.Active() && devices.size() != 1) throw Error("a process of a multi-process job drives exactly one GPU");
+    const int nranks = group.Active() ? group.size : static_cast<int>(devices.size());
+    const int firstRank = group.Active() ? group.rank : 0;
     ncclUniqueId id;
-    PARALENS_NCCL(ncclGetUniqueId(&id));
+    if (group.Active()) std::memcpy(id.internal, group.ncclId.data(), sizeof id.internal);
+    else PARALENS_NCCL(ncclGetUniqueId(&id));
     m_comms.assign(devices.size(), nullptr);
 #if PARALENS_NCCL_HAS_NONBLOCKING
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
@@ -69,9 +80,9 @@ NcclComms::NcclComms(const std::vector<int>& devices, JobContext& job, const std
         for (size_t r = 0; r < devices.size(); ++r) {
             DeviceScope scope(devices[r]);
 #if PARALENS_NCCL_HAS_NONBLOCKING
-            PARALENS_NCCL(ncclCommInitRankConfig(&m_comms[r], static_cast<int>(devices.size()), id, static_cast<int>(r), &config));
+            PARALENS_NCCL(ncclCommInitRankConfig(&m_comms[r], nranks, id, firstRank + static_cast<int>(r), &config));
 #else
-            PARALENS_NCCL(ncclCommInitRank(&m_comms[r], static_cast<int>(devices.size()), id, static_cast<int>(r)));
+            PARALENS_NCCL(ncclCommInitRank(&m_comms[r], nranks, id, firstRank + static_cast<int>(r)));
 #endif
         }
     } catch (...) {
@@ -170,3 +181,22 @@ NcclGroup::~NcclGroup()
 }
 
 } // namespace paralens::gpu::detail
+
+namespace paralens::gpu {
+
+std::array<uint8_t, ProcessGroup::kNcclIdBytes> NewNcclUniqueId()
+{
+    static_assert(sizeof(ncclUniqueId::internal) == ProcessGroup::kNcclIdBytes, "NCCL_UNIQUE_ID_BYTES changed");
+    ncclUniqueId id;
+    const ncclResult_t r = ncclGetUniqueId(&id);
+    if (r != ncclSuccess) {
+        std::string message = std::string("NCCL could not make a unique id (ncclGetUniqueId): ") + ncclGetErrorString(r);
+        if (const char* last = ncclGetLastError(nullptr); last && *last) message += std::string(" (") + last + ")";
+        throw Error(message);
+    }
+    std::array<uint8_t, ProcessGroup::kNcclIdBytes> out{};
+    std::memcpy(out.data(), id.internal, out.size());
+    return out;
+}
+
+} // namespace paralens::gpu

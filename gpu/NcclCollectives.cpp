@@ -2,6 +2,8 @@
 // calls from one thread), run like nccl-tests: a checked pass against the CPU reference, warm-up
 // iterations, timed iterations (CUDA events, the slowest rank), algbw and busbw, next to the
 // alpha-beta model. Every iteration is an op of the timeline (NVTX range; CUPTI or events).
+// In a multi-process job (RunRequest::processGroup) this process holds one rank of a communicator
+// that spans the processes; its times are its own, and the launcher takes the slowest rank's.
 #include "gpu/CollectiveMath.hpp"
 #include "gpu/detail/Kernels.hpp"
 #include "gpu/detail/Nccl.hpp"
@@ -41,6 +43,7 @@ ncclDataType_t NcclType(DType d)
 }
 
 struct Rank {
+    int rank = 0; // in the communicator (the process group's rank when this process holds one)
     int device = 0;
     Stream stream;
     DeviceBuffer send, recv, counters;
@@ -148,13 +151,12 @@ private:
     void Once(const CollCounts& cc, const prof::OpLabel& label)
     {
         std::vector<Timeline::Place> places;
-        for (size_t r = 0; r < m_ranks.size(); ++r)
-            places.push_back({m_ranks[r].stream.Get(), m_ranks[r].device, static_cast<int>(r), "nccl"});
+        for (const Rank& r : m_ranks) places.push_back({r.stream.Get(), r.device, r.rank, "nccl"});
         Timeline::Op op = m_timeline->Begin(places, label);
         NcclGroup group(*m_comms);
         for (size_t r = 0; r < m_ranks.size(); ++r)
-            Launch(m_req.collective.collective, cc, m_req.collective.dtype, static_cast<int>(r), static_cast<int>(m_ranks.size()),
-                   m_req.collective.root, m_ranks[r], (*m_comms)[r]);
+            Launch(m_req.collective.collective, cc, m_req.collective.dtype, m_ranks[r].rank, m_worldSize, m_req.collective.root,
+                   m_ranks[r], (*m_comms)[r]);
         group.End("an NCCL group launch");
         m_timeline->End(op);
     }
@@ -164,6 +166,7 @@ private:
     const RunRequest& m_req;
     JobContext& m_job;
     Gpus m_gpus;
+    int m_worldSize = 0; // ranks in the communicator: the local GPUs, or the process group's size
     std::vector<Rank> m_ranks;
     std::unique_ptr<Timeline> m_timeline;
     std::unique_ptr<NcclComms> m_comms;
@@ -189,7 +192,7 @@ uint64_t CollectiveRun::Check(const CollCounts& cc)
     for (size_t i = 0; i < m_ranks.size(); ++i) {
         Rank& r = m_ranks[i];
         DeviceScope scope(r.device);
-        LaunchCheckCollective(r.recv.Get(), kt, cc.recvCount, cc.shape, m_req.seed, static_cast<int>(i),
+        LaunchCheckCollective(r.recv.Get(), kt, cc.recvCount, cc.shape, m_req.seed, r.rank,
                               static_cast<unsigned long long*>(r.counters.Get()), r.stream.Get());
         PARALENS_CUDA_LAUNCHED("the collective's check kernel");
         unsigned long long counters[2] = {0, 0};
@@ -203,7 +206,7 @@ uint64_t CollectiveRun::Check(const CollCounts& cc)
 core::MetaSection CollectiveRun::RunSize(const CollCounts& cc, size_t index, double bwGBps)
 {
     const auto& c = m_req.collective;
-    const int p = static_cast<int>(m_ranks.size());
+    const int p = m_worldSize;
     const bool exact = ExactCheckPossible(c.dtype, c.collective, p);
     const bool checking = m_req.check && exact;
     const uint64_t wrong = checking ? Check(cc) : 0;
@@ -260,7 +263,10 @@ core::MetaSection CollectiveRun::RunSize(const CollCounts& cc, size_t index, dou
 RunReport CollectiveRun::Run()
 {
     const auto& c = m_req.collective;
-    const int p = static_cast<int>(m_gpus.used.size());
+    const ProcessGroup& group = m_req.processGroup;
+    m_worldSize = group.Active() ? group.size : static_cast<int>(m_gpus.used.size());
+    const int p = m_worldSize;
+    const int firstRank = group.Active() ? group.rank : 0;
     RunReport report;
     if (c.root >= p) throw Error("--root " + std::to_string(c.root) + " is not a rank (ranks 0 to " + std::to_string(p - 1) + ")");
     if (p == 1)
@@ -277,13 +283,16 @@ RunReport CollectiveRun::Run()
     if (m_req.check && !ExactCheckPossible(c.dtype, c.collective, p))
         report.notes.push_back("results not checked: sums over " + std::to_string(p) + " ranks are not exact in " +
                                std::string(Name(c.dtype)));
-    const std::string title = "NCCL " + std::string(core::Name(c.collective)) + " on " + std::to_string(p) + " GPU(s)";
+    const std::string title = "NCCL " + std::string(core::Name(c.collective)) + " on " + std::to_string(p) + " GPU(s)" +
+                              (group.Active() ? ", rank " + std::to_string(group.rank) + " of " + std::to_string(p) + " processes" : "");
     m_timeline = std::make_unique<Timeline>(m_req.timing, m_job, TraceOptions(title, 0.0), m_req.apiSpans);
-    for (int r = 0; r < p; ++r) m_timeline->AddRank({r, m_gpus.used[static_cast<size_t>(r)].index, false, m_gpus.used[static_cast<size_t>(r)].name});
+    for (size_t i = 0; i < m_gpus.used.size(); ++i)
+        m_timeline->AddRank({firstRank + static_cast<int>(i), m_gpus.used[i].index, false, m_gpus.used[i].name});
     std::vector<int> devices;
     for (const DeviceInfo& g : m_gpus.used) {
         devices.push_back(g.index);
         Rank r;
+        r.rank = firstRank + static_cast<int>(m_ranks.size());
         r.device = g.index;
         r.stream = Stream(g.index);
         r.send = DeviceBuffer(g.index, maxSend * elt);
@@ -292,20 +301,20 @@ RunReport CollectiveRun::Run()
         r.start = Event(g.index, true);
         r.end = Event(g.index, true);
         DeviceScope scope(g.index);
-        LaunchFillPattern(r.send.Get(), static_cast<KType>(static_cast<int>(c.dtype)), maxSend, m_req.seed,
-                          static_cast<int>(m_ranks.size()), r.stream.Get());
+        LaunchFillPattern(r.send.Get(), static_cast<KType>(static_cast<int>(c.dtype)), maxSend, m_req.seed, r.rank, r.stream.Get());
         PARALENS_CUDA_LAUNCHED("the send buffer's fill kernel");
         m_ranks.push_back(std::move(r));
     }
     const std::string pluginDir = c.ncclProfiler ? MakeTempDir() : std::string();
     const std::string pluginPath = c.ncclProfiler ? GetBuildInfo().ncclProfilerPlugin : std::string();
-    m_comms = std::make_unique<NcclComms>(devices, m_job, c.ncclAlgo, c.ncclProto, pluginPath, pluginDir);
-    for (int r = 0; r < p; ++r) m_timeline->PlaceStream(m_ranks[static_cast<size_t>(r)].stream.Get(), devices[static_cast<size_t>(r)], r, "nccl");
+    m_comms = std::make_unique<NcclComms>(devices, m_job, c.ncclAlgo, c.ncclProto, pluginPath, pluginDir, group);
+    for (const Rank& r : m_ranks) m_timeline->PlaceStream(r.stream.Get(), r.device, r.rank, "nccl");
     const double bwGBps = ModelBandwidthGBps(m_req, m_gpus.used.front());
     m_timeline->EditMeta([&](core::Metadata& m) {
         m.workload.Set("workload", std::string("collective"));
         m.workload.Set("collective", std::string(core::Name(c.collective)));
         m.workload.Set("ranks", static_cast<int64_t>(p));
+        if (group.Active()) m.workload.Set("processRank", static_cast<int64_t>(group.rank));
         m.workload.Set("dtype", std::string(Name(c.dtype)));
         m.workload.Set("root", static_cast<int64_t>(c.root));
         m.workload.Set("ncclAlgo", c.ncclAlgo.empty() ? std::string("(NCCL's choice)") : c.ncclAlgo);

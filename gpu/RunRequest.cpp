@@ -203,6 +203,20 @@ void ValidatePipeline(const PipelineRun& p)
             "--dtype: the pipeline runs bf16, fp16 or fp32 GEMMs (got " + std::string(Name(p.dtype)) + ")");
 }
 
+void ValidateProcessGroup(const RunRequest& r)
+{
+    const ProcessGroup& g = r.processGroup;
+    if (!g.Active()) return;
+    Require(r.workload == Workload::Collective || r.workload == Workload::Gemm,
+            "--workload: across processes (--backend mpi) the GPU workloads are collective and gemm, not " +
+                std::string(Name(r.workload)));
+    Require(g.rank >= 0 && g.rank < g.size,
+            "process group: rank " + std::to_string(g.rank) + " is not in 0.." + std::to_string(g.size - 1));
+    Require(r.gpus.size() == 1, "process group: each process drives exactly one GPU (got " + std::to_string(r.gpus.size()) + ")");
+    if (r.workload == Workload::Collective)
+        Require(r.collective.root < g.size, "--root must be a rank (0 to " + std::to_string(g.size - 1) + ")");
+}
+
 } // namespace
 
 void ValidateRunRequest(const RunRequest& r)
@@ -213,6 +227,7 @@ void ValidateRunRequest(const RunRequest& r)
     Require(r.bandwidthGBps >= 0, "--bandwidth-GBps must not be negative (0: from the GPU's spec)");
     Require(r.peakTflops >= 0, "--peak-tflops must not be negative (0: the spec sheet's peak)");
     for (int g : r.gpus) Require(g >= 0, "--gpus: GPU indices are 0 or more");
+    ValidateProcessGroup(r);
     switch (r.workload) {
     case Workload::Collective:
         Require(!r.sizes.empty(), "--bytes (or --min-bytes/--max-bytes): give at least one size");

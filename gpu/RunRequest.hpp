@@ -7,6 +7,7 @@
 #include "model/Collective.hpp"
 #include "schedule/Schedule.hpp"
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -98,6 +99,18 @@ struct GemmRun {
     std::vector<GemmShape> shapes{{8192, 8192, 8192}, {4096, 4096, 4096}, {16384, 8192, 1024}, {2048, 2048, 2048}};
 };
 
+// One process of a multi-process job (`mpirun -np N paralens run --backend mpi --workload
+// collective|gemm`): this process drives one GPU (RunRequest::gpus holds exactly it) as rank
+// `rank` of `size`. For the collective workload every process joins one NCCL communicator named
+// by `ncclId`, which rank 0 made with NewNcclUniqueId() and the launcher broadcast (over MPI).
+struct ProcessGroup {
+    static constexpr size_t kNcclIdBytes = 128; // NCCL_UNIQUE_ID_BYTES
+    int rank = 0;
+    int size = 0; // 0: not part of a multi-process job (the local GPUs are all the ranks)
+    std::array<uint8_t, kNcclIdBytes> ncclId{};
+    bool Active() const { return size > 0; }
+};
+
 struct RunRequest {
     Workload workload = Workload::Collective;
     Timing timing = Timing::Auto;
@@ -115,10 +128,12 @@ struct RunRequest {
     PlanRun plan;
     PipelineRun pipeline;
     GemmRun gemm;
+    ProcessGroup processGroup;
 };
 
 // Throws Error naming the option for anything out of range or inconsistent (no sizes for a
-// collective, a schedule that cannot be built, iters < 1, a GEMM shape with a zero side, ...).
+// collective, a schedule that cannot be built, iters < 1, a GEMM shape with a zero side, a
+// process group that is not one GPU per process, ...).
 void ValidateRunRequest(const RunRequest& request);
 
 // "0,1,3" or "all" (empty result). Throws Error naming `option`.

@@ -2,7 +2,8 @@
 // CUPTI or CUDA events, checked against the CPU reference, written as a Trace; arguments are
 // checked the same way with or without the GPU backend; without it, or without a GPU, the command
 // says so and exits 3 (paralens::Unavailable). --backend mpi: core Plans between the processes of
-// an mpirun job (app/mpi), checked, timed next to MPI's own collectives, traced on aligned clocks.
+// an mpirun job (app/mpi), checked, timed next to MPI's own collectives, traced on aligned clocks;
+// with --workload collective or gemm, one GPU per process instead (NCCL across the processes).
 #include "CliCommon.hpp"
 #include "Commands.hpp"
 
@@ -20,6 +21,7 @@
 #include <variant>
 
 #if PARALENS_HAVE_MPI
+#include "mpi/MpiGpuRun.hpp"
 #include "mpi/MpiRun.hpp"
 #endif
 
@@ -310,16 +312,34 @@ std::vector<std::pair<core::Collective, core::Algorithm>> MpiCases(const RunOpti
 }
 #endif
 
+// --backend mpi --workload collective|gemm: one GPU per process of an mpirun job.
+int RunGpusOnMpi(const RunOptions& o, const CLI::App& cmd)
+{
+    for (const char* name : {"--trace-iterations", "--no-mpi-compare"})
+        if (cmd.count(name) > 0) throw Error(std::string(name) + " applies to --backend mpi --workload plan");
+    if (cmd.count("--virtual") > 0) throw Error("--virtual does not apply to --backend mpi: each process drives its own GPU");
+    const gpu::RunRequest request = ToRequest(o, cmd);
+    Require(o.timeoutSec > 0, "--timeout-s must be > 0");
+#if PARALENS_HAVE_MPI
+    if (!o.out.empty()) CheckWritable("--out", o.out);
+    return mpi::RunMpiGpuBackend({request, o.timeoutSec, o.out, o.json});
+#else
+    throw Unavailable("--backend mpi: this paralens was built without MPI (install openmpi-bin and libopenmpi-dev, then rebuild)");
+#endif
+}
+
 // --backend mpi: Plans between the processes of an mpirun job.
 int RunOnMpi(const RunOptions& o, const CLI::App& cmd)
 {
+    if (o.workload == "collective" || o.workload == "gemm") return RunGpusOnMpi(o, cmd);
     for (const CLI::Option* opt : cmd.get_options()) {
         const std::string name = opt->get_name();
         if (opt->count() > 0 && std::find(kMpiOptions.begin(), kMpiOptions.end(), name) == kMpiOptions.end())
             throw Error(name + " does not apply to --backend mpi");
     }
     if (!o.workload.empty() && o.workload != "plan")
-        throw Error("--workload: --backend mpi runs core Plans (--workload plan), not " + o.workload);
+        throw Error("--workload: --backend mpi runs core Plans between processes (plan, the default) or one GPU per "
+                    "process (collective, gemm), not " + o.workload);
 #if PARALENS_HAVE_MPI
     Require(o.iters != 0 && o.warmup >= -1, "--iters must be at least 1 and --warmup at least 0");
     Require(o.timeoutSec > 0, "--timeout-s must be > 0");
@@ -359,7 +379,7 @@ void AddOptions(CLI::App* cmd, RunOptions& o)
     cmd->add_option("--backend", o.backend, "Where the workload runs: gpu (this machine's GPUs), mpi (the processes of "
                                             "mpirun -np N paralens run --backend mpi ...)")->capture_default_str();
     cmd->add_option("--workload,-w", o.workload, "gpu: collective (NCCL), plan (a core Plan step by step), pipeline, gemm; "
-                                                 "mpi: plan (the default)");
+                                                 "mpi: plan (the default; CPU processes), collective or gemm (one GPU per process)");
     cmd->add_option("--profile", o.profile, "GPU timeline: auto (CUPTI, else CUDA events), cupti, events")->capture_default_str();
     cmd->add_option("--gpus", o.gpus, "GPU indices (0,1,...) or all")->capture_default_str();
     cmd->add_option("--warmup", o.warmup, "Warm-up iterations (default 5; plan 2; pipeline 1)");

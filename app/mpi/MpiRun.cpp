@@ -7,6 +7,7 @@
 #include "mpi/MpiContext.hpp"
 #include "mpi/MpiPlanExecutor.hpp"
 #include "mpi/MpiSync.hpp"
+#include "mpi/RankTraces.hpp"
 #include "trace/FileIO.hpp"
 #include "trace/TraceBuilder.hpp"
 #include "trace/RankTraceMerge.hpp"
@@ -108,17 +109,6 @@ CaseResult RunCase(const Context& ctx, const MpiRunOptions& o, core::Collective 
     return r;
 }
 
-void SetClockMeta(core::Metadata& m, const ClockModel& clock, bool haveEnd)
-{
-    m.extra.Set("clockStartLocalNs", clock.start.localNs);
-    m.extra.Set("clockStartOffsetNs", clock.start.offsetNs);
-    m.extra.Set("clockStartBoundNs", clock.start.boundNs);
-    if (!haveEnd) return;
-    m.extra.Set("clockEndLocalNs", clock.end.localNs);
-    m.extra.Set("clockEndOffsetNs", clock.end.offsetNs);
-    m.extra.Set("clockEndBoundNs", clock.end.boundNs);
-}
-
 // Writes this rank's trace (FILE.rankN.json) and returns it; an empty Trace without --out.
 core::Trace WriteRankTrace(const Context& ctx, const MpiRunOptions& o, RankRecorder& rec, const ClockModel& clock, bool haveEnd,
                            const std::string& failure)
@@ -139,61 +129,11 @@ core::Trace WriteRankTrace(const Context& ctx, const MpiRunOptions& o, RankRecor
     return trace;
 }
 
-// Every rank's trace text at rank 0, which merges them on its clock and writes the run's trace.
-void MergeAtRankZero(const Context& ctx, const MpiRunOptions& o, const core::Trace& mine)
-{
-    const std::string text = core::TraceToJsonText(mine);
-    if (text.size() > static_cast<size_t>(INT_MAX)) throw Failure("rank " + std::to_string(ctx.Rank()) + ": trace too large to gather");
-    int size = static_cast<int>(text.size());
-    std::vector<int> sizes(static_cast<size_t>(ctx.Size()));
-    MPI_Request req;
-    const int any = 0;
-    PARALENS_MPI_CHECK(MPI_Igather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, MPI_COMM_WORLD, &req));
-    ctx.WaitAll(std::span<MPI_Request>(&req, 1), std::span<const int>(&any, 1), o.timeoutSec, "gathering the traces");
-    std::vector<int> displs(sizes.size(), 0);
-    long long total = 0;
-    for (size_t r = 0; r < sizes.size(); ++r) {
-        displs[r] = static_cast<int>(total);
-        total += sizes[r];
-    }
-    if (ctx.Rank() == 0 && total > INT_MAX) throw Failure("rank 0: the ranks' traces are too large to gather; merge the rank files with paralens merge");
-    std::string all(ctx.Rank() == 0 ? static_cast<size_t>(total) : 0, '\0');
-    PARALENS_MPI_CHECK(MPI_Igatherv(text.data(), size, MPI_CHAR, all.data(), sizes.data(), displs.data(), MPI_CHAR, 0,
-                                    MPI_COMM_WORLD, &req));
-    ctx.WaitAll(std::span<MPI_Request>(&req, 1), std::span<const int>(&any, 1), o.timeoutSec, "gathering the traces");
-    if (ctx.Rank() != 0) return;
-    std::vector<core::Trace> parts;
-    std::vector<std::string> names;
-    for (size_t r = 0; r < sizes.size(); ++r) {
-        names.push_back(RankTracePath(o.out, static_cast<int>(r)));
-        parts.push_back(core::ReadChromeJson(all.substr(static_cast<size_t>(displs[r]), static_cast<size_t>(sizes[r])), names.back()));
-    }
-    core::Trace merged = core::MergeRankTraces(std::move(parts), names);
-    core::WriteTraceFile(merged, o.out);
-}
-
-// Every rank's clock model, at rank 0 (empty elsewhere).
-std::vector<ClockModel> GatherClocks(const Context& ctx, const ClockModel& mine, double timeout)
-{
-    const std::array<int64_t, 6> local{mine.start.localNs, mine.start.offsetNs, mine.start.boundNs,
-                                       mine.end.localNs,   mine.end.offsetNs,   mine.end.boundNs};
-    std::vector<int64_t> all(ctx.Rank() == 0 ? 6 * static_cast<size_t>(ctx.Size()) : 0);
-    MPI_Request req;
-    PARALENS_MPI_CHECK(MPI_Igather(local.data(), 6, MPI_INT64_T, all.data(), 6, MPI_INT64_T, 0, MPI_COMM_WORLD, &req));
-    const int any = 0;
-    ctx.WaitAll(std::span<MPI_Request>(&req, 1), std::span<const int>(&any, 1), timeout, "gathering the clocks");
-    std::vector<ClockModel> out;
-    for (size_t r = 0; r * 6 < all.size(); ++r)
-        out.push_back({{all[r * 6], all[r * 6 + 1], all[r * 6 + 2]}, {all[r * 6 + 3], all[r * 6 + 4], all[r * 6 + 5]}});
-    return out;
-}
-
 void Report(const MpiRunOptions& o, int ranks, const std::vector<CaseResult>& results, const std::vector<ClockModel>& clocks)
 {
-    int64_t bound = 0;
+    const int64_t bound = ClockBoundNs(clocks);
     nlohmann::json clockRows = nlohmann::json::array();
     for (size_t r = 0; r < clocks.size(); ++r) {
-        bound = std::max(bound, clocks[r].BoundNs());
         clockRows.push_back({{"rank", r}, {"startLocalNs", clocks[r].start.localNs}, {"startOffsetNs", clocks[r].start.offsetNs},
                              {"startBoundNs", clocks[r].start.boundNs}, {"endLocalNs", clocks[r].end.localNs},
                              {"endOffsetNs", clocks[r].end.offsetNs}, {"endBoundNs", clocks[r].end.boundNs}});
@@ -259,7 +199,7 @@ int RunMpiBackend(const MpiRunOptions& o)
         haveEnd = true;
         const core::Trace mine = WriteRankTrace(ctx, o, rec, clock, haveEnd, {});
         clocks = GatherClocks(ctx, clock, o.timeoutSec);
-        if (!o.out.empty()) MergeAtRankZero(ctx, o, mine);
+        if (!o.out.empty()) MergeAtRankZero(ctx, o.out, mine, o.timeoutSec);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "paralens: %s\n", e.what());
         try {

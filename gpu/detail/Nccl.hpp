@@ -6,6 +6,7 @@
 
 #include "gpu/GpuError.hpp"
 #include "gpu/GpuJob.hpp"
+#include "gpu/RunRequest.hpp"
 #include "gpu/detail/NcclCheck.hpp"
 
 #include <chrono>
@@ -17,10 +18,12 @@ namespace paralens::gpu::detail {
 
 class NcclComms {
 public:
-    // One communicator over `devices` (rank r on devices[r]). NCCL_ALGO / NCCL_PROTO and the
-    // profiler plugin's variables are set for the initialisation and restored after.
+    // One communicator over `devices` (rank r on devices[r]); or, when `group` is active, this
+    // process's one rank (group.rank on devices[0]) of a communicator spanning group.size
+    // processes, joined with group.ncclId. NCCL_ALGO / NCCL_PROTO and the profiler plugin's
+    // variables are set for the initialisation and restored after.
     NcclComms(const std::vector<int>& devices, JobContext& job, const std::string& algo, const std::string& proto,
-              const std::string& pluginPath, const std::string& pluginDir);
+              const std::string& pluginPath, const std::string& pluginDir, const ProcessGroup& group = {});
     ~NcclComms();
     NcclComms(const NcclComms&) = delete;
     NcclComms& operator=(const NcclComms&) = delete;

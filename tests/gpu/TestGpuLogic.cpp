@@ -125,6 +125,33 @@ TEST_CASE("run requests are validated before any GPU is touched", "[gpu]")
     CHECK_THROWS_WITH(ValidateRunRequest(r), Catch::Contains("bf16, fp16 and fp32"));
 }
 
+TEST_CASE("a process of a multi-process job drives one GPU as a rank of the group", "[gpu][mpi]")
+{
+    RunRequest r;
+    r.sizes = {1 << 20};
+    r.processGroup.size = 4;
+    r.processGroup.rank = 3;
+    r.gpus = {0, 1};
+    CHECK_THROWS_WITH(ValidateRunRequest(r), Catch::Contains("each process drives exactly one GPU (got 2)"));
+    r.gpus = {1};
+    CHECK_NOTHROW(ValidateRunRequest(r));
+    r.processGroup.rank = 4;
+    CHECK_THROWS_WITH(ValidateRunRequest(r), Catch::Contains("rank 4 is not in 0..3"));
+    r.processGroup.rank = 0;
+    r.collective.root = 4;
+    CHECK_THROWS_WITH(ValidateRunRequest(r), Catch::Contains("--root must be a rank (0 to 3)"));
+    r.collective.root = 3;
+    CHECK_NOTHROW(ValidateRunRequest(r));
+    r.workload = Workload::Pipeline;
+    CHECK_THROWS_WITH(ValidateRunRequest(r), Catch::Contains("collective and gemm, not pipeline"));
+    r.workload = Workload::Gemm;
+    CHECK_NOTHROW(ValidateRunRequest(r));
+    r.processGroup.size = 0; // not a multi-process job: any number of GPUs
+    r.gpus = {0, 1};
+    r.workload = Workload::Collective;
+    CHECK_NOTHROW(ValidateRunRequest(r));
+}
+
 TEST_CASE("collective counts follow nccl-tests", "[gpu]")
 {
     const CollCounts ar = CollectiveCounts(core::Collective::AllReduce, 1000, 4, 8, 0);
@@ -307,6 +334,7 @@ TEST_CASE("what this build offers is reported consistently", "[gpu]")
         CHECK_THROWS_AS(StartGpuJob(r), Unavailable);
         r.sizes.clear();
         CHECK_THROWS_WITH(StartGpuJob(r), Catch::Contains("give at least one size")); // bad input first
+        CHECK_THROWS_AS(NewNcclUniqueId(), Unavailable);
     } else {
         CHECK_FALSE(info.cudaVersion.empty());
         CHECK_FALSE(info.ncclVersion.empty());

@@ -103,7 +103,7 @@ TEST_CASE("clock offsets are found within the bound the tool reports", "[mpi]")
     CHECK(j["clockBoundNs"].get<double>() > 0);
 }
 
-TEST_CASE("each rank writes its trace; rank 0 merges them with one row per rank and the messages as arrows", "[mpi][io]")
+TEST_CASE("each rank writes its trace, rank 0 merges them with one row per rank and the messages as arrows", "[mpi][io]")
 {
     TempDir dir;
     Json j = MpiJson(3, "--collective reduce-scatter --algorithm ring --iters 2 --out " + dir.File("rs.json"), dir);
@@ -129,7 +129,7 @@ TEST_CASE("each rank writes its trace; rank 0 merges them with one row per rank 
     }
 }
 
-TEST_CASE("a killed rank ends the run with a message naming it; the others still write their traces", "[mpi]")
+TEST_CASE("a killed rank ends the run with a message naming it, the others still write their traces", "[mpi]")
 {
     TempDir dir;
     const std::string out = dir.File("killed.json");
@@ -186,4 +186,43 @@ TEST_CASE("a measured sweep across processes is fitted, and the fit drives the m
     INFO("simulate stderr: " << sim.err);
     REQUIRE(sim.exitCode == 0);
     CHECK(Json::parse(sim.out)["simulatedSeconds"].get<double>() > 0);
+}
+
+TEST_CASE("one GPU per process: without a usable GPU every rank stops at once with one message naming the ranks", "[mpi][gpu]")
+{
+    TempDir dir;
+    // This machine has no GPU (CI), or this build has no GPU backend: either way nobody can start,
+    // and the job must end cleanly (exit 3, no NCCL call, no hang) with the reason per rank.
+    if (std::getenv("PARALENS_EXPECT_CUDA_DEVICE")) {
+        WARN("skipped: PARALENS_EXPECT_CUDA_DEVICE is set (a GPU machine runs the real thing instead)");
+        return;
+    }
+    for (const char* workload : {"collective", "gemm"}) {
+        Run r = Shell(std::string(kMpirun) + "-np 3 \"$PARALENS\" run --backend mpi --workload " + workload +
+                          " --timeout-s 20 --out " + dir.File("gpu.json"),
+                      dir);
+        INFO(workload << "\nstdout: " << r.out << "\nstderr: " << r.err);
+        CHECK(r.exitCode == 3);
+        CHECK_THAT(r.err, Catch::Contains(std::string("--backend mpi --workload ") + workload + " cannot start: ranks 0, 1, 2 ("));
+        CHECK_THAT(r.err, Catch::Contains("GPU backend is not built") || Catch::Contains("CUDA") || Catch::Contains("GPU"));
+        CHECK(!fs::exists(dir.File("gpu.json")));
+    }
+}
+
+TEST_CASE("one GPU per process: options that do not apply are named", "[mpi][gpu]")
+{
+    TempDir dir;
+    const std::vector<std::pair<std::string, std::string>> cases{
+        {"--workload pipeline", "not pipeline"},
+        {"--workload collective --no-mpi-compare", "--no-mpi-compare applies to --backend mpi --workload plan"},
+        {"--workload collective --virtual", "--virtual does not apply to --backend mpi"},
+        {"--workload gemm --bytes 1MiB", "--bytes applies to --workload collective or plan, not gemm"},
+        {"--workload collective --algorithm ring", "--algorithm applies to --workload plan"},
+    };
+    for (const auto& [args, message] : cases) {
+        Run r = Shell("\"$PARALENS\" run --backend mpi " + args, dir);
+        INFO(args << "\nstderr: " << r.err);
+        CHECK(r.exitCode == 2);
+        CHECK_THAT(r.err, Catch::Contains(message));
+    }
 }

@@ -1,0 +1,28 @@
+// What every multi-process run does with its traces: the clock model in a rank trace's metadata
+// (the form core/trace/RankTraceMerge reads), the clocks and traces gathered at rank 0, and the
+// merged trace written there. Collective over MPI_COMM_WORLD, each wait under the run's timeout.
+#pragma once
+
+#include "mpi/ClockSync.hpp"
+#include "mpi/MpiContext.hpp"
+#include "trace/Trace.hpp"
+
+#include <string>
+#include <vector>
+
+namespace paralens::app::mpi {
+
+// extra.clockStart{Local,Offset,Bound}Ns, and clockEnd... when `haveEnd`.
+void SetClockMeta(core::Metadata& m, const ClockModel& clock, bool haveEnd);
+
+// Every rank's clock model, at rank 0 (empty elsewhere).
+std::vector<ClockModel> GatherClocks(const Context& ctx, const ClockModel& mine, double timeout);
+
+// Every rank's trace at rank 0, which merges them on its clock (one row per rank, by host) and
+// writes `out`; the other ranks return once their part is sent.
+void MergeAtRankZero(const Context& ctx, const std::string& out, const core::Trace& mine, double timeout);
+
+// The largest clock error bound of `clocks`.
+int64_t ClockBoundNs(const std::vector<ClockModel>& clocks);
+
+} // namespace paralens::app::mpi
