@@ -286,18 +286,8 @@ int RunMpiGpuBackend(const MpiGpuRunOptions& o)
         return RunRank(ctx, o, req, devices.devices[static_cast<size_t>(mine.gpu)].name, st);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "paralens: rank %d (%s, GPU %d): %s\n", ctx.Rank(), ctx.Host().c_str(), mine.gpu, e.what());
-        if (!o.out.empty() && st.partial) {
-            try {
-                core::WriteTraceFile(WithClock(*st.partial, ctx, st.clock, st.haveEnd, e.what()), RankTracePath(o.out, ctx.Rank()));
-                std::fprintf(stderr, "paralens: rank %d wrote its trace so far to %s\n", ctx.Rank(), RankTracePath(o.out, ctx.Rank()).c_str());
-            } catch (const std::exception& w) {
-                std::fprintf(stderr, "paralens: rank %d could not write its trace: %s\n", ctx.Rank(), w.what());
-            }
-        }
-        std::fflush(stderr);
-        std::fflush(stdout);
-        if (!ctx.Terminated()) MPI_Abort(MPI_COMM_WORLD, 3); // stop the others; mpirun sends them SIGTERM
-        std::_Exit(3); // no MPI_Finalize: it would wait for the dead rank
+        const std::string path = o.out.empty() || !st.partial ? std::string() : RankTracePath(o.out, ctx.Rank());
+        AbortRank(ctx, path, [&] { core::WriteTraceFile(WithClock(*st.partial, ctx, st.clock, st.haveEnd, e.what()), path); });
     }
 }
 

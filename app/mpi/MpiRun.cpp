@@ -202,17 +202,8 @@ int RunMpiBackend(const MpiRunOptions& o)
         if (!o.out.empty()) MergeAtRankZero(ctx, o.out, mine, o.timeoutSec);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "paralens: %s\n", e.what());
-        try {
-            WriteRankTrace(ctx, o, rec, clock, haveEnd, e.what());
-            if (!o.out.empty())
-                std::fprintf(stderr, "paralens: rank %d wrote its trace so far to %s\n", ctx.Rank(), RankTracePath(o.out, ctx.Rank()).c_str());
-        } catch (const std::exception& w) {
-            std::fprintf(stderr, "paralens: rank %d could not write its trace: %s\n", ctx.Rank(), w.what());
-        }
-        std::fflush(stderr);
-        std::fflush(stdout);
-        if (!ctx.Terminated()) MPI_Abort(MPI_COMM_WORLD, 3); // stop the others; mpirun sends them SIGTERM
-        std::_Exit(3); // no MPI_Finalize: it would wait for the dead rank
+        AbortRank(ctx, o.out.empty() ? std::string() : RankTracePath(o.out, ctx.Rank()),
+                  [&] { WriteRankTrace(ctx, o, rec, clock, haveEnd, e.what()); });
     }
     if (ctx.Rank() == 0) Report(o, ctx.Size(), results, clocks);
     for (const CaseResult& r : results)

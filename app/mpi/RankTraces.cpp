@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
+#include <cstdlib>
 
 namespace paralens::app::mpi {
 
@@ -48,6 +50,22 @@ void MergeAtRankZero(const Context& ctx, const std::string& out, const core::Tra
     }
     core::Trace merged = core::MergeRankTraces(std::move(parts), names);
     core::WriteTraceFile(merged, out);
+}
+
+void AbortRank(const Context& ctx, const std::string& path, const std::function<void()>& write)
+{
+    if (!path.empty()) {
+        try {
+            write();
+            std::fprintf(stderr, "paralens: rank %d wrote its trace so far to %s\n", ctx.Rank(), path.c_str());
+        } catch (const std::exception& w) {
+            std::fprintf(stderr, "paralens: rank %d could not write its trace: %s\n", ctx.Rank(), w.what());
+        }
+    }
+    std::fflush(stderr);
+    std::fflush(stdout);
+    if (!ctx.Terminated()) MPI_Abort(MPI_COMM_WORLD, 3); // stop the others; mpirun sends them SIGTERM
+    std::_Exit(3); // no MPI_Finalize: it would wait for the dead rank
 }
 
 int64_t ClockBoundNs(const std::vector<ClockModel>& clocks)

@@ -7,6 +7,7 @@
 #include "mpi/MpiContext.hpp"
 #include "trace/Trace.hpp"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,11 @@ std::vector<ClockModel> GatherClocks(const Context& ctx, const ClockModel& mine,
 // Every rank's trace at rank 0, which merges them on its clock (one row per rank, by host) and
 // writes `out`; the other ranks return once their part is sent.
 void MergeAtRankZero(const Context& ctx, const std::string& out, const core::Trace& mine, double timeout);
+
+// How a rank ends after a failure (already printed): `write` saves its trace so far to `path`
+// (skipped when `path` is empty), the rank says where, and the job is aborted (mpirun stops the
+// others with SIGTERM; they notice it in their waits). Exits with code 3; never returns.
+[[noreturn]] void AbortRank(const Context& ctx, const std::string& path, const std::function<void()>& write);
 
 // The largest clock error bound of `clocks`.
 int64_t ClockBoundNs(const std::vector<ClockModel>& clocks);
