@@ -153,6 +153,15 @@ if [ "$NGPUS" -ge 2 ]; then
   done
 fi
 
+# ---- NCCL across processes: one process per GPU, the unique id over MPI (when mpirun is here) ----
+if command -v mpirun >/dev/null 2>&1 && [ "$NGPUS" -ge 1 ] && "$PARALENS" --version --json | grep -q '"mpi": true'; then
+  step "mpi-nccl-allreduce-${NGPUS}procs" env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    mpirun --oversubscribe -np "$NGPUS" "$PARALENS" run --backend mpi --workload collective --collective allreduce \
+    --min-bytes 8 --max-bytes "$MAX_BYTES" --profile cupti --json --out "$T/mpi-nccl-allreduce-${NGPUS}procs.json.gz"
+else
+  note "skipped: NCCL across processes (mpirun not found, or paralens built without MPI)"
+fi
+
 # ---- pipelines: GPipe and 1F1B, 4 stages, 8 micro-batches (virtual stages in green contexts) ----
 for schedule in gpipe 1f1b; do
   run "pipeline-$schedule-4x8-virtual" --workload pipeline --schedule "$schedule" --stages 4 --microbatches 8 --virtual

@@ -12,6 +12,9 @@
 #ifndef PARALENS_HAVE_GUI
 #define PARALENS_HAVE_GUI 0
 #endif
+#ifndef PARALENS_HAVE_MPI
+#define PARALENS_HAVE_MPI 0
+#endif
 #ifndef PARALENS_BUILD_TYPE
 #define PARALENS_BUILD_TYPE ""
 #endif
@@ -28,7 +31,8 @@ int PrintVersion(bool json)
                          {"gpuBackend", b.gpuBackend},
                          {"cuda", {{"built", b.gpuBackend}, {"version", b.cudaVersion}, {"architectures", b.cudaArchitectures}}},
                          {"nccl", {{"built", b.gpuBackend}, {"version", b.ncclVersion}, {"profilerPlugin", b.ncclProfilerPlugin}}},
-                         {"cupti", {{"built", b.cupti}, {"apiVersion", b.cuptiVersion}}}};
+                         {"cupti", {{"built", b.cupti}, {"apiVersion", b.cuptiVersion}}},
+                         {"mpi", PARALENS_HAVE_MPI != 0}};
         PrintJson(j);
         return 0;
     }
@@ -40,6 +44,7 @@ int PrintVersion(bool json)
     if (b.cupti) std::printf("  CUPTI: built (API %s)\n", b.cuptiVersion.c_str());
     else std::printf("  CUPTI: not built\n");
     std::printf("  GUI: %s\n", PARALENS_HAVE_GUI ? "built" : "not built");
+    std::printf("  MPI backend: %s\n", PARALENS_HAVE_MPI ? "built (mpirun -np N paralens run --backend mpi ...)" : "not built (Open MPI was not found)");
     return 0;
 }
 

@@ -95,6 +95,7 @@ TEST_CASE("paralens --version --json says what this build includes", "[cli]")
     CHECK(j["cuda"]["built"] == bool(PARALENS_EXPECT_GPU_BACKEND));
     CHECK(j["nccl"]["built"] == bool(PARALENS_EXPECT_GPU_BACKEND));
     CHECK(j["cupti"]["built"] == bool(PARALENS_EXPECT_CUPTI));
+    CHECK(j["mpi"] == bool(PARALENS_EXPECT_MPI));
     if (PARALENS_EXPECT_GPU_BACKEND) {
         CHECK_FALSE(j["cuda"]["version"].get<std::string>().empty());
         CHECK(j["nccl"]["version"].get<std::string>().find('.') != std::string::npos);
