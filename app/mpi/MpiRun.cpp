@@ -18,6 +18,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 namespace paralens::app::mpi {
@@ -78,7 +79,10 @@ private:
     uint32_t m_collective = 0, m_mpi = 0;
 };
 
-CaseResult RunCase(const Context& ctx, const MpiRunOptions& o, core::Collective c, core::Algorithm a, RankRecorder& rec)
+// Runs one collective x algorithm; `checkpoint` saves the trace so far when its traced iterations
+// are done and when the case ends.
+CaseResult RunCase(const Context& ctx, const MpiRunOptions& o, core::Collective c, core::Algorithm a, RankRecorder& rec,
+                   const std::function<void()>& checkpoint)
 {
     const core::CollectiveSpec spec{c, a, ctx.Size(), o.bytes, core::HasRoot(c) ? o.root : 0, 1};
     const core::Plan plan = core::BuildPlan(spec);
@@ -95,8 +99,12 @@ CaseResult RunCase(const Context& ctx, const MpiRunOptions& o, core::Collective 
         if (traced) rec.Operation(rec.CollectiveTrack(), std::string(core::Name(c)), std::string(core::Name(a)), o.bytes, i - o.warmup, span);
         r.seconds.push_back(MaxOverRanks(ctx, static_cast<double>(span.second - span.first) * 1e-9, o.timeoutSec));
         if (fresh) r.mismatch = GatherMismatch(ctx, exec.Check(), o.timeoutSec);
+        if (traced && i - o.warmup == o.traceIterations - 1) checkpoint();
     }
-    if (!o.compareMpi) return r;
+    if (!o.compareMpi) {
+        checkpoint();
+        return r;
+    }
     MpiBaseline lib(ctx, plan, o.timeoutSec);
     for (int i = 0; i < o.warmup + o.iterations; ++i) {
         Barrier(ctx, o.timeoutSec, std::string("the barrier before ") + lib.FunctionName());
@@ -106,12 +114,16 @@ CaseResult RunCase(const Context& ctx, const MpiRunOptions& o, core::Collective 
             rec.Operation(rec.MpiTrack(), lib.FunctionName(), std::string(core::Name(c)), o.bytes, i - o.warmup, span);
         r.mpiSeconds.push_back(MaxOverRanks(ctx, static_cast<double>(span.second - span.first) * 1e-9, o.timeoutSec));
     }
+    checkpoint();
     return r;
 }
 
-// Writes this rank's trace (FILE.rankN.json) and returns it; an empty Trace without --out.
+// Writes this rank's trace (FILE.rankN.json) and returns it; an empty Trace without --out. A
+// checkpoint writes a copy of the trace so far, marked incomplete, while the run goes on: Open MPI
+// itself aborts a process whose connection to a dead peer breaks (no chance to write then), and
+// the checkpoint is what such a rank leaves. The final write replaces it.
 core::Trace WriteRankTrace(const Context& ctx, const MpiRunOptions& o, RankRecorder& rec, const ClockModel& clock, bool haveEnd,
-                           const std::string& failure)
+                           const std::string& failure, bool checkpoint = false)
 {
     if (o.out.empty()) return {};
     core::Metadata& m = rec.Builder().Meta();
@@ -124,7 +136,14 @@ core::Trace WriteRankTrace(const Context& ctx, const MpiRunOptions& o, RankRecor
     m.extra.Set("rank", int64_t{ctx.Rank()});
     SetClockMeta(m, clock, haveEnd);
     if (!failure.empty()) m.extra.Set("incomplete", failure);
-    core::Trace trace = std::move(rec.Builder()).Finish();
+    core::Trace trace;
+    if (checkpoint) {
+        core::TraceBuilder copy = rec.Builder();
+        copy.Meta().extra.Set("incomplete", std::string("a checkpoint written while the run went on; the rank did not finish"));
+        trace = std::move(copy).Finish();
+    } else {
+        trace = std::move(rec.Builder()).Finish();
+    }
     core::WriteTraceFile(trace, RankTracePath(o.out, ctx.Rank()));
     return trace;
 }
@@ -194,7 +213,8 @@ int RunMpiBackend(const MpiRunOptions& o)
     std::vector<ClockModel> clocks;
     try {
         clock.start = MeasureClockOffset(ctx, kClockRounds, o.timeoutSec);
-        for (const auto& [c, a] : o.cases) results.push_back(RunCase(ctx, o, c, a, rec));
+        const auto checkpoint = [&] { WriteRankTrace(ctx, o, rec, clock, false, {}, true); };
+        for (const auto& [c, a] : o.cases) results.push_back(RunCase(ctx, o, c, a, rec, checkpoint));
         clock.end = MeasureClockOffset(ctx, kClockRounds, o.timeoutSec);
         haveEnd = true;
         const core::Trace mine = WriteRankTrace(ctx, o, rec, clock, haveEnd, {});
