@@ -11,6 +11,7 @@
 #include "common/Units.hpp"
 #include "gpu/GpuBackend.hpp"
 #include "schedule/Schedule.hpp"
+#include "trace/MetaTable.hpp"
 #include "trace/TraceFile.hpp"
 
 #include <cstdio>
@@ -18,7 +19,6 @@
 #include <cstdlib>
 #include <memory>
 #include <sstream>
-#include <variant>
 
 #if PARALENS_HAVE_MPI
 #include "mpi/MpiGpuRun.hpp"
@@ -217,48 +217,6 @@ gpu::RunRequest ToRequest(const RunOptions& o, const CLI::App& cmd)
     return r;
 }
 
-nlohmann::json ToJson(const core::MetaSection& s)
-{
-    nlohmann::json j = nlohmann::json::object();
-    for (const auto& [key, value] : s.Entries())
-        std::visit([&, k = key](const auto& v) { j[k] = v; }, value);
-    return j;
-}
-
-std::string Cell(const core::MetaValue& v)
-{
-    char buf[64];
-    if (const auto* b = std::get_if<bool>(&v)) return *b ? "yes" : "no";
-    if (const auto* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
-    if (const auto* d = std::get_if<double>(&v)) {
-        std::snprintf(buf, sizeof buf, "%.4g", *d);
-        return buf;
-    }
-    return std::get<std::string>(v);
-}
-
-void PrintTable(const std::vector<core::MetaSection>& rows)
-{
-    if (rows.empty()) return;
-    const auto& columns = rows.front().Entries();
-    std::vector<size_t> width;
-    for (const auto& [key, value] : columns) width.push_back(std::max<size_t>(key.size(), 8));
-    for (const core::MetaSection& row : rows)
-        for (size_t c = 0; c < columns.size(); ++c)
-            if (const core::MetaValue* v = row.Find(columns[c].first)) width[c] = std::max(width[c], Cell(*v).size());
-    std::printf("#");
-    for (size_t c = 0; c < columns.size(); ++c) std::printf(" %*s", static_cast<int>(width[c]), columns[c].first.c_str());
-    std::printf("\n");
-    for (const core::MetaSection& row : rows) {
-        std::printf(" ");
-        for (size_t c = 0; c < columns.size(); ++c) {
-            const core::MetaValue* v = row.Find(columns[c].first);
-            std::printf(" %*s", static_cast<int>(width[c]), v ? Cell(*v).c_str() : "-");
-        }
-        std::printf("\n");
-    }
-}
-
 int RunOnGpu(const RunOptions& o, const gpu::RunRequest& request)
 {
     if (!o.out.empty()) CheckWritable("--out", o.out);
@@ -266,19 +224,23 @@ int RunOnGpu(const RunOptions& o, const gpu::RunRequest& request)
     gpu::RunReport report = job->Wait();
     if (!o.out.empty() && report.trace) core::WriteTraceFile(*report.trace, o.out);
     if (o.json) {
-        nlohmann::json j{{"backend", "gpu"}, {"workload", gpu::Name(request.workload)}, {"summary", ToJson(report.summary)},
+        nlohmann::json j{{"backend", "gpu"}, {"workload", gpu::Name(request.workload)}, {"summary", core::ToJson(report.summary)},
                          {"checksPassed", report.checksPassed}, {"notes", report.notes}};
         j["rows"] = nlohmann::json::array();
-        for (const core::MetaSection& row : report.rows) j["rows"].push_back(ToJson(row));
+        for (const core::MetaSection& row : report.rows) j["rows"].push_back(nlohmann::json(core::ToJson(row)));
         if (report.trace) j["spans"] = report.trace->SpanCount();
         if (!o.out.empty()) j["out"] = o.out;
         PrintJson(j);
     } else {
         std::printf("# paralens run --workload %s: %s\n", std::string(gpu::Name(request.workload)).c_str(),
                     report.summary.GetString("gpu").c_str());
-        PrintTable(report.rows);
+        nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+        for (const core::MetaSection& row : report.rows) rows.push_back(core::ToJson(row));
+        std::fputs(core::FormatTable(rows).c_str(), stdout);
         std::printf("#\n");
-        for (const auto& [key, value] : report.summary.Entries()) std::printf("# %s: %s\n", key.c_str(), Cell(value).c_str());
+        const nlohmann::ordered_json summary = core::ToJson(report.summary);
+        for (const auto& [key, value] : summary.items())
+            std::printf("# %s: %s\n", key.c_str(), core::FormatCell(value).c_str());
         for (const std::string& n : report.notes) std::printf("# note: %s\n", n.c_str());
         if (!o.out.empty()) std::printf("# trace: %s (%zu spans)\n", o.out.c_str(), report.trace ? report.trace->SpanCount() : 0);
     }

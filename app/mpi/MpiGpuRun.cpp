@@ -10,6 +10,7 @@
 #include "mpi/MpiSync.hpp"
 #include "mpi/NcclBootstrap.hpp"
 #include "mpi/RankTraces.hpp"
+#include "trace/MetaTable.hpp"
 #include "trace/TraceFile.hpp"
 #include "trace/TraceMerge.hpp"
 
@@ -19,21 +20,13 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <thread>
-#include <variant>
 
 namespace paralens::app::mpi {
 
 namespace {
 
-using Json = nlohmann::json;
+using Json = nlohmann::ordered_json; // keys keep their order: the table's columns
 constexpr int kClockRounds = 16;
-
-Json ToJson(const core::MetaSection& s)
-{
-    Json j = Json::object();
-    for (const auto& [key, value] : s.Entries()) std::visit([&, k = key](const auto& v) { j[k] = v; }, value);
-    return j;
-}
 
 // What one rank hands rank 0 after its run.
 struct RankResult {
@@ -103,39 +96,6 @@ Json CombineGemmRows(const std::vector<RankResult>& ranks)
     return rows;
 }
 
-std::string CellText(const Json& v)
-{
-    char buf[64];
-    if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
-    if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
-    if (v.is_number()) {
-        std::snprintf(buf, sizeof buf, "%.4g", v.get<double>());
-        return buf;
-    }
-    return v.is_string() ? v.get<std::string>() : v.dump();
-}
-
-void PrintRows(const Json& rows)
-{
-    if (rows.empty()) return;
-    std::vector<std::string> columns;
-    for (auto& [key, value] : rows.front().items()) columns.push_back(key);
-    std::vector<size_t> width;
-    for (const std::string& c : columns) width.push_back(std::max<size_t>(c.size(), 8));
-    for (const Json& row : rows)
-        for (size_t c = 0; c < columns.size(); ++c)
-            if (row.contains(columns[c])) width[c] = std::max(width[c], CellText(row[columns[c]]).size());
-    std::printf("#");
-    for (size_t c = 0; c < columns.size(); ++c) std::printf(" %*s", static_cast<int>(width[c]), columns[c].c_str());
-    std::printf("\n");
-    for (const Json& row : rows) {
-        std::printf(" ");
-        for (size_t c = 0; c < columns.size(); ++c)
-            std::printf(" %*s", static_cast<int>(width[c]), row.contains(columns[c]) ? CellText(row[columns[c]]).c_str() : "-");
-        std::printf("\n");
-    }
-}
-
 void Report(const MpiGpuRunOptions& o, const std::vector<RankResult>& ranks, const std::vector<ClockModel>& clocks)
 {
     const gpu::RunRequest& req = o.request;
@@ -162,10 +122,10 @@ void Report(const MpiGpuRunOptions& o, const std::vector<RankResult>& ranks, con
         std::printf("# paralens run --backend mpi --workload %s: %zu processes, one GPU each%s\n",
                     std::string(gpu::Name(req.workload)).c_str(), ranks.size(),
                     collective ? (", NCCL " + std::string(core::Name(req.collective.collective)) + " (time: the slowest rank)").c_str() : "");
-        PrintRows(rows);
+        std::fputs(core::FormatTable(rows).c_str(), stdout);
         for (const Json& r : perRank)
-            std::printf("# rank %s: %s, GPU %s (%s), timing %s\n", CellText(r["rank"]).c_str(), r["host"].get<std::string>().c_str(),
-                        CellText(r["gpu"]).c_str(), r["gpuName"].get<std::string>().c_str(), r["timing"].get<std::string>().c_str());
+            std::printf("# rank %s: %s, GPU %s (%s), timing %s\n", core::FormatCell(r["rank"]).c_str(), r["host"].get<std::string>().c_str(),
+                        core::FormatCell(r["gpu"]).c_str(), r["gpuName"].get<std::string>().c_str(), r["timing"].get<std::string>().c_str());
         std::printf("# clocks aligned to rank 0 within %s (ping-pong at start and end)\n",
                     core::FormatSeconds(static_cast<double>(bound) * 1e-9).c_str());
         for (const std::string& n : notes) std::printf("# note: %s\n", n.c_str());
@@ -241,7 +201,7 @@ int RunRank(const Context& ctx, const MpiGpuRunOptions& o, const gpu::RunRequest
     result.gpuName = gpuName;
     result.timing = report.trace ? report.trace->Meta().extra.GetString("timing") : std::string();
     result.checksPassed = report.checksPassed;
-    for (const core::MetaSection& row : report.rows) result.rows.push_back(ToJson(row));
+    for (const core::MetaSection& row : report.rows) result.rows.push_back(core::ToJson(row));
     result.notes = report.notes;
     const std::vector<std::string> packed = GatherText(ctx, Pack(result).dump(), o.timeoutSec, "gathering the results");
     const std::vector<ClockModel> clocks = GatherClocks(ctx, st.clock, o.timeoutSec);
