@@ -24,6 +24,9 @@ struct ClockModel {
     int64_t BoundNs() const { return start.boundNs > end.boundNs ? start.boundNs : end.boundNs; }
 };
 
+// The ping-pong rounds of one measurement in a run (the shortest round trip of them wins).
+inline constexpr int kClockRounds = 16;
+
 // Collective over MPI_COMM_WORLD; every rank gets its own sample (rank 0: offset 0, bound 0).
 ClockSample MeasureClockOffset(const Context& ctx, int rounds, double timeoutSec);
 

@@ -26,7 +26,6 @@ namespace paralens::app::mpi {
 namespace {
 
 using Json = nlohmann::ordered_json; // keys keep their order: the table's columns
-constexpr int kClockRounds = 16;
 
 // What one rank hands rank 0 after its run.
 struct RankResult {

@@ -25,8 +25,6 @@ namespace paralens::app::mpi {
 
 namespace {
 
-constexpr int kClockRounds = 16;
-
 struct CaseResult {
     core::Collective collective;
     core::Algorithm algorithm;

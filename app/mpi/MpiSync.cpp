@@ -27,16 +27,8 @@ void Barrier(const Context& ctx, double timeout, const std::string& what)
 
 std::string GatherMismatch(const Context& ctx, const std::string& local, double timeout)
 {
-    std::vector<char> buf(512, 0);
-    std::copy_n(local.begin(), std::min(local.size(), buf.size() - 1), buf.begin());
-    std::vector<char> all(ctx.Rank() == 0 ? buf.size() * static_cast<size_t>(ctx.Size()) : 0);
-    MPI_Request req;
-    PARALENS_MPI_CHECK(MPI_Igather(buf.data(), static_cast<int>(buf.size()), MPI_CHAR, all.data(), static_cast<int>(buf.size()),
-                                   MPI_CHAR, 0, MPI_COMM_WORLD, &req));
-    const int any = 0;
-    ctx.WaitAll(std::span<MPI_Request>(&req, 1), std::span<const int>(&any, 1), timeout, "checking the results");
-    for (int r = 0; r < ctx.Size() && ctx.Rank() == 0; ++r)
-        if (all[static_cast<size_t>(r) * buf.size()] != 0) return std::string(&all[static_cast<size_t>(r) * buf.size()]);
+    for (const std::string& text : GatherText(ctx, local, timeout, "checking the results"))
+        if (!text.empty()) return text;
     return {};
 }
 
