@@ -81,6 +81,23 @@ std::pair<int64_t, int64_t> FinishTrack(Track& track)
     auto& spans = track.spans;
     if (!std::is_sorted(spans.begin(), spans.end(), SpanOrder))
         std::stable_sort(spans.begin(), spans.end(), SpanOrder);
+    // Most tracks never overlap themselves (a stage's compute, a rank's sends): all at depth 0.
+    int64_t reach = std::numeric_limits<int64_t>::min();
+    bool flat = true;
+    for (const Span& s : spans) {
+        if (s.startNs < reach) {
+            flat = false;
+            break;
+        }
+        reach = std::max(reach, s.endNs);
+    }
+    if (flat) {
+        for (Span& s : spans) s.depth = 0;
+        track.depthBegin.assign({0, static_cast<uint32_t>(spans.size())});
+        if (spans.empty()) track.depthBegin.assign(1, 0);
+        return spans.empty() ? std::pair{std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()}
+                             : std::pair{spans.front().startNs, reach};
+    }
     // One pass: each span takes the lowest level free at its start. Levels in use wait in a heap
     // by their end, released levels in a heap by number: O(n log depth) however deep the nesting.
     using EndLevel = std::pair<int64_t, size_t>;
