@@ -12,6 +12,7 @@
 #include "trace/TraceBuilder.hpp"
 #include "trace/RankTraceMerge.hpp"
 #include "trace/TraceFile.hpp"
+#include "live/LiveProtocol.hpp"
 
 #include <algorithm>
 #include <array>
@@ -79,8 +80,10 @@ private:
 
 // Runs one collective x algorithm; `checkpoint` saves the trace so far when its traced iterations
 // are done and when the case ends.
+// `onIteration(label, done, total)` runs after each iteration, outside the timed region (it
+// streams the spans recorded so far to a live launcher).
 CaseResult RunCase(const Context& ctx, const MpiRunOptions& o, core::Collective c, core::Algorithm a, RankRecorder& rec,
-                   const std::function<void()>& checkpoint)
+                   const std::function<void()>& checkpoint, const std::function<void(const std::string&, int, int)>& onIteration)
 {
     const core::CollectiveSpec spec{c, a, ctx.Size(), o.bytes, core::HasRoot(c) ? o.root : 0, 1};
     const core::Plan plan = core::BuildPlan(spec);
@@ -98,6 +101,7 @@ CaseResult RunCase(const Context& ctx, const MpiRunOptions& o, core::Collective 
         r.seconds.push_back(MaxOverRanks(ctx, static_cast<double>(span.second - span.first) * 1e-9, o.timeoutSec));
         if (fresh) r.mismatch = GatherMismatch(ctx, exec.Check(), o.timeoutSec);
         if (traced && i - o.warmup == o.traceIterations - 1) checkpoint();
+        onIteration(label, i - o.warmup + 1, o.iterations);
     }
     if (!o.compareMpi) {
         checkpoint();
@@ -111,6 +115,7 @@ CaseResult RunCase(const Context& ctx, const MpiRunOptions& o, core::Collective 
         if (i - o.warmup < o.traceIterations)
             rec.Operation(rec.MpiTrack(), lib.FunctionName(), std::string(core::Name(c)), o.bytes, i - o.warmup, span);
         r.mpiSeconds.push_back(MaxOverRanks(ctx, static_cast<double>(span.second - span.first) * 1e-9, o.timeoutSec));
+        onIteration(std::string(lib.FunctionName()), i - o.warmup + 1, o.iterations);
     }
     checkpoint();
     return r;
@@ -191,6 +196,44 @@ void Report(const MpiRunOptions& o, int ranks, const std::vector<CaseResult>& re
     std::fflush(stdout);
 }
 
+// What the live launcher shows about the run: the workload (the first case; a Plan's flow view
+// comes back from it) and one row per case.
+core::Metadata LiveMeta(const MpiRunOptions& o, int ranks)
+{
+    core::Metadata m;
+    m.workload.Set("kind", std::string("collective"));
+    if (!o.cases.empty()) {
+        m.workload.Set("collective", std::string(core::Name(o.cases.front().first)));
+        m.workload.Set("algorithm", std::string(core::Name(o.cases.front().second)));
+    }
+    m.workload.Set("ranks", int64_t{ranks});
+    m.workload.Set("bytes", static_cast<int64_t>(o.bytes));
+    m.workload.Set("root", int64_t{o.root});
+    m.workload.Set("iterations", int64_t{o.iterations});
+    m.workload.Set("warmup", int64_t{o.warmup});
+    return m;
+}
+
+std::vector<core::MetaSection> LiveRows(const MpiRunOptions& o, int ranks, const std::vector<CaseResult>& results)
+{
+    std::vector<core::MetaSection> rows;
+    for (const CaseResult& r : results) {
+        core::MetaSection row;
+        const double t = Median(r.seconds), algbw = core::AlgBwGBps(o.bytes, t);
+        row.Set("collective", std::string(core::Name(r.collective)));
+        row.Set("algorithm", std::string(core::Name(r.algorithm)));
+        row.Set("bytes", static_cast<int64_t>(o.bytes));
+        row.Set("seconds", t);
+        row.Set("algbwGBps", algbw);
+        row.Set("busbwGBps", algbw * core::BusBwFactor(r.collective, ranks));
+        if (o.compareMpi) row.Set("mpiLibrarySeconds", Median(r.mpiSeconds));
+        if (o.check) row.Set("correct", r.mismatch.empty());
+        if (!r.mismatch.empty()) row.Set("mismatch", r.mismatch);
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
 } // namespace
 
 std::string RankTracePath(const std::string& out, int rank)
@@ -205,25 +248,47 @@ int RunMpiBackend(const MpiRunOptions& o)
 {
     Context ctx(nullptr, nullptr);
     RankRecorder rec(ctx);
+    live::LiveStream stream(ctx.Rank(), ctx.Size(), ctx.Host());
     ClockModel clock;
     bool haveEnd = false;
     std::vector<CaseResult> results;
     std::vector<ClockModel> clocks;
     try {
         clock.start = MeasureClockOffset(ctx, kClockRounds, o.timeoutSec);
+        stream.Send(live::EncodeClock(false, clock.start.localNs, clock.start.offsetNs, clock.start.boundNs));
+        if (ctx.Rank() == 0) stream.Send(live::EncodeMeta(LiveMeta(o, ctx.Size())));
         const auto checkpoint = [&] { WriteRankTrace(ctx, o, rec, clock, false, {}, true); };
-        for (const auto& [c, a] : o.cases) results.push_back(RunCase(ctx, o, c, a, rec, checkpoint));
+        const double cases = static_cast<double>(o.cases.size()) * (o.compareMpi ? 2.0 : 1.0);
+        int caseIndex = 0;
+        const auto onIteration = [&](const std::string& label, int done, int total) {
+            stream.FlushSpans(rec.Builder(), done == total ? 0 : 20'000'000);
+            if (ctx.Rank() == 0 && (done == total || stream.Enabled()))
+                stream.Send(live::EncodeProgress(label + ": iteration " + std::to_string(done) + " of " + std::to_string(total),
+                                                 std::min(1.0, (caseIndex + static_cast<double>(done) / total) / cases)));
+            if (done == total) ++caseIndex;
+        };
+        for (const auto& [c, a] : o.cases) results.push_back(RunCase(ctx, o, c, a, rec, checkpoint, onIteration));
         clock.end = MeasureClockOffset(ctx, kClockRounds, o.timeoutSec);
         haveEnd = true;
+        stream.Send(live::EncodeClock(true, clock.end.localNs, clock.end.offsetNs, clock.end.boundNs));
+        stream.FlushSpans(rec.Builder());
         const core::Trace mine = WriteRankTrace(ctx, o, rec, clock, haveEnd, {});
         clocks = GatherClocks(ctx, clock, o.timeoutSec);
         if (!o.out.empty()) MergeAtRankZero(ctx, o.out, mine, o.timeoutSec);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "paralens: %s\n", e.what());
+        stream.FlushSpans(rec.Builder());
+        stream.Send(live::EncodeError(e.what()));
         AbortRank(ctx, o.out.empty() ? std::string() : RankTracePath(o.out, ctx.Rank()),
                   [&] { WriteRankTrace(ctx, o, rec, clock, haveEnd, e.what()); });
     }
-    if (ctx.Rank() == 0) Report(o, ctx.Size(), results, clocks);
+    if (ctx.Rank() == 0) {
+        Report(o, ctx.Size(), results, clocks);
+        bool ok = true;
+        for (const CaseResult& r : results) ok = ok && r.mismatch.empty();
+        stream.Send(live::EncodeResult(ok, LiveRows(o, ctx.Size(), results)));
+    }
+    stream.Send(live::EncodeDone());
     for (const CaseResult& r : results)
         if (!r.mismatch.empty()) return 4;
     return 0;

@@ -300,4 +300,6 @@ double BusBwFactor(Collective c, int p)
 
 double AlgBwGBps(uint64_t bytes, double seconds) { return seconds > 0 ? static_cast<double>(bytes) / seconds / 1e9 : 0.0; }
 
+double MessageSeconds(double bytes, const CostParams& k) { return k.alphaSec + bytes * k.betaSecPerByte; }
+
 } // namespace paralens::core

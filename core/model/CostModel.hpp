@@ -18,6 +18,9 @@ struct CostParams {
 // Meant for p a power of two and n divisible by p; elsewhere it is the lectures' approximation.
 double LectureSeconds(Collective c, Algorithm a, int p, double n, const CostParams& k);
 
+// One point-to-point message of `bytes`: T = alpha + n beta (FORMULAS.md).
+double MessageSeconds(double bytes, const CostParams& k);
+
 // The formula in words and symbols, e.g. "2(p-1)a + 2(p-1)/p n b + (p-1)/p n g".
 std::string FormulaText(Collective c, Algorithm a);
 

@@ -191,4 +191,10 @@ Trace TraceBuilder::Finish() &&
     return std::move(m_trace);
 }
 
+Trace TraceBuilder::WithMetadata(Trace&& trace, Metadata meta)
+{
+    trace.m_meta = std::move(meta);
+    return std::move(trace);
+}
+
 } // namespace paralens::core

@@ -41,6 +41,10 @@ public:
     // O(n log depth)), sorts flows and samples, computes the extent.
     Trace Finish() &&;
 
+    // The same trace under other metadata (a merge's result given its run's title and sections);
+    // no copy of the spans.
+    static Trace WithMetadata(Trace&& trace, Metadata meta);
+
 private:
     Trace m_trace;
 };

@@ -1,8 +1,8 @@
-#include "GpuJob.hpp"
+#include "run/Job.hpp"
 
 #include "common/Error.hpp"
 
-namespace paralens::gpu {
+namespace paralens::core {
 
 bool JobContext::CancelRequested() const { return m_job.m_cancel.load(); }
 
@@ -17,22 +17,22 @@ void JobContext::SetProgress(std::string phase, double fraction)
     m_job.m_progress = JobProgress{std::move(phase), fraction};
 }
 
-void JobContext::Publish(std::shared_ptr<const core::Trace> snapshot)
+void JobContext::Publish(std::shared_ptr<const Trace> snapshot)
 {
     std::lock_guard<std::mutex> lock(m_job.m_mutex);
     m_job.m_snapshot = std::move(snapshot);
     ++m_job.m_version;
 }
 
-GpuJob::GpuJob(Body body) { m_thread = std::thread([this, b = std::move(body)]() mutable { Run(std::move(b)); }); }
+Job::Job(Body body) { m_thread = std::thread([this, b = std::move(body)]() mutable { Run(std::move(b)); }); }
 
-GpuJob::~GpuJob()
+Job::~Job()
 {
     Cancel();
     if (m_thread.joinable()) m_thread.join();
 }
 
-void GpuJob::Run(Body body)
+void Job::Run(Body body)
 {
     RunReport report;
     std::exception_ptr error;
@@ -56,13 +56,13 @@ void GpuJob::Run(Body body)
     m_finished.notify_all();
 }
 
-JobProgress GpuJob::Progress() const
+JobProgress Job::Progress() const
 {
     std::lock_guard<std::mutex> lock(m_mutex);
     return m_progress;
 }
 
-std::shared_ptr<const core::Trace> GpuJob::Latest(uint64_t* version) const
+std::shared_ptr<const Trace> Job::Latest(uint64_t* version) const
 {
     std::lock_guard<std::mutex> lock(m_mutex);
     if (!m_snapshot || m_version <= *version) return nullptr;
@@ -70,7 +70,13 @@ std::shared_ptr<const core::Trace> GpuJob::Latest(uint64_t* version) const
     return m_snapshot;
 }
 
-RunReport GpuJob::Wait()
+uint64_t Job::Version() const
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return m_version;
+}
+
+RunReport Job::Wait()
 {
     std::unique_lock<std::mutex> lock(m_mutex);
     m_finished.wait(lock, [this] { return m_done.load(); });
@@ -78,4 +84,4 @@ RunReport GpuJob::Wait()
     return m_report;
 }
 
-} // namespace paralens::gpu
+} // namespace paralens::core
