@@ -29,6 +29,15 @@ if(NOT PARALENS_WITH_GUI STREQUAL "OFF")
   endif()
 endif()
 
+# ---- OpenBLAS (Debian's libopenblas-dev): the real CPU GEMMs of pipeline stage processes ----
+set(PARALENS_HAVE_BLAS OFF)
+set(BLA_VENDOR OpenBLAS)
+find_package(BLAS QUIET)
+find_path(PARALENS_CBLAS_INCLUDE cblas.h PATH_SUFFIXES openblas x86_64-linux-gnu/openblas-pthread)
+if(BLAS_FOUND AND PARALENS_CBLAS_INCLUDE)
+  set(PARALENS_HAVE_BLAS ON)
+endif()
+
 # ---- MPI (Open MPI from Debian): the multi-process backend of `paralens run` ----
 set(PARALENS_HAVE_MPI OFF)
 if(NOT PARALENS_WITH_MPI STREQUAL "OFF")

@@ -7,6 +7,7 @@ message(STATUS "  CUDA            : ${PARALENS_HAVE_CUDA}   (PARALENS_WITH_CUDA=
 message(STATUS "  NCCL            : ${PARALENS_HAVE_NCCL}   ${NCCL_LIBRARY}")
 message(STATUS "  CUPTI           : ${PARALENS_HAVE_CUPTI}   ${CUPTI_LIBRARY}")
 message(STATUS "  MPI             : ${PARALENS_HAVE_MPI}   ${MPIEXEC_EXECUTABLE}")
+message(STATUS "  OpenBLAS        : ${PARALENS_HAVE_BLAS}   (pipeline stages as processes: real CPU GEMMs)")
 message(STATUS "  tests / bench   : ${PARALENS_BUILD_TESTS} / ${PARALENS_BUILD_BENCH}")
 message(STATUS "  paralens binary : ${CMAKE_RUNTIME_OUTPUT_DIRECTORY}/paralens")
 message(STATUS "")

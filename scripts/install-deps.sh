@@ -9,6 +9,7 @@ packages=(
   nlohmann-json3-dev libsimdjson-dev libcli11-dev zlib1g-dev
   catch2                                                  # tests (Catch2 v2)
   openmpi-bin libopenmpi-dev                              # the MPI backend (paralens run --backend mpi)
+  libopenblas-dev                                         # real CPU GEMMs of pipeline stage processes
   xvfb xauth libgl1-mesa-dri fonts-dejavu-core           # GUI tests under a virtual display
 )
 

@@ -22,6 +22,7 @@
 
 #if PARALENS_HAVE_MPI
 #include "mpi/MpiGpuRun.hpp"
+#include "mpi/MpiPipeline.hpp"
 #include "mpi/MpiRun.hpp"
 #endif
 
@@ -58,6 +59,7 @@ struct RunOptions {
     // pipeline
     std::string schedule = "1f1b";
     int stages = 4, microbatches = 8, chunks = 1, layers = 2, hidden = 4096, ffn = 16384, tokens = 4096;
+    double forwardMs = 20.0; // mpi pipeline: a forward's target time on this CPU
     std::string smPartition = "auto";
     bool recompute = false;
     // gemm
@@ -74,7 +76,7 @@ struct RunOptions {
 const std::vector<std::string> kMpiOptions{"--backend", "--workload", "--collective", "--algorithm", "--bytes", "--root",
                                            "--warmup", "--iters", "--no-check", "--seed", "--timeout-s", "--trace-iterations",
                                            "--no-mpi-compare", "--out", "--json"};
-const std::vector<std::string> kMpiOnly{"--timeout-s", "--trace-iterations", "--no-mpi-compare"};
+const std::vector<std::string> kMpiOnly{"--timeout-s", "--trace-iterations", "--no-mpi-compare", "--forward-ms"};
 
 // Options that only one workload reads: given with another, they are a mistake worth naming.
 struct OnlyFor {
@@ -290,18 +292,55 @@ int RunGpusOnMpi(const RunOptions& o, const CLI::App& cmd)
 #endif
 }
 
+// --backend mpi --workload pipeline: one stage per process, real CPU GEMMs, real activations.
+int RunPipelineOnMpi(const RunOptions& o, const CLI::App& cmd)
+{
+    static const std::vector<std::string> accepted{"--backend", "--workload", "--schedule", "--microbatches", "--chunks", "--recompute",
+                                                   "--tokens", "--hidden", "--forward-ms", "--iters", "--warmup", "--timeout-s", "--out", "--json"};
+    for (const CLI::Option* opt : cmd.get_options())
+        if (opt->count() > 0 && std::find(accepted.begin(), accepted.end(), opt->get_name()) == accepted.end())
+            throw Error(opt->get_name() + " does not apply to --backend mpi --workload pipeline (the stages are the mpirun processes)");
+    auto kind = core::ParseScheduleKind(o.schedule);
+    if (!kind) throw Error("--schedule: unknown schedule '" + o.schedule + "'; accepted: " + core::ScheduleNamesList());
+    Require(o.iters != 0 && o.warmup >= -1, "--iters must be at least 1 and --warmup at least 0");
+    Require(o.timeoutSec > 0, "--timeout-s must be > 0");
+    Require(o.forwardMs > 0 && o.forwardMs <= 10000, "--forward-ms must be in (0, 10000]");
+    Require(cmd.count("--tokens") == 0 || (o.tokens >= 16 && o.tokens <= 65536), "--tokens must be from 16 to 65536");
+    Require(cmd.count("--hidden") == 0 || (o.hidden >= 16 && o.hidden <= 65536), "--hidden must be from 16 to 65536");
+#if PARALENS_HAVE_MPI
+    mpi::MpiPipelineOptions m;
+    m.schedule = *kind;
+    m.microBatches = o.microbatches;
+    m.chunks = o.chunks;
+    m.recompute = o.recompute;
+    m.tokens = cmd.count("--tokens") > 0 ? o.tokens : 256;
+    m.hidden = cmd.count("--hidden") > 0 ? o.hidden : 0;
+    m.forwardMs = o.forwardMs;
+    m.iterations = o.iters >= 0 ? o.iters : 3;
+    m.warmup = o.warmup >= 0 ? o.warmup : 1;
+    m.timeoutSec = o.timeoutSec;
+    m.out = o.out;
+    m.json = o.json;
+    if (!o.out.empty()) CheckWritable("--out", o.out);
+    return mpi::RunMpiPipeline(m);
+#else
+    throw Unavailable("--backend mpi: this paralens was built without MPI (install openmpi-bin and libopenmpi-dev, then rebuild)");
+#endif
+}
+
 // --backend mpi: Plans between the processes of an mpirun job.
 int RunOnMpi(const RunOptions& o, const CLI::App& cmd)
 {
     if (o.workload == "collective" || o.workload == "gemm") return RunGpusOnMpi(o, cmd);
+    if (o.workload == "pipeline") return RunPipelineOnMpi(o, cmd);
     for (const CLI::Option* opt : cmd.get_options()) {
         const std::string name = opt->get_name();
         if (opt->count() > 0 && std::find(kMpiOptions.begin(), kMpiOptions.end(), name) == kMpiOptions.end())
             throw Error(name + " does not apply to --backend mpi");
     }
     if (!o.workload.empty() && o.workload != "plan")
-        throw Error("--workload: --backend mpi runs core Plans between processes (plan, the default) or one GPU per "
-                    "process (collective, gemm), not " + o.workload);
+        throw Error("--workload: --backend mpi runs core Plans between processes (plan, the default), a pipeline schedule "
+                    "with one stage per process (pipeline), or one GPU per process (collective, gemm), not " + o.workload);
 #if PARALENS_HAVE_MPI
     Require(o.iters != 0 && o.warmup >= -1, "--iters must be at least 1 and --warmup at least 0");
     Require(o.timeoutSec > 0, "--timeout-s must be > 0");
@@ -341,7 +380,7 @@ void AddOptions(CLI::App* cmd, RunOptions& o)
     cmd->add_option("--backend", o.backend, "Where the workload runs: gpu (this machine's GPUs), mpi (the processes of "
                                             "mpirun -np N paralens run --backend mpi ...)")->capture_default_str();
     cmd->add_option("--workload,-w", o.workload, "gpu: collective (NCCL), plan (a core Plan step by step), pipeline, gemm; "
-                                                 "mpi: plan (the default; CPU processes), collective or gemm (one GPU per process)");
+                                                 "mpi: plan (the default; CPU processes), pipeline (one stage per CPU process, OpenBLAS GEMMs), collective or gemm (one GPU per process)");
     cmd->add_option("--profile", o.profile, "GPU timeline: auto (CUPTI, else CUDA events), cupti, events")->capture_default_str();
     cmd->add_option("--gpus", o.gpus, "GPU indices (0,1,...) or all")->capture_default_str();
     cmd->add_option("--warmup", o.warmup, "Warm-up iterations (default 5; plan 2; pipeline 1)");
@@ -376,6 +415,8 @@ void AddOptions(CLI::App* cmd, RunOptions& o)
     cmd->add_option("--tokens", o.tokens, "Rows of one micro-batch (batch x sequence)")->capture_default_str();
     cmd->add_option("--sm-partition", o.smPartition, "Virtual stages: auto, green (green contexts), none")->capture_default_str();
     cmd->add_flag("--recompute", o.recompute, "Full activation recomputation before each backward");
+    cmd->add_option("--forward-ms", o.forwardMs, "mpi pipeline: a forward's target time; the GEMMs are sized from the CPU's probed "
+                                                 "sgemm peak (unless --hidden is given)")->capture_default_str();
     cmd->add_option("--shapes", o.shapes, "GEMM shapes MxNxK (or one size), comma-separated or repeated");
     cmd->add_option("--timeout-s", o.timeoutSec, "mpi: a rank silent this long is declared dead or hung")->capture_default_str();
     cmd->add_option("--trace-iterations", o.traceIterations, "mpi: timed iterations recorded in the traces (the first ones)")

@@ -42,6 +42,7 @@ void LiveCollector::Apply(int connection, const std::string& line)
         r.connected = true;
         r.pid = m.pid;
         r.host = m.host;
+        r.kind = m.kind;
         m_rankOfConnection[connection] = m.rank;
         return;
     }
@@ -103,7 +104,7 @@ std::shared_ptr<const core::Trace> LiveCollector::Merge(const std::string& title
         const RankState& r = m_ranks[i];
         if (!r.haveClockStart) continue;
         core::TraceBuilder b;
-        const uint32_t d = b.AddDevice("rank " + std::to_string(i), core::DeviceKind::Cpu, static_cast<int32_t>(i), r.host);
+        const uint32_t d = b.AddDevice("rank " + std::to_string(i), r.kind, static_cast<int32_t>(i), r.host);
         for (const std::string& name : r.trackOrder) {
             const uint32_t t = b.AddTrack(d, name);
             const std::vector<LiveSpan>& spans = r.tracks.at(name);

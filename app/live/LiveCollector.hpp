@@ -18,6 +18,7 @@ struct RankState {
     bool done = false;
     int64_t pid = 0;
     std::string host;
+    core::DeviceKind kind = core::DeviceKind::Cpu;
     bool haveClockStart = false, haveClockEnd = false;
     int64_t clockStartLocalNs = 0, clockStartOffsetNs = 0, clockStartBoundNs = 0;
     int64_t clockEndLocalNs = 0, clockEndOffsetNs = 0, clockEndBoundNs = 0;

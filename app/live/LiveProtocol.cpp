@@ -127,6 +127,11 @@ LiveMessage ParseLiveMessage(const std::string& line, const std::string& who)
         m.rank = static_cast<int>(Int(j, "rank", who, 0, m.size - 1));
         m.pid = Int(j, "pid", who, 1, INT32_MAX);
         m.host = Text(j, "host", who, 256);
+        if (j.contains("kind")) {
+            const std::string k = Text(j, "kind", who, 16);
+            if (k != "cpu" && k != "process") Refuse(who, "'kind' must be cpu or process");
+            m.kind = core::ParseDeviceKind(k);
+        }
     } else if (t == "meta") {
         m.type = MessageType::Meta;
         if (j.contains("workload")) m.workload = Section(j["workload"], who);
@@ -173,9 +178,10 @@ LiveMessage ParseLiveMessage(const std::string& line, const std::string& who)
     return m;
 }
 
-std::string EncodeHello(const std::string& secret, int rank, int size, int64_t pid, const std::string& host)
+std::string EncodeHello(const std::string& secret, int rank, int size, int64_t pid, const std::string& host, core::DeviceKind kind)
 {
-    return json{{"t", "hello"}, {"v", kProtocolVersion}, {"secret", secret}, {"rank", rank}, {"size", size}, {"pid", pid}, {"host", host}}
+    return json{{"t", "hello"}, {"v", kProtocolVersion}, {"secret", secret}, {"rank", rank}, {"size", size}, {"pid", pid}, {"host", host},
+                {"kind", std::string(core::Name(kind))}}
         .dump();
 }
 
@@ -216,7 +222,7 @@ std::string EncodeError(const std::string& message) { return json{{"t", "error"}
 
 std::string EncodeDone() { return json{{"t", "done"}}.dump(); }
 
-LiveStream::LiveStream(int rank, int size, const std::string& host)
+LiveStream::LiveStream(int rank, int size, const std::string& host, core::DeviceKind kind)
 {
     const char* path = std::getenv(kSocketEnv);
     const char* secret = std::getenv(kSecretEnv);
@@ -235,7 +241,7 @@ LiveStream::LiveStream(int rank, int size, const std::string& host)
         m_fd = -1;
         return;
     }
-    Send(EncodeHello(secret ? secret : "", rank, size, static_cast<int64_t>(::getpid()), host));
+    Send(EncodeHello(secret ? secret : "", rank, size, static_cast<int64_t>(::getpid()), host, kind));
 }
 
 LiveStream::~LiveStream()

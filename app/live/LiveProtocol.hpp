@@ -3,7 +3,7 @@
 // started by that launcher with a per-run secret (passed in the environment, not on the command
 // line), and streams what it measured as it goes: newline-delimited JSON objects, one per line.
 //
-//   {"t":"hello","v":1,"secret":S,"rank":r,"size":n,"pid":p,"host":h}   first, exactly once
+//   {"t":"hello","v":1,"secret":S,"rank":r,"size":n,"pid":p,"host":h,"kind":"cpu"|"process"}  first, once
 //   {"t":"meta","workload":{...},"model":{...},"results":{...}}         metadata (rank 0)
 //   {"t":"clock","at":"start"|"end","localNs":..,"offsetNs":..,"boundNs":..}
 //   {"t":"spans","track":NAME,"spans":[[startNs,endNs,bytes,flops,predictedNs,name,detail,
@@ -47,6 +47,7 @@ struct LiveMessage {
     int rank = 0, size = 0;
     int64_t pid = 0;
     std::string secret, host;
+    core::DeviceKind kind = core::DeviceKind::Cpu; // the rank's row: cpu (messages only) or process (does work)
     // meta: sections of core::Metadata
     core::MetaSection workload, model, results;
     // clock
@@ -68,7 +69,8 @@ struct LiveMessage {
 LiveMessage ParseLiveMessage(const std::string& line, const std::string& who);
 
 // Encoders (no trailing newline).
-std::string EncodeHello(const std::string& secret, int rank, int size, int64_t pid, const std::string& host);
+std::string EncodeHello(const std::string& secret, int rank, int size, int64_t pid, const std::string& host,
+                        core::DeviceKind kind = core::DeviceKind::Cpu);
 std::string EncodeMeta(const core::Metadata& meta);
 std::string EncodeClock(bool end, int64_t localNs, int64_t offsetNs, int64_t boundNs);
 std::string EncodeSpans(const std::string& track, const core::TraceBuilder& builder, const std::vector<core::Span>& spans);
@@ -83,7 +85,7 @@ std::string EncodeDone();
 // itself goes on. Not thread-safe: one per process, from one thread.
 class LiveStream {
 public:
-    LiveStream(int rank, int size, const std::string& host);
+    LiveStream(int rank, int size, const std::string& host, core::DeviceKind kind = core::DeviceKind::Cpu);
     ~LiveStream();
     LiveStream(const LiveStream&) = delete;
     LiveStream& operator=(const LiveStream&) = delete;

@@ -38,7 +38,10 @@ inline constexpr int kSpanCategoryCount = 13;
 std::string_view Name(SpanCategory c);
 SpanCategory ParseSpanCategory(std::string_view name); // unknown names map to Other
 
-enum class DeviceKind : uint8_t { Modelled, Gpu, VirtualGpu, Cpu };
+// Cpu: a host thread beside the devices (profiler traces); analyses of devices skip it.
+// Process: a rank that is a CPU process doing the work itself (the processes backend's pipeline
+// stages); analysed like a GPU.
+enum class DeviceKind : uint8_t { Modelled, Gpu, VirtualGpu, Cpu, Process };
 std::string_view Name(DeviceKind k);
 DeviceKind ParseDeviceKind(std::string_view name);
 

@@ -13,7 +13,7 @@ constexpr std::array<std::string_view, kSpanCategoryCount> kCategoryNames{
     "recv",    "memcpy",   "memset",      "sync",    "idle",       "other",
     "annotation",
 };
-constexpr std::array<std::string_view, 4> kDeviceKindNames{"modelled", "gpu", "virtual-gpu", "cpu"};
+constexpr std::array<std::string_view, 5> kDeviceKindNames{"modelled", "gpu", "virtual-gpu", "cpu", "process"};
 constexpr std::array<std::string_view, 7> kSourceNames{"simulated", "cupti",     "cuda-events", "kineto",
                                                        "chrome",    "nccl-tests", "mpi"};
 } // namespace
