@@ -59,6 +59,7 @@ void App::Resimulate(bool resetViews)
 {
     if (!m_jobs) {
         Publish(BuildSnapshot(m_experiments, m_snapshot.get()), resetViews);
+        if (m_runLive) RunLiveExperiments();
         return;
     }
     const std::vector<Experiment> experiments = m_experiments;
@@ -90,10 +91,12 @@ void App::Publish(std::shared_ptr<const Snapshot> snapshot, bool resetViews)
 
 void App::Poll()
 {
-    if (m_jobs) m_jobs->Poll();
+    if (!m_jobs) return;
+    PollLive();
+    m_jobs->Poll();
 }
 
-bool App::NeedsFrames() const { return m_flow.Animating() || m_exportPending || (m_jobs && m_jobs->Busy()); }
+bool App::NeedsFrames() const { return m_flow.Animating() || m_exportPending || m_live || (m_jobs && m_jobs->Busy()); }
 
 void App::ShowError(const std::string& title, const std::string& message)
 {
@@ -178,11 +181,14 @@ void App::Frame(ImVec2 display)
         ctx.simulateJob = m_jobs->Status("simulate");
         ctx.fileJob = m_jobs->Status("file");
     }
+    ctx.live = m_liveStatus;
     ImGui::SetCursorScreenPos(ImVec2(top.x + th.Px(8), top.y + th.Px(6)));
     ImGui::BeginChild("##left", ImVec2(controlsW - th.Px(12), height - th.Px(10)), false);
     if (m_controls.Draw(m_experiments, m_settings, ctx, ImGui::GetContentRegionAvail())) Resimulate(false);
     ImGui::EndChild();
     if (ctx.cancelSimulate && m_jobs) m_jobs->Cancel("simulate");
+    if (ctx.startLive) StartLive(m_settings.selected);
+    if (ctx.stopLive) StopLive();
     if (ctx.cancelFile && m_jobs) {
         m_jobs->Cancel("file");
         m_experiments = m_publishedExperiments;

@@ -20,6 +20,9 @@
 #include "StatsView.hpp"
 #include "TimelineView.hpp"
 
+#include "run/Job.hpp"
+
+#include <chrono>
 #include <imgui.h>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -54,6 +57,17 @@ public:
     nlohmann::json Layout(const std::string& view) const;
 
     bool NeedsFrames() const;  // animating or waiting for a job: keep drawing
+
+    // A real run (processes or GPU) of experiment `index` (AppLive.cpp): started on its backend's
+    // job; each snapshot it publishes is analysed on the "live" lane and replaces the experiment's
+    // run, so the timeline grows while it runs. One at a time; Stop cancels it (what was measured
+    // stays). Synchronously (no JobRunner) it runs to the end before returning.
+    void StartLive(int index);
+    void StopLive();
+    // Synchronous use (`render`): run the real-backend experiments of every scenario loaded.
+    void SetRunLive(bool run) { m_runLive = run; }
+    const LiveStatus& Live() const { return m_liveStatus; }
+    uint64_t LiveSnapshotsShown() const { return m_liveShown; } // partial snapshots put on screen
     bool WantsQuit() const { return m_quit; }
     bool TakeExport(ExportRequest& out);
     void ShowError(const std::string& title, const std::string& message);
@@ -70,6 +84,9 @@ public:
 
 private:
     void Resimulate(bool resetViews);
+    void PollLive();
+    void ReplaceRun(int index, std::shared_ptr<const RunResult> run, bool final);
+    void RunLiveExperiments(); // synchronous use: every real-backend experiment run to its end
     void Publish(std::shared_ptr<const Snapshot> snapshot, bool resetViews);
     void DrawMenus();             // AppMenus.cpp
     void DrawDialogs();           // AppMenus.cpp
@@ -96,6 +113,18 @@ private:
     ExportRequest m_export;
     bool m_exportPending = false;
     int m_exportFrames = 0;
+
+    struct LiveRun {
+        int index = -1;
+        Experiment experiment;
+        std::unique_ptr<core::Job> job;
+        uint64_t version = 0;
+        std::chrono::steady_clock::time_point start;
+    };
+    std::unique_ptr<LiveRun> m_live;
+    LiveStatus m_liveStatus;
+    uint64_t m_liveShown = 0;
+    bool m_runLive = false;
 
     TimelineView m_timeline;
     FlowView m_flow;

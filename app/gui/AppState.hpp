@@ -90,9 +90,26 @@ struct TrainingParams {
     bool operator==(const TrainingParams&) const = default;
 };
 
+// Where an experiment runs: the modelled cluster, real messages between processes of this machine
+// (an mpirun job of paralens itself), or this machine's GPUs. A real backend's run is started by
+// the Run button (or `render`); until then the experiment shows the simulator's prediction.
+enum class Backend { Simulated, Processes, Gpu };
+std::string_view Name(Backend b); // "simulated", "processes", "gpu"
+bool ParseBackend(std::string_view text, Backend& out);
+
+// How a real run goes: warm-up and timed iterations, and how long a silent rank is waited for.
+struct LiveParams {
+    int warmup = 1;
+    int iterations = 20;
+    double timeoutSec = 30.0;
+    bool operator==(const LiveParams&) const = default;
+};
+
 struct Experiment {
     std::string label;
     ExperimentKind kind = ExperimentKind::Collective;
+    Backend backend = Backend::Simulated;
+    LiveParams live;
     CollectiveParams collective;
     PipelineParams pipeline;
     TrainingParams training;

@@ -1,5 +1,6 @@
 #include "ControlsPanel.hpp"
 
+#include "ExperimentRunner.hpp"
 #include "PlotUtil.hpp"
 #include "RunBuilder.hpp"
 #include "Theme.hpp"
@@ -96,6 +97,7 @@ bool ControlsPanel::Draw(std::vector<Experiment>& experiments, ViewSettings& set
         ImGui::Separator();
     }
     m_openFile = false;
+    m_ctx = &ctx;
     bool changed = DrawList(experiments, settings);
     ctx.openFile = ctx.openFile || m_openFile;
     if (settings.selected >= 0 && static_cast<size_t>(settings.selected) < experiments.size()) {
@@ -143,21 +145,36 @@ bool ControlsPanel::DrawList(std::vector<Experiment>& experiments, ViewSettings&
 {
     const Theme& th = CurrentTheme();
     bool changed = false;
-    // The backend of the selected experiment: the simulator, real GPUs (not in this build), or a file.
+    // The backend of the selected experiment: the simulator, processes of this machine, its GPUs,
+    // or a file. A backend this build or machine lacks is listed greyed, the reason in its tooltip.
     Experiment* selected = settings.selected >= 0 && static_cast<size_t>(settings.selected) < experiments.size()
                                ? &experiments[static_cast<size_t>(settings.selected)]
                                : nullptr;
     const bool file = selected && selected->kind == ExperimentKind::File;
-    if (ImGui::BeginCombo("backend", file ? "trace file" : "simulated")) {
-        if (ImGui::Selectable("simulated (the modelled cluster)", !file) && file) {
-            selected->kind = ExperimentKind::Collective;
-            selected->files.clear();
-            changed = true;
+    const char* current = file ? "trace file" : !selected ? "simulated"
+                        : selected->backend == Backend::Processes ? "processes (real)"
+                        : selected->backend == Backend::Gpu ? "GPU (real)" : "simulated";
+    if (ImGui::BeginCombo("backend", current)) {
+        const struct {
+            Backend backend;
+            const char* label;
+        } options[] = {{Backend::Simulated, "simulated (the modelled cluster)"},
+                       {Backend::Processes, "processes (real messages and GEMMs on this machine)"},
+                       {Backend::Gpu, "GPU (this machine's GPUs)"}};
+        for (const auto& o : options) {
+            const std::string why = BackendAvailability(o.backend);
+            const bool on = !file && selected && selected->backend == o.backend;
+            if (ImGui::Selectable(o.label, on, why.empty() ? 0 : ImGuiSelectableFlags_Disabled) && selected) {
+                if (file) selected->kind = ExperimentKind::Collective, selected->files.clear();
+                changed = changed || file || selected->backend != o.backend;
+                selected->backend = o.backend;
+            }
+            if (!why.empty() && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", why.c_str());
         }
-        ImGui::Selectable("GPU: not in this build (needs CUDA and NCCL)", false, ImGuiSelectableFlags_Disabled);
         if (ImGui::Selectable("trace file...", file)) m_openFile = true;
         ImGui::EndCombo();
     }
+    if (selected && !file && selected->backend != Backend::Simulated) changed |= DrawRunControls(*selected, settings.selected, *m_ctx);
     ImGui::Spacing();
     ImGui::PushFont(th.bold);
     ImGui::TextUnformatted("Experiments");

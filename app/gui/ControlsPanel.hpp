@@ -13,6 +13,17 @@
 
 namespace paralens::app {
 
+// The real run the window holds (at most one at a time), as the controls show it.
+struct LiveStatus {
+    bool running = false;
+    int experiment = -1;     // which experiment runs
+    std::string phase;       // "allreduce/ring: iteration 3 of 20"
+    double fraction = 0.0;
+    double elapsedSeconds = 0.0;
+    std::string message;     // the last run's outcome: its numbers, or why it failed
+    bool failed = false;
+};
+
 struct ControlsContext {
     std::string scenarioTitle;
     std::string scenarioDescription;
@@ -22,7 +33,15 @@ struct ControlsContext {
     bool cancelSimulate = false; // out: the user pressed Cancel
     bool cancelFile = false;
     bool openFile = false;       // out: the user asked for File > Open
+    // A real run (processes or GPU) of an experiment.
+    LiveStatus live;
+    bool startLive = false;      // out: Run pressed for the selected experiment
+    bool stopLive = false;       // out: Stop pressed
 };
+
+// Run / Stop, warm-up and iterations, progress and the outcome of the selected experiment's real
+// run (RunControls.cpp). Returns true when a parameter changed.
+bool DrawRunControls(Experiment& e, int index, ControlsContext& ctx);
 
 class ControlsPanel {
 public:
@@ -38,6 +57,7 @@ private:
     void DrawJobs(ControlsContext& ctx);
 
     bool m_openFile = false;             // the backend combo asked for a file
+    ControlsContext* m_ctx = nullptr;    // the frame's context, while Draw runs
     std::vector<Experiment> m_described; // the experiments m_labels describe
     std::vector<std::string> m_labels;
     std::vector<std::string> m_details;

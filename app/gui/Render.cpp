@@ -142,6 +142,7 @@ nlohmann::json RenderToPng(const RenderOptions& o)
 {
     // The data first: a bad scenario or file fails before any window is made.
     App app(nullptr);
+    app.SetRunLive(true); // experiments on a real backend run first, to their end
     if (!o.scenario.empty()) app.LoadScenario(ResolveScenario(o.scenario));
     else app.OpenFiles(o.files);
     Offscreen screen(o.width, o.height);
@@ -169,6 +170,13 @@ nlohmann::json RenderToPng(const RenderOptions& o)
         }
     }
     nlohmann::json report = app.Layout(o.view);
+    report["runs"] = nlohmann::json::array();
+    for (const auto& run : app.CurrentSnapshot()->runs) {
+        const bool measured = run->experiment.backend != Backend::Simulated && run->trace->Meta().source != core::TraceSource::Simulated;
+        report["runs"].push_back({{"title", run->title}, {"backend", Name(run->experiment.backend)}, {"measured", measured},
+                                  {"source", core::Name(run->trace->Meta().source)}, {"devices", run->trace->Devices().size()},
+                                  {"spans", run->trace->SpanCount()}, {"measuredSpans", measured ? run->trace->SpanCount() : 0}});
+    }
     report["width"] = o.width;
     report["height"] = o.height;
     if (!o.out.empty()) {

@@ -427,6 +427,8 @@ std::shared_ptr<const RunResult> BuildRun(const Experiment& e, JobContext* conte
     }
     r->experiment = e;
     r->title = (e.label.empty() ? "" : e.label + ": ") + Describe(e);
+    if (e.backend != Backend::Simulated)
+        r->title += e.backend == Backend::Gpu ? "  (simulated; press Run on the GPU to measure)" : "  (simulated; press Run for real to measure)";
     return r;
 }
 

@@ -104,6 +104,7 @@ struct TimelineIndex {
 struct RunResult {
     Experiment experiment;
     std::string title;                          // headline for the timeline and the views
+    bool measured = false;                      // a real backend's run (simulatedSeconds then holds the measured time)
     std::shared_ptr<const core::Trace> trace;
     std::shared_ptr<const core::Plan> plan;     // collectives: what the flow view replays
     int64_t windowBeginNs = 0;                  // the analysis window (absolute, trace clock)

@@ -191,6 +191,15 @@ Experiment ReadExperiment(const json& j, const std::string& where)
         if (!file.empty()) e.files.insert(e.files.begin(), file);
         if (e.files.empty()) r.Fail("file", "a file experiment needs a path (\"file\") or several (\"files\")");
     }
+    std::string backend;
+    r.Get("backend", backend);
+    if (!backend.empty() && !ParseBackend(backend, e.backend)) r.Fail("backend", "expected simulated, processes or gpu (got \"" + backend + "\")");
+    r.Get("warmup", e.live.warmup);
+    r.Get("iterations", e.live.iterations);
+    r.Get("timeoutS", e.live.timeoutSec);
+    if (e.live.warmup < 0) r.Fail("warmup", "must be at least 0");
+    if (e.live.iterations < 1) r.Fail("iterations", "must be at least 1");
+    if (!(e.live.timeoutSec > 0)) r.Fail("timeoutS", "must be > 0 seconds");
     r.Get("alphaUs", e.cluster.alphaUs);
     r.Get("bandwidthGBps", e.cluster.bandwidthGBps);
     r.Get("gammaGBps", e.cluster.gammaGBps);
@@ -239,6 +248,26 @@ std::string_view Name(ExperimentKind k)
     case ExperimentKind::File: return "file";
     }
     return "?";
+}
+
+std::string_view Name(Backend b)
+{
+    switch (b) {
+    case Backend::Simulated: return "simulated";
+    case Backend::Processes: return "processes";
+    case Backend::Gpu: return "gpu";
+    }
+    return "?";
+}
+
+bool ParseBackend(std::string_view text, Backend& out)
+{
+    for (Backend b : {Backend::Simulated, Backend::Processes, Backend::Gpu})
+        if (Name(b) == text) {
+            out = b;
+            return true;
+        }
+    return false;
 }
 
 std::string_view Name(ViewTab t)

@@ -1,6 +1,7 @@
 #include "live/LiveCollector.hpp"
 
 #include "common/Error.hpp"
+#include "model/Collective.hpp"
 #include "trace/RankTraceMerge.hpp"
 
 namespace paralens::app::live {
@@ -56,6 +57,7 @@ void LiveCollector::Apply(int connection, const std::string& line)
             m_meta.workload = std::move(m.workload);
             m_meta.model = std::move(m.model);
             m_meta.results = std::move(m.results);
+            m_meta.hardware = std::move(m.hardware);
             ++m_changes;
         }
         break;
@@ -96,6 +98,25 @@ void LiveCollector::Apply(int connection, const std::string& line)
     }
 }
 
+void LiveCollector::Predict(core::Span& s) const
+{
+    if (!m_haveModel || s.predictedNs != core::kNoPrediction) return;
+    double seconds = -1;
+    const core::MetaSection& w = m_meta.workload;
+    if ((s.category == core::SpanCategory::Send || s.category == core::SpanCategory::Recv) && s.bytes > 0) {
+        seconds = core::MessageSeconds(static_cast<double>(s.bytes), m_model);
+    } else if (s.category == core::SpanCategory::Collective) {
+        const auto c = core::ParseCollective(w.GetString("collective"));
+        const auto a = core::ParseAlgorithm(w.GetString("algorithm"));
+        if (c && a)
+            seconds = core::PredictSeconds({*c, *a, static_cast<int>(w.GetNumber("ranks", 1)), s.bytes, static_cast<int>(w.GetNumber("root", 0)), 1},
+                                           m_model).seconds;
+    } else if (s.flops > 0 && m_meta.hardware.GetNumber("cpuPeakFlops", 0) > 0) {
+        seconds = s.flops / m_meta.hardware.GetNumber("cpuPeakFlops");
+    }
+    if (seconds >= 0) s.predictedNs = static_cast<int64_t>(seconds * 1e9 + 0.5);
+}
+
 std::shared_ptr<const core::Trace> LiveCollector::Merge(const std::string& title) const
 {
     std::vector<core::Trace> parts;
@@ -113,6 +134,7 @@ std::shared_ptr<const core::Trace> LiveCollector::Merge(const std::string& title
                 core::Span sp = s.span;
                 sp.name = b.Intern(s.name);
                 sp.detail = b.Intern(s.detail);
+                Predict(sp);
                 b.AddSpan(t, sp);
             }
         }

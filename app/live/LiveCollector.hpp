@@ -5,6 +5,7 @@
 #pragma once
 
 #include "live/LiveProtocol.hpp"
+#include "model/CostModel.hpp"
 
 #include <map>
 #include <memory>
@@ -50,12 +51,20 @@ public:
     double Fraction() const { return m_fraction; }
     const LiveMessage* Result() const { return m_haveResult ? &m_result : nullptr; }
 
+    // The model the snapshots' spans are predicted with (their outlines): a message alpha + n beta,
+    // a collective its PredictSeconds, a GEMM its FLOPs at the peak rank 0 probed. Without it, none.
+    void SetModel(const core::CostParams& model) { m_model = model, m_haveModel = true; }
+
     // Every rank that has its start clock, merged on rank 0's clock; `title` and `source` go into
     // its metadata with rank 0's workload/model/results sections. Null when no rank has a clock yet.
     std::shared_ptr<const core::Trace> Merge(const std::string& title) const;
 
 private:
+    void Predict(core::Span& s) const;
+
     std::string m_secret;
+    core::CostParams m_model;
+    bool m_haveModel = false;
     std::vector<RankState> m_ranks;
     std::map<int, int> m_rankOfConnection;
     std::map<int, size_t> m_messagesOfConnection;

@@ -137,6 +137,7 @@ LiveMessage ParseLiveMessage(const std::string& line, const std::string& who)
         if (j.contains("workload")) m.workload = Section(j["workload"], who);
         if (j.contains("model")) m.model = Section(j["model"], who);
         if (j.contains("results")) m.results = Section(j["results"], who);
+        if (j.contains("hardware")) m.hardware = Section(j["hardware"], who);
     } else if (t == "clock") {
         m.type = MessageType::Clock;
         const std::string at = Text(j, "at", who, 8);
@@ -188,7 +189,7 @@ std::string EncodeHello(const std::string& secret, int rank, int size, int64_t p
 std::string EncodeMeta(const core::Metadata& meta)
 {
     return json{{"t", "meta"}, {"workload", SectionJson(meta.workload)}, {"model", SectionJson(meta.model)},
-                {"results", SectionJson(meta.results)}}
+                {"results", SectionJson(meta.results)}, {"hardware", SectionJson(meta.hardware)}}
         .dump();
 }
 

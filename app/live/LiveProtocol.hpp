@@ -49,7 +49,7 @@ struct LiveMessage {
     std::string secret, host;
     core::DeviceKind kind = core::DeviceKind::Cpu; // the rank's row: cpu (messages only) or process (does work)
     // meta: sections of core::Metadata
-    core::MetaSection workload, model, results;
+    core::MetaSection workload, model, results, hardware;
     // clock
     bool clockEnd = false;
     int64_t localNs = 0, offsetNs = 0, boundNs = 0;

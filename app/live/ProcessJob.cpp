@@ -253,7 +253,10 @@ namespace {
 // One run: the socket, mpirun, the ranks' connections and what they said.
 class Session {
 public:
-    Session(const ProcessRunRequest& r, core::JobContext& ctx) : m_req(r), m_ctx(ctx), m_collector(r.ranks, NewSecret()) {}
+    Session(const ProcessRunRequest& r, core::JobContext& ctx) : m_req(r), m_ctx(ctx), m_collector(r.ranks, NewSecret())
+    {
+        if (r.predict) m_collector.SetModel(r.model);
+    }
 
     core::RunReport Run()
     {

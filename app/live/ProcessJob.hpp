@@ -11,6 +11,7 @@
 // (from their hellos) get the same.
 #pragma once
 
+#include "model/CostModel.hpp"
 #include "run/Job.hpp"
 
 #include <memory>
@@ -27,6 +28,8 @@ struct ProcessRunRequest {
     std::string paralensExe;       // "" = $PARALENS_EXE, else this process's own executable
     std::string mpirun;            // "" = $PARALENS_MPIRUN, else "mpirun" from PATH
     int publishIntervalMs = 40;    // at most one snapshot per this many ms
+    bool predict = false;          // give the spans the model's durations (outlines) with `model`
+    core::CostParams model;
 };
 
 // The paralens executable ranks run: `request`'s, else $PARALENS_EXE, else /proc/self/exe.
