@@ -187,6 +187,7 @@ void App::Frame(ImVec2 display)
     if (m_controls.Draw(m_experiments, m_settings, ctx, ImGui::GetContentRegionAvail())) Resimulate(false);
     ImGui::EndChild();
     if (ctx.cancelSimulate && m_jobs) m_jobs->Cancel("simulate");
+    m_runButtonRect = ctx.runButton;
     if (ctx.startLive) StartLive(m_settings.selected);
     if (ctx.stopLive) StopLive();
     if (ctx.cancelFile && m_jobs) {
@@ -270,7 +271,15 @@ void App::FrameView(const std::string& view, ImVec2 display)
 
 nlohmann::json App::Layout(const std::string& view) const
 {
-    if (view == "timeline" || view == "window") return m_timeline.Layout();
+    if (view == "window") {
+        nlohmann::json j = m_timeline.Layout();
+        const ImVec4 r = m_runButtonRect;
+        if (r.z > 0) j["runButton"] = {r.x, r.y, r.z, r.w};
+        j["live"] = {{"running", m_liveStatus.running}, {"message", m_liveStatus.message}, {"failed", m_liveStatus.failed},
+                     {"snapshotsShown", m_liveShown}};
+        return j;
+    }
+    if (view == "timeline") return m_timeline.Layout();
     if (view == "flow") return m_flow.Layout();
     if (view == "model") return m_model.Layout();
     if (view == "mfu") return m_mfu.Layout();

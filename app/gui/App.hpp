@@ -125,6 +125,7 @@ private:
     LiveStatus m_liveStatus;
     uint64_t m_liveShown = 0;
     bool m_runLive = false;
+    ImVec4 m_runButtonRect{0, 0, 0, 0};
 
     TimelineView m_timeline;
     FlowView m_flow;

@@ -115,8 +115,8 @@ void App::PollLive()
         m_liveStatus.message = err.what();
         ShowError("The run failed", std::string(err.what()) + "\n\nWhat was measured until then is shown.");
     }
-    // The last snapshot of a run that failed or was stopped.
-    auto last = finished->job->Latest(&finished->version);
+    // The last snapshot of a run that failed or was stopped (taken above, with `done`).
+    auto last = trace;
     if (last && (m_liveStatus.failed || !m_liveStatus.message.empty()))
         m_jobs->Submit("live", "Drawing the run", [this, e, last, index](JobContext&) -> Apply {
             auto run = MeasuredRun(e, last);

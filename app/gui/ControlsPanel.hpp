@@ -37,6 +37,7 @@ struct ControlsContext {
     LiveStatus live;
     bool startLive = false;      // out: Run pressed for the selected experiment
     bool stopLive = false;       // out: Stop pressed
+    ImVec4 runButton{0, 0, 0, 0}; // out: where Run (or Stop) was drawn: x, y, w, h (the window's layout, for tests)
 };
 
 // Run / Stop, warm-up and iterations, progress and the outcome of the selected experiment's real

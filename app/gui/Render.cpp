@@ -170,10 +170,10 @@ nlohmann::json RenderToPng(const RenderOptions& o)
         }
     }
     nlohmann::json report = app.Layout(o.view);
-    report["runs"] = nlohmann::json::array();
+    report["experiments"] = nlohmann::json::array();
     for (const auto& run : app.CurrentSnapshot()->runs) {
         const bool measured = run->experiment.backend != Backend::Simulated && run->trace->Meta().source != core::TraceSource::Simulated;
-        report["runs"].push_back({{"title", run->title}, {"backend", Name(run->experiment.backend)}, {"measured", measured},
+        report["experiments"].push_back({{"title", run->title}, {"backend", Name(run->experiment.backend)}, {"measured", measured},
                                   {"source", core::Name(run->trace->Meta().source)}, {"devices", run->trace->Devices().size()},
                                   {"spans", run->trace->SpanCount()}, {"measuredSpans", measured ? run->trace->SpanCount() : 0}});
     }

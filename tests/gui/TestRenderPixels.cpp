@@ -240,3 +240,19 @@ TEST_CASE("themes and frame timing", "[gui]")
     CHECK(j["frameMs"]["buildMedian"].get<double>() > 0.0);
     CHECK(j["crossoverBytes"].get<double>() == Approx(8 * 5e-6 / (4.25 * 1e-11)).epsilon(1e-5));
 }
+
+TEST_CASE("render of a live scenario runs it on 4 processes first and says which spans were measured", "[gui][live]")
+{
+    REQUIRE_DISPLAY();
+    CliTempDir dir;
+    const std::string png = dir.File("live.png");
+    nlohmann::json j = Render("--scenario live-ring-processes --view timeline --size 960x540", png);
+    REQUIRE(j.contains("experiments"));
+    REQUIRE(j["experiments"].size() == 2);
+    CHECK(j["experiments"][0]["backend"] == "processes");
+    CHECK(j["experiments"][0]["measured"] == true);
+    CHECK(j["experiments"][0]["devices"] == 4);
+    CHECK(j["experiments"][0]["measuredSpans"].get<int>() > 0);
+    CHECK(j["experiments"][1]["measured"] == false);
+    CheckNotBlank(Load(png), true);
+}

@@ -53,3 +53,16 @@ TEST_CASE("a bad scenario names the file, the place and what was expected", "[gu
                       Catch::Contains("expected flow, model, mfu or stats"));
     CHECK_THROWS_WITH(ResolveScenario("no-such-scenario"), Catch::Contains("built in: default"));
 }
+
+TEST_CASE("a scenario names each experiment's backend and its run's iterations", "[gui]")
+{
+    const Scenario* s = FindScenario("live-1f1b-processes");
+    REQUIRE(s);
+    CHECK(s->experiments[0].backend == Backend::Processes);
+    CHECK(s->experiments[0].live.iterations == 2);
+    CHECK(s->experiments[1].backend == Backend::Simulated);
+    CHECK_THROWS_WITH(ParseScenario(R"({"experiments": [{"kind": "collective", "backend": "cloud"}]})", "x.json"),
+                      Catch::Contains("backend") && Catch::Contains("simulated, processes or gpu"));
+    CHECK_THROWS_WITH(ParseScenario(R"({"experiments": [{"kind": "collective", "iterations": 0}]})", "x.json"),
+                      Catch::Contains("iterations"));
+}

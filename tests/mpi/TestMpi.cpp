@@ -220,7 +220,8 @@ TEST_CASE("one GPU per process: options that do not apply are named", "[mpi][gpu
 {
     TempDir dir;
     const std::vector<std::pair<std::string, std::string>> cases{
-        {"--workload pipeline", "not pipeline"},
+        {"--workload pipeline --bytes 1MiB", "--bytes does not apply to --backend mpi --workload pipeline"},
+        {"--workload tensor", "not tensor"},
         {"--workload collective --no-mpi-compare", "--no-mpi-compare applies to --backend mpi --workload plan"},
         {"--workload collective --virtual", "--virtual does not apply to --backend mpi"},
         {"--workload gemm --bytes 1MiB", "--bytes applies to --workload collective or plan, not gemm"},
@@ -231,5 +232,26 @@ TEST_CASE("one GPU per process: options that do not apply are named", "[mpi][gpu
         INFO(args << "\nstderr: " << r.err);
         CHECK(r.exitCode == 2);
         CHECK_THAT(r.err, Catch::Contains(message));
+    }
+}
+
+TEST_CASE("pipeline stages as processes: real GEMMs, activations checked on arrival, one row per stage", "[mpi]")
+{
+    TempDir dir;
+    for (const char* schedule : {"gpipe", "1f1b", "zb-h1", "interleaved --chunks 2"}) {
+        INFO(schedule);
+        const std::string out = dir.File("pipe.json");
+        Json j = MpiJson(4, std::string("--workload pipeline --schedule ") + schedule + " --microbatches 8 --forward-ms 2 --iters 1 --out " + out, dir);
+        CHECK(j["correct"] == true);
+        CHECK(j["cpuPeakGflops"].get<double>() > 0);
+        CHECK(j["medianStepSeconds"].get<double>() > 0);
+        const paralens::core::Trace t = paralens::core::ReadTraceFile(out);
+        REQUIRE(t.Devices().size() == 4);
+        size_t forwards = 0;
+        for (const paralens::core::Track& track : t.Tracks())
+            for (const paralens::core::Span& s : track.spans) forwards += s.category == paralens::core::SpanCategory::Forward && s.flops > 0;
+        CHECK(forwards == (std::string(schedule).find("interleaved") == 0 ? 64u : 32u)); // N x stages (x chunks)
+        CHECK(t.Devices()[0].kind == paralens::core::DeviceKind::Process);
+        CHECK(t.Flows().size() > 0);
     }
 }
