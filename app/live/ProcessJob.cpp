@@ -309,15 +309,18 @@ private:
     {
         Clock::time_point lastPublish{};
         uint64_t published = 0;
+        double mergeMs = 0; // the last merge's cost: snapshots are spaced 16x that apart, so that the
+                            // launcher takes at most about 1/16 of a core from the ranks it measures
         while (true) {
             if (m_ctx.CancelRequested()) return {};
             PollOnce(20);
             if (m_group.Reap()) return {};
             if (std::string hung = Hung(); !hung.empty()) return hung;
-            if (m_collector.Changes() != published && SecondsSince(lastPublish) * 1000.0 >= m_req.publishIntervalMs) {
+            if (m_collector.Changes() != published && SecondsSince(lastPublish) * 1000.0 >= std::max<double>(m_req.publishIntervalMs, 16 * mergeMs)) {
                 published = m_collector.Changes();
                 lastPublish = Clock::now();
                 if (auto snap = m_collector.Merge(m_req.title)) m_ctx.Publish(std::move(snap));
+                mergeMs = SecondsSince(lastPublish) * 1000.0;
             }
             m_ctx.SetProgress(m_collector.Phase().empty() ? "waiting for the ranks" : m_collector.Phase(), m_collector.Fraction());
         }
