@@ -6,6 +6,7 @@
 // with --workload collective or gemm, one GPU per process instead (NCCL across the processes).
 #include "CliCommon.hpp"
 #include "Commands.hpp"
+#include "RunProcesses.hpp"
 
 #include "common/Error.hpp"
 #include "common/Units.hpp"
@@ -364,10 +365,43 @@ int RunOnMpi(const RunOptions& o, const CLI::App& cmd)
 #endif
 }
 
+// --backend processes: paralens starts the mpirun job itself (the window's runner).
+int RunProcessesBackend(const RunOptions& o, const CLI::App& cmd)
+{
+    static const std::vector<std::string> accepted{"--backend", "--workload", "--collective", "--algorithm", "--bytes", "--ranks", "--root",
+                                                   "--schedule", "--stages", "--microbatches", "--chunks", "--recompute", "--forward-ms",
+                                                   "--iters", "--warmup", "--timeout-s", "--alpha-us", "--bandwidth-GBps", "--out", "--json"};
+    for (const CLI::Option* opt : cmd.get_options())
+        if (opt->count() > 0 && std::find(accepted.begin(), accepted.end(), opt->get_name()) == accepted.end())
+            throw Error(opt->get_name() + " does not apply to --backend processes");
+    ProcessesRunOptions p;
+    p.workload = o.workload;
+    p.collective = o.collective;
+    p.algorithm = o.algorithm;
+    p.bytes = o.bytes;
+    p.ranks = cmd.count("--ranks") > 0 ? o.ranks : 4;
+    p.root = o.root;
+    p.schedule = o.schedule;
+    p.stages = o.stages;
+    p.microbatches = o.microbatches;
+    p.chunks = o.chunks;
+    p.recompute = o.recompute;
+    p.forwardMs = o.forwardMs;
+    p.iters = o.iters;
+    p.warmup = o.warmup;
+    p.timeoutSec = o.timeoutSec;
+    p.alphaUs = o.alphaUs;
+    p.bandwidthGBps = o.bandwidthGBps;
+    p.out = o.out;
+    p.json = o.json;
+    return RunOnProcesses(p);
+}
+
 int Run(const RunOptions& o, const CLI::App& cmd)
 {
     if (o.backend == "mpi") return RunOnMpi(o, cmd);
-    if (o.backend != "gpu") throw Error("--backend: unknown backend '" + o.backend + "'; accepted: gpu, mpi");
+    if (o.backend == "processes") return RunProcessesBackend(o, cmd);
+    if (o.backend != "gpu") throw Error("--backend: unknown backend '" + o.backend + "'; accepted: gpu, mpi, processes");
     for (const std::string& name : kMpiOnly)
         if (cmd.count(name) > 0) throw Error(name + " applies to --backend mpi");
     if (o.workload.empty()) throw Error("--workload: required with --backend gpu (collective, plan, pipeline, gemm)");
@@ -377,8 +411,9 @@ int Run(const RunOptions& o, const CLI::App& cmd)
 
 void AddOptions(CLI::App* cmd, RunOptions& o)
 {
-    cmd->add_option("--backend", o.backend, "Where the workload runs: gpu (this machine's GPUs), mpi (the processes of "
-                                            "mpirun -np N paralens run --backend mpi ...)")->capture_default_str();
+    cmd->add_option("--backend", o.backend, "Where the workload runs: gpu (this machine's GPUs), processes (paralens starts "
+                                            "an mpirun job of itself and follows it live, as the window does), mpi (one process "
+                                            "of mpirun -np N paralens run --backend mpi ...)")->capture_default_str();
     cmd->add_option("--workload,-w", o.workload, "gpu: collective (NCCL), plan (a core Plan step by step), pipeline, gemm; "
                                                  "mpi: plan (the default; CPU processes), pipeline (one stage per CPU process, OpenBLAS GEMMs), collective or gemm (one GPU per process)");
     cmd->add_option("--profile", o.profile, "GPU timeline: auto (CUPTI, else CUDA events), cupti, events")->capture_default_str();

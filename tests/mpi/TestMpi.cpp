@@ -255,3 +255,26 @@ TEST_CASE("pipeline stages as processes: real GEMMs, activations checked on arri
         CHECK(t.Flows().size() > 0);
     }
 }
+
+TEST_CASE("run --backend processes: paralens starts the mpirun job itself and reports measured next to the model", "[mpi][live]")
+{
+    TempDir dir;
+    Run r = Shell("\"$PARALENS\" run --backend processes --ranks 3 --collective allgather --algorithm ring --bytes 64KiB --iters 5 --json "
+                  "--out " + dir.File("p.json"), dir);
+    INFO(r.err);
+    REQUIRE(r.exitCode == 0);
+    const Json j = Json::parse(r.out);
+    CHECK(j["backend"] == "processes");
+    CHECK(j["ranks"] == 3);
+    CHECK(j["checksPassed"] == true);
+    CHECK(j["numbers"]["measuredSeconds"].get<double>() > 0);
+    CHECK(j["numbers"]["modelSeconds"].get<double>() > 0);
+    CHECK(j["measuredSpans"].get<int>() > 0);
+    CHECK(paralens::core::ReadTraceFile(dir.File("p.json")).Devices().size() == 3);
+    Run bad = Shell("\"$PARALENS\" run --backend processes --nccl-algo Ring", dir);
+    CHECK(bad.exitCode == 2);
+    CHECK_THAT(bad.err, Catch::Contains("--nccl-algo does not apply to --backend processes"));
+    Run none = Shell("PARALENS_MPIRUN=/nonexistent/mpirun \"$PARALENS\" run --backend processes", dir);
+    CHECK(none.exitCode == 3);
+    CHECK_THAT(none.err, Catch::Contains("mpirun"));
+}
