@@ -390,7 +390,8 @@ void FlowView::DrawControls(ImVec2 min, float width, const RunResult* focus)
 void FlowView::DrawExplanation(const RunResult& run) const
 {
     const StepPosition pos = Position(m_position, run.holdings->Steps());
-    const core::CostParams& k = run.model->params;
+    // A training step's collective has no model view of its own: its costs come from its cluster.
+    const core::CostParams k = run.model ? run.model->params : run.stepCost;
     char a[32], b[32], c[32], d[32], e[32], formula[96];
     ImGui::Spacing();
     if (pos.shown == 0) {

@@ -78,6 +78,30 @@ std::vector<StepInfo> StepInfos(const core::Plan& plan, const core::Trace& trace
     return steps;
 }
 
+} // namespace
+
+void AttachPlan(RunResult& r, const core::CollectiveSpec& spec, const ClusterParams& cluster, const core::Trace* timing)
+{
+    auto plan = std::make_shared<core::Plan>(core::BuildPlan(spec));
+    const core::ClusterModel model = cluster.ToModel();
+    if (timing) {
+        r.steps = StepInfos(*plan, *timing, model);
+    } else {
+        const core::SimResult sim = core::Simulate(*plan, model, {true});
+        r.steps = StepInfos(*plan, *sim.trace, model);
+    }
+    if (spec.ranks <= kFlowMaxRanks) {
+        r.holdings = std::make_shared<const FlowHoldings>(ReplayHoldings(*plan));
+        r.layout = std::make_shared<const FlowLayout>(LayoutRanks(*plan));
+    }
+    r.plan = plan;
+    r.formula = core::FormulaText(spec.collective, spec.algorithm);
+    r.stepCost = {model.alphaSec, model.betaSecPerByte, model.gammaSecPerByte};
+    if (r.predictedSeconds <= 0) r.predictedSeconds = core::PredictSeconds(spec, r.stepCost).seconds;
+}
+
+namespace {
+
 // A trace of one collective made by paralens (its metadata names the collective, the algorithm,
 // p, n and the cluster): the Plan is built again by core so the flow and model views can show it.
 void AttachCollective(RunResult& r)
@@ -101,14 +125,7 @@ void AttachCollective(RunResult& r)
     k.bandwidthGBps = m.model.GetNumber("bandwidthGBps", k.bandwidthGBps);
     k.gammaGBps = m.model.GetNumber("gammaGBps", 0.0);
     try {
-        auto plan = std::make_shared<core::Plan>(core::BuildPlan({c.collective, c.algorithm, c.ranks, c.bytes, c.root, 1}));
-        r.steps = StepInfos(*plan, *r.trace, k.ToModel());
-        if (c.ranks <= kFlowMaxRanks) {
-            r.holdings = std::make_shared<const FlowHoldings>(ReplayHoldings(*plan));
-            r.layout = std::make_shared<const FlowLayout>(LayoutRanks(*plan));
-        }
-        r.plan = plan;
-        r.formula = core::FormulaText(c.collective, c.algorithm);
+        AttachPlan(r, {c.collective, c.algorithm, c.ranks, c.bytes, c.root, 1}, k, r.trace.get());
         r.algbwGBps = core::AlgBwGBps(c.bytes, r.simulatedSeconds);
         r.busbwGBps = r.algbwGBps * core::BusBwFactor(c.collective, c.ranks);
         r.model = BuildModelData(c, k, r.simulatedSeconds);

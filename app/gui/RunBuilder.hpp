@@ -26,6 +26,11 @@ std::shared_ptr<const Snapshot> BuildSnapshot(const std::vector<Experiment>& exp
 // The analysis of an already built Trace (a loaded file): usage, MFU when the trace has FLOPs.
 std::shared_ptr<const RunResult> AnalyzeTrace(const Experiment& experiment, std::shared_ptr<const core::Trace> trace);
 
+// The flow view's data for one collective (its Plan, the ranks' holdings after each step, their
+// layout, each step's model time and end): timed by `timing` (a trace of that very Plan) or, when
+// null, by simulating the Plan on `cluster`. Throws Error when the spec makes no Plan.
+void AttachPlan(RunResult& r, const core::CollectiveSpec& spec, const ClusterParams& cluster, const core::Trace* timing = nullptr);
+
 // The model view's curves, simulated points, crossover and fit for a collective on p ranks with
 // the current run highlighted (currentSeconds <= 0: none). With `measured`, the measurements are
 // shown too and alpha and beta are fitted to them (the curves then use the fit). Cheap (tens of

@@ -127,6 +127,7 @@ struct RunResult {
     double algbwGBps = 0.0;
     double busbwGBps = 0.0;
     std::vector<StepInfo> steps;
+    core::CostParams stepCost;                  // the alpha, beta, gamma the steps are priced with
     std::shared_ptr<const FlowHoldings> holdings; // what each rank holds after each step (p <= 64)
     std::shared_ptr<const FlowLayout> layout;     // where the flow view puts the ranks
 

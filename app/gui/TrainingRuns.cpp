@@ -2,6 +2,8 @@
 // tensor parallelism, inter-op vs intra-op, mixture of experts) run by SimulateWorkload.
 #include "TrainingRuns.hpp"
 
+#include "RunBuilder.hpp"
+
 #include "analysis/TraceReport.hpp"
 #include "common/Error.hpp"
 #include "model/Hardware.hpp"
@@ -108,6 +110,23 @@ std::string TrainingTitle(const TrainingParams& t)
     return t.workload;
 }
 
+// The collective a training step is built around, for the flow view: data parallelism's gradient
+// allreduce (one layer's bucket), the parameter server's star (the naive allreduce: every worker
+// to the server and back), tensor parallelism's activation allreduce. Others have none.
+void AttachStepCollective(RunResult& r, const Experiment& e)
+{
+    const TrainingParams& t = e.training;
+    const int devices = t.devices;
+    const uint64_t element = static_cast<uint64_t>(DtypeBytes(t.dtype));
+    const uint64_t activation = static_cast<uint64_t>(t.tokens * t.hidden) * element;
+    core::CollectiveSpec spec{core::Collective::AllReduce, t.algorithm, devices, t.gradBytes, 0, 1};
+    if (t.workload == "ps") spec.algorithm = core::Algorithm::Naive;
+    else if (t.workload == "tp" || t.workload == "intraop") spec.bytes = activation, spec.alignBytes = element;
+    else if (t.workload != "dp") return;
+    if (devices < 2) return;
+    AttachPlan(r, spec, e.cluster);
+}
+
 std::shared_ptr<RunResult> BuildTraining(const Experiment& e)
 {
     const TrainingParams& t = e.training;
@@ -136,6 +155,7 @@ std::shared_ptr<RunResult> BuildTraining(const Experiment& e)
     r->report = std::make_shared<const core::TraceReport>(core::AnalyzeTrace(*r->trace));
     r->simulatedSeconds = sim.seconds;
     FillMfu(*r, speed.peakFlops, gpu->name + ", " + t.dtype + " dense peak: spec table (assets/hardware.json)");
+    AttachStepCollective(*r, e);
     return r;
 }
 

@@ -275,3 +275,28 @@ TEST_CASE("profiler traces of several ranks open as one job, other files each on
     CHECK(!job->report->collectives.empty());
     CHECK_THROWS_WITH(FileExperiments({r0 + ".missing"}), Catch::Contains(".missing"));
 }
+
+TEST_CASE("training steps give the flow view their collective: the dp allreduce, the parameter server's star", "[gui]")
+{
+    Experiment e;
+    e.kind = ExperimentKind::Training;
+    e.training.workload = "dp";
+    e.training.devices = 4;
+    e.training.algorithm = core::Algorithm::Ring;
+    auto dp = BuildRun(e);
+    REQUIRE(dp->plan);
+    REQUIRE(dp->holdings);
+    CHECK(dp->plan->spec.collective == core::Collective::AllReduce);
+    CHECK(dp->plan->spec.algorithm == core::Algorithm::Ring);
+    CHECK(dp->plan->spec.ranks == 4);
+    CHECK(dp->plan->spec.bytes == e.training.gradBytes);
+    CHECK(dp->steps.size() == dp->plan->steps.size());
+    CHECK(dp->predictedSeconds > 0);
+    e.training.workload = "ps";
+    auto ps = BuildRun(e);
+    REQUIRE(ps->plan);
+    CHECK(ps->plan->spec.algorithm == core::Algorithm::Naive);
+    CHECK(ps->layout->kind == FlowLayoutKind::Star);
+    e.training.workload = "moe";
+    CHECK_FALSE(BuildRun(e)->plan); // no single collective to show
+}
