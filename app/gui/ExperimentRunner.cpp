@@ -76,7 +76,9 @@ live::ProcessRunRequest ProcessRequest(const Experiment& e)
     return r;
 }
 
-gpu::RunRequest GpuRequest(const Experiment& e)
+} // namespace
+
+gpu::RunRequest GpuRunRequest(const Experiment& e, int gpus)
 {
     gpu::RunRequest r;
     r.warmupIters = e.live.warmup;
@@ -89,7 +91,7 @@ gpu::RunRequest GpuRequest(const Experiment& e)
         r.plan.algorithm = e.collective.algorithm;
         r.plan.ranks = e.collective.ranks;
         r.plan.root = e.collective.root;
-        r.plan.virtualRanks = e.collective.ranks > static_cast<int>(Gpus().devices.size());
+        r.plan.virtualRanks = e.collective.ranks > gpus;
         return r;
     }
     r.workload = gpu::Workload::Pipeline;
@@ -98,9 +100,11 @@ gpu::RunRequest GpuRequest(const Experiment& e)
     r.pipeline.microBatches = e.pipeline.microBatches;
     r.pipeline.chunks = e.pipeline.schedule == core::ScheduleKind::Interleaved ? e.pipeline.chunks : 1;
     r.pipeline.recompute = e.pipeline.recompute;
-    r.pipeline.virtualStages = e.pipeline.stages > static_cast<int>(Gpus().devices.size());
+    r.pipeline.virtualStages = e.pipeline.stages > gpus;
     return r;
 }
+
+namespace {
 
 // Per iteration (span step) of the collective spans: the first start to the last end over the
 // ranks; the median of those, in seconds (0 when there are none).
@@ -181,13 +185,15 @@ std::unique_ptr<core::Job> StartExperiment(const Experiment& e)
     }
     Require(e.backend != Backend::Simulated, "the simulator runs on the window's own worker, not as a real backend's job");
     if (e.backend == Backend::Processes) return live::StartProcessJob(ProcessRequest(e));
-    return gpu::StartGpuJob(GpuRequest(e));
+    return gpu::StartGpuJob(GpuRunRequest(e, static_cast<int>(Gpus().devices.size())));
 }
 
 std::shared_ptr<const RunResult> MeasuredRun(const Experiment& e, std::shared_ptr<const core::Trace> trace, const core::RunReport* report)
 {
     auto r = std::make_shared<RunResult>(*AnalyzeTrace(e, std::move(trace)));
-    const std::string where = e.backend == Backend::Gpu ? "GPU" : "processes";
+    const core::TraceSource source = r->trace->Meta().source;
+    const std::string where = e.backend != Backend::Gpu ? "processes"
+                              : source == core::TraceSource::Cupti ? "GPU, timed by CUPTI" : "GPU, timed by CUDA events";
     r->measured = true;
     r->title = (e.label.empty() ? "" : e.label + ": ") + Describe(e) + (report ? "  (measured on " : "  (measuring on ") + where +
                (report ? ")" : "...)");

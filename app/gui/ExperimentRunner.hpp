@@ -13,6 +13,7 @@
 #include "AppState.hpp"
 #include "RunResult.hpp"
 
+#include "gpu/RunRequest.hpp"
 #include "run/Job.hpp"
 
 #include <memory>
@@ -37,6 +38,10 @@ std::unique_ptr<core::Job> StartExperiment(const Experiment& e);
 // lectures' bubble formula), the model view with the measurement on it.
 std::shared_ptr<const RunResult> MeasuredRun(const Experiment& e, std::shared_ptr<const core::Trace> trace,
                                              const core::RunReport* report = nullptr);
+
+// What the GPU backend is asked for `e`: the Plan executor for a collective (virtual ranks when
+// they outnumber the GPUs), the pipeline runner for a pipeline (virtual stages likewise).
+gpu::RunRequest GpuRunRequest(const Experiment& e, int gpus);
 
 // Runs `e` to its end on its backend and returns MeasuredRun of the final trace (for `render`).
 // Throws what the job threw.
