@@ -98,10 +98,15 @@ std::string_view Name(Backend b); // "simulated", "processes", "gpu"
 bool ParseBackend(std::string_view text, Backend& out);
 
 // How a real run goes: warm-up and timed iterations, and how long a silent rank is waited for.
+// A collective may run as a size sweep: sweepFromBytes, x4, ... up to the experiment's size, each
+// size a run of its own; the measured points go on the model view as they come, with alpha and
+// beta fitted to them.
 struct LiveParams {
     int warmup = 1;
     int iterations = 20;
     double timeoutSec = 30.0;
+    bool sweep = false;
+    uint64_t sweepFromBytes = 4096;
     bool operator==(const LiveParams&) const = default;
 };
 

@@ -9,10 +9,15 @@
 #include "live/ProcessJob.hpp"
 #include "model/CostModel.hpp"
 
+#include "trace/TraceBuilder.hpp"
+
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #ifndef PARALENS_RUNNER_HAVE_MPI
 #define PARALENS_RUNNER_HAVE_MPI 0
@@ -26,6 +31,8 @@ namespace paralens::app {
 namespace {
 
 constexpr int kMaxProcesses = 64;
+
+bool SweepGroup(const core::Trace& t, const Experiment& e, core::FitGroup& group); // below
 
 // The GPU list is asked for once (CUDA's start-up is slow and the answer does not change).
 const gpu::DeviceReport& Gpus()
@@ -126,7 +133,9 @@ double MeasuredCollectiveSeconds(const core::Trace& t)
 
 void MeasuredCollective(RunResult& r, const Experiment& e)
 {
-    const CollectiveParams& c = e.collective;
+    CollectiveParams c = e.collective;
+    // A sweep shows each size's run as it goes: its numbers are that size's.
+    c.bytes = static_cast<uint64_t>(r.trace->Meta().workload.GetNumber("bytes", static_cast<double>(c.bytes)));
     const double measured = MeasuredCollectiveSeconds(*r.trace);
     const core::Prediction pred = core::PredictSeconds({c.collective, c.algorithm, c.ranks, c.bytes, c.root, 1}, CostOf(e.cluster));
     r.simulatedSeconds = measured;
@@ -135,7 +144,98 @@ void MeasuredCollective(RunResult& r, const Experiment& e)
     r.formula = core::FormulaText(c.collective, c.algorithm);
     r.algbwGBps = core::AlgBwGBps(c.bytes, measured);
     r.busbwGBps = r.algbwGBps * core::BusBwFactor(c.collective, c.ranks);
-    if (measured > 0) r.model = BuildModelData(c, e.cluster, measured);
+    core::FitGroup sweep;
+    if (SweepGroup(*r.trace, e, sweep)) r.model = BuildModelData(c, e.cluster, measured, &sweep); // alpha, beta fitted to it
+    else if (measured > 0) r.model = BuildModelData(c, e.cluster, measured);
+}
+
+} // namespace
+
+namespace {
+
+// The sizes of a live sweep: from, x4, ... and the experiment's own size last.
+std::vector<uint64_t> SweepSizes(const Experiment& e)
+{
+    std::vector<uint64_t> sizes;
+    for (uint64_t n = std::max<uint64_t>(e.live.sweepFromBytes, 1); n < e.collective.bytes; n *= 4) sizes.push_back(n);
+    sizes.push_back(e.collective.bytes);
+    return sizes;
+}
+
+// `trace` with the sweep's measured points so far in its results ("sweepBytes", "sweepSeconds":
+// comma-separated), which MeasuredRun puts on the model view.
+std::shared_ptr<const core::Trace> WithSweep(const core::Trace& trace, const std::vector<core::FitSample>& points)
+{
+    core::Metadata meta = trace.Meta();
+    std::string bytes, seconds;
+    for (const core::FitSample& p : points) {
+        bytes += (bytes.empty() ? "" : ",") + std::to_string(p.bytes);
+        char s[32];
+        std::snprintf(s, sizeof s, "%.9g", p.seconds);
+        seconds += (seconds.empty() ? "" : ",") + std::string(s);
+    }
+    meta.results.Set("sweepBytes", bytes);
+    meta.results.Set("sweepSeconds", seconds);
+    return std::make_shared<const core::Trace>(core::TraceBuilder::WithMetadata(core::Trace(trace), std::move(meta)));
+}
+
+// One size of a sweep: its processes job followed to the end, its snapshots re-published.
+core::RunReport SweepStep(core::JobContext& ctx, const Experiment& one, const std::vector<core::FitSample>& points, size_t index, size_t count)
+{
+    std::unique_ptr<core::Job> job = live::StartProcessJob(ProcessRequest(one));
+    uint64_t version = 0;
+    while (!job->Done()) {
+        if (ctx.CancelRequested()) job->Cancel();
+        if (auto t = job->Latest(&version)) ctx.Publish(WithSweep(*t, points));
+        const core::JobProgress p = job->Progress();
+        ctx.SetProgress(core::FormatBytes(one.collective.bytes) + " (" + std::to_string(index + 1) + " of " + std::to_string(count) + "): " + p.phase,
+                        (static_cast<double>(index) + p.fraction) / static_cast<double>(count));
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (auto t = job->Latest(&version)) ctx.Publish(WithSweep(*t, points));
+    return job->Wait(); // a failure or Stop ends the sweep with what was measured so far shown
+}
+
+std::unique_ptr<core::Job> StartSweep(const Experiment& e)
+{
+    return std::make_unique<core::Job>([e](core::JobContext& ctx) {
+        const std::vector<uint64_t> sizes = SweepSizes(e);
+        std::vector<core::FitSample> points;
+        core::RunReport all;
+        for (size_t i = 0; i < sizes.size(); ++i) {
+            Experiment one = e;
+            one.collective.bytes = sizes[i];
+            core::RunReport r = SweepStep(ctx, one, points, i, sizes.size());
+            if (!r.rows.empty() && r.rows[0].GetNumber("seconds") > 0) points.push_back({sizes[i], r.rows[0].GetNumber("seconds"), 0});
+            all.rows.insert(all.rows.end(), r.rows.begin(), r.rows.end());
+            all.checksPassed = all.checksPassed && r.checksPassed;
+            if (r.trace) all.trace = WithSweep(*r.trace, points);
+            if (all.trace) ctx.Publish(all.trace);
+        }
+        all.summary.Set("sweepSizes", static_cast<int64_t>(sizes.size()));
+        return all;
+    });
+}
+
+// The sweep's points in a trace's results, as a group the model view fits alpha and beta to.
+bool SweepGroup(const core::Trace& t, const Experiment& e, core::FitGroup& group)
+{
+    const std::string bytes = t.Meta().results.GetString("sweepBytes"), seconds = t.Meta().results.GetString("sweepSeconds");
+    if (bytes.empty()) return false;
+    group.collective = e.collective.collective;
+    group.algorithm = e.collective.algorithm;
+    group.ranks = e.collective.ranks;
+    group.source = "measured on processes";
+    group.label = "live sweep";
+    size_t a = 0, b = 0;
+    while (a < bytes.size() && b < seconds.size()) {
+        size_t ea = bytes.find(',', a), eb = seconds.find(',', b);
+        if (ea == std::string::npos) ea = bytes.size();
+        if (eb == std::string::npos) eb = seconds.size();
+        group.samples.push_back({std::stoull(bytes.substr(a, ea - a)), std::stod(seconds.substr(b, eb - b)), 0});
+        a = ea + 1, b = eb + 1;
+    }
+    return !group.samples.empty();
 }
 
 } // namespace
@@ -184,6 +284,7 @@ std::unique_ptr<core::Job> StartExperiment(const Experiment& e)
         throw Error(why);
     }
     Require(e.backend != Backend::Simulated, "the simulator runs on the window's own worker, not as a real backend's job");
+    if (e.backend == Backend::Processes && e.kind == ExperimentKind::Collective && e.live.sweep) return StartSweep(e);
     if (e.backend == Backend::Processes) return live::StartProcessJob(ProcessRequest(e));
     return gpu::StartGpuJob(GpuRunRequest(e, static_cast<int>(Gpus().devices.size())));
 }

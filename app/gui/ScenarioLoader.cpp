@@ -197,6 +197,9 @@ Experiment ReadExperiment(const json& j, const std::string& where)
     r.Get("warmup", e.live.warmup);
     r.Get("iterations", e.live.iterations);
     r.Get("timeoutS", e.live.timeoutSec);
+    r.Get("sweep", e.live.sweep);
+    r.Bytes("sweepFrom", e.live.sweepFromBytes);
+    if (e.live.sweepFromBytes < 1) r.Fail("sweepFrom", "must be at least 1 byte");
     if (e.live.warmup < 0) r.Fail("warmup", "must be at least 0");
     if (e.live.iterations < 1) r.Fail("iterations", "must be at least 1");
     if (!(e.live.timeoutSec > 0)) r.Fail("timeoutS", "must be > 0 seconds");

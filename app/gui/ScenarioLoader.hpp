@@ -17,7 +17,8 @@
 //                     "hidden": 8192, "inputs": 1, "algorithm": "ring", "experts": 8, "topK": 2,
 //                     "imbalance": 0, "gpu": "h100-sxm", "dtype": "bf16", "kernelEfficiency": 0.6},
 //                    any of them (not files) may add "backend": "simulated|processes|gpu",
-//                    "warmup": 1, "iterations": 20, "timeoutS": 30 (a real run: see AppState.hpp),
+//                    "warmup": 1, "iterations": 20, "timeoutS": 30, "sweep": false, "sweepFrom": "4KiB"
+//                    (a real run: see AppState.hpp),
 //                    {"kind": "file", "file": "traces/x.json"}, {"kind": "file", "files": ["rank0.json", ...]}],
 //    "view": {"tab": "flow|model|mfu|stats", "colorBy": "micro-batch|category", "showPredicted": true,
 //             "showFlows": true, "showBubbles": true, "expandTracks": true, "flowStep": 0,

@@ -122,7 +122,7 @@ size_t MeasuredRowsWithSpans(const RunResult& run)
 
 } // namespace
 
-TEST_CASE("Run in the controls: a 4-process ring allreduce grows live and ends checked", "[gui][live]")
+TEST_CASE("Run in the controls: a 4-process ring allreduce sweep grows live, ends checked and fitted", "[gui][live]")
 {
     Session s;
     JobRunner jobs;
@@ -143,6 +143,11 @@ TEST_CASE("Run in the controls: a 4-process ring allreduce grows live and ends c
     CHECK(run.simulatedSeconds > 0);   // the measured median
     CHECK(run.predictedSeconds > 0);   // the model's, beside it
     CHECK(run.trace->Flows().size() > 0);
+    // The scenario sweeps 4 KiB .. 4 MiB: every size's time on the model view, alpha and beta fitted.
+    REQUIRE(run.model);
+    CHECK(run.model->measuredBytes.size() == 6);
+    CHECK(run.model->fittedToMeasurements);
+    CHECK(run.model->fitBandwidthGBps > 0);
     for (pid_t p : RankPids(run)) CHECK(Gone(p));
 }
 
