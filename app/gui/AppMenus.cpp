@@ -49,6 +49,9 @@ void App::DrawMenus()
             m_settings.colorBy = byMicroBatch ? ColorMode::MicroBatch : ColorMode::Category;
         ImGui::MenuItem("Show bubbles (idle time)", nullptr, &m_settings.showBubbles);
         ImGui::MenuItem("Show the model's predicted durations", nullptr, &m_settings.showPredicted);
+        ImGui::MenuItem("Predictions from alpha and beta fitted to the run (else the lecture's)", nullptr, &m_settings.outlinesFromFit);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("For measured runs with a fit (a live sweep): the outlines and tooltips use the fitted alpha and beta");
         ImGui::MenuItem("Show messages as arrows", nullptr, &m_settings.showFlows);
         if (ImGui::MenuItem("Expand every device into its lanes", nullptr, m_settings.expandTracks)) {
             m_settings.expandTracks = !m_settings.expandTracks;

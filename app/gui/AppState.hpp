@@ -135,6 +135,7 @@ struct ViewSettings {
     ViewTab tab = ViewTab::Flow;
     ColorMode colorBy = ColorMode::MicroBatch;
     bool showPredicted = true;
+    bool outlinesFromFit = false; // predicted outlines of measured runs: alpha, beta fitted to the run, else the lecture's
     bool showFlows = true;
     bool showBubbles = true;
     bool expandTracks = true;

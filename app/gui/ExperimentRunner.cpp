@@ -147,6 +147,9 @@ void MeasuredCollective(RunResult& r, const Experiment& e)
     core::FitGroup sweep;
     if (SweepGroup(*r.trace, e, sweep)) r.model = BuildModelData(c, e.cluster, measured, &sweep); // alpha, beta fitted to it
     else if (measured > 0) r.model = BuildModelData(c, e.cluster, measured);
+    if (r.model && r.model->fittedToMeasurements && r.model->fitBandwidthGBps > 0)
+        r.fitCost = std::make_shared<const core::CostParams>(
+            core::CostParams{r.model->fitAlphaUs * 1e-6, 1.0 / (r.model->fitBandwidthGBps * 1e9), CostOf(e.cluster).gammaSecPerByte});
 }
 
 } // namespace

@@ -128,6 +128,8 @@ struct RunResult {
     double busbwGBps = 0.0;
     std::vector<StepInfo> steps;
     core::CostParams stepCost;                  // the alpha, beta, gamma the steps are priced with
+    // A measured run with alpha and beta fitted to it (a live sweep): the outlines can use them.
+    std::shared_ptr<const core::CostParams> fitCost;
     std::shared_ptr<const FlowHoldings> holdings; // what each rank holds after each step (p <= 64)
     std::shared_ptr<const FlowLayout> layout;     // where the flow view puts the ranks
 

@@ -226,6 +226,7 @@ void TimelineView::DrawLane(const Section& s, uint16_t run, uint32_t track, int 
     const bool labels = labelSize >= std::max(9.0f, fontH * 0.7f);
     const bool inLane = dc.hovered && dc.mouse.y >= y0 && dc.mouse.y < y1;
     const bool pipeline = m_cache[run].pipeline;
+    const core::CostParams* fit = dc.settings.outlinesFromFit ? m_snapshot->runs[run]->fitCost.get() : nullptr;
     auto onSpan = [&](const core::Span& sp, size_t) {
         const float x0 = std::max(NsToX(s, static_cast<double>(sp.startNs - begin)), s.plotX0 - 2);
         const float x1 = std::min(NsToX(s, static_cast<double>(sp.endNs - begin)), s.plotX1 + 2);
@@ -238,8 +239,9 @@ void TimelineView::DrawLane(const Section& s, uint16_t run, uint32_t track, int 
                                  Mix(fill, IM_COL32_BLACK, 0.45f));
         if (sp.detail != 0 && sp.microBatch >= 0 && t.Str(sp.detail) == "recompute")
             Hatch(dc.dl, x0, y0, x1, barY1, WithAlpha(IM_COL32_WHITE, 0.55f), th.Px(5), th.line);
-        if (predicted && sp.predictedNs >= 0) {
-            const float px1 = NsToX(s, static_cast<double>(sp.startNs - begin + sp.predictedNs));
+        const int64_t predictedNs = fit ? PredictedNs(sp, t.Meta(), fit) : sp.predictedNs;
+        if (predicted && predictedNs >= 0) {
+            const float px1 = NsToX(s, static_cast<double>(sp.startNs - begin + predictedNs));
             dc.dl->AddRect(ImVec2(x0, barY1 + 1), ImVec2(std::max(px1, x0 + 1), y1), Mix(fill, th.predicted, 0.55f), 0.0f, 0, 1.0f);
         }
         if (labels && x1 - x0 > labelSize * 1.2f) {

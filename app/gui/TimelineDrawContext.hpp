@@ -4,9 +4,20 @@
 #include "AppState.hpp"
 #include "TimelineView.hpp"
 
+#include "analysis/SpanPrediction.hpp"
+
+#include <cmath>
 #include <imgui.h>
 
 namespace paralens::app {
+
+// A span's predicted duration with alpha and beta fitted to its run (the model, core's), or the
+// one the trace holds when the model says nothing about this span.
+inline int64_t PredictedNs(const core::Span& s, const core::Metadata& meta, const core::CostParams* fit)
+{
+    const double seconds = core::PredictSpanSeconds(s, meta, *fit);
+    return seconds >= 0 ? static_cast<int64_t>(std::llround(seconds * 1e9)) : s.predictedNs;
+}
 
 struct TimelineView::DrawContext {
     ImDrawList* dl;

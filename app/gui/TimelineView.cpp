@@ -311,8 +311,9 @@ void TimelineView::HandleKeys(Section& s)
     if (changed) s.fit = false;
 }
 
-void TimelineView::DrawTooltip(const DrawContext&) const
+void TimelineView::DrawTooltip(const DrawContext& dc) const
 {
+    const ViewSettings& settings = dc.settings;
     const RunResult& run = *m_snapshot->runs[m_hover.run];
     const core::Trace& t = *run.trace;
     const int64_t begin = m_cache[m_hover.run].beginNs;
@@ -339,9 +340,12 @@ void TimelineView::DrawTooltip(const DrawContext&) const
     ImGui::Text("start %s   end %s", FormatDuration(a, sizeof a, static_cast<double>(s.startNs - begin)),
                 FormatDuration(b, sizeof b, static_cast<double>(s.endNs - begin)));
     ImGui::Text("duration %s", FormatDuration(a, sizeof a, static_cast<double>(s.DurationNs())));
-    if (s.predictedNs >= 0) {
-        const double diff = s.predictedNs > 0 ? (static_cast<double>(s.DurationNs()) / static_cast<double>(s.predictedNs) - 1) * 100 : 0;
-        ImGui::Text("predicted %s (%+.1f%%)", FormatDuration(a, sizeof a, static_cast<double>(s.predictedNs)), diff);
+    const core::CostParams* fit = settings.outlinesFromFit ? run.fitCost.get() : nullptr;
+    const int64_t predictedNs = fit ? PredictedNs(s, t.Meta(), fit) : s.predictedNs;
+    if (predictedNs >= 0) {
+        const double diff = predictedNs > 0 ? (static_cast<double>(s.DurationNs()) / static_cast<double>(predictedNs) - 1) * 100 : 0;
+        ImGui::Text("predicted %s (%+.1f%%)%s", FormatDuration(a, sizeof a, static_cast<double>(predictedNs)), diff,
+                    fit ? ", alpha and beta fitted to the run" : "");
     }
     if (s.bytes > 0) {
         const double gbps = s.DurationNs() > 0 ? static_cast<double>(s.bytes) / static_cast<double>(s.DurationNs()) : 0;

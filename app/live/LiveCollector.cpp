@@ -1,7 +1,7 @@
 #include "live/LiveCollector.hpp"
 
 #include "common/Error.hpp"
-#include "model/Collective.hpp"
+#include "analysis/SpanPrediction.hpp"
 #include "trace/RankTraceMerge.hpp"
 
 namespace paralens::app::live {
@@ -98,22 +98,10 @@ void LiveCollector::Apply(int connection, const std::string& line)
     }
 }
 
-void LiveCollector::Predict(core::Span& s) const
+void LiveCollector::Predict(core::Span& s, const core::Metadata& meta) const
 {
     if (!m_haveModel || s.predictedNs != core::kNoPrediction) return;
-    double seconds = -1;
-    const core::MetaSection& w = m_meta.workload;
-    if ((s.category == core::SpanCategory::Send || s.category == core::SpanCategory::Recv) && s.bytes > 0) {
-        seconds = core::MessageSeconds(static_cast<double>(s.bytes), m_model);
-    } else if (s.category == core::SpanCategory::Collective) {
-        const auto c = core::ParseCollective(w.GetString("collective"));
-        const auto a = core::ParseAlgorithm(w.GetString("algorithm"));
-        if (c && a)
-            seconds = core::PredictSeconds({*c, *a, static_cast<int>(w.GetNumber("ranks", 1)), s.bytes, static_cast<int>(w.GetNumber("root", 0)), 1},
-                                           m_model).seconds;
-    } else if (s.flops > 0 && m_meta.hardware.GetNumber("cpuPeakFlops", 0) > 0) {
-        seconds = s.flops / m_meta.hardware.GetNumber("cpuPeakFlops");
-    }
+    const double seconds = core::PredictSpanSeconds(s, meta, m_model);
     if (seconds >= 0) s.predictedNs = static_cast<int64_t>(seconds * 1e9 + 0.5);
 }
 
@@ -121,6 +109,8 @@ std::shared_ptr<const core::Trace> LiveCollector::Merge(const std::string& title
 {
     std::vector<core::Trace> parts;
     std::vector<std::string> origins;
+    core::Metadata predictMeta = m_meta;
+    predictMeta.workload.Set("ranks", static_cast<int64_t>(m_ranks.size()));
     for (size_t i = 0; i < m_ranks.size(); ++i) {
         const RankState& r = m_ranks[i];
         if (!r.haveClockStart) continue;
@@ -134,7 +124,7 @@ std::shared_ptr<const core::Trace> LiveCollector::Merge(const std::string& title
                 core::Span sp = s.span;
                 sp.name = b.Intern(s.name);
                 sp.detail = b.Intern(s.detail);
-                Predict(sp);
+                Predict(sp, predictMeta);
                 b.AddSpan(t, sp);
             }
         }

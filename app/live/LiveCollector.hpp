@@ -60,7 +60,7 @@ public:
     std::shared_ptr<const core::Trace> Merge(const std::string& title) const;
 
 private:
-    void Predict(core::Span& s) const;
+    void Predict(core::Span& s, const core::Metadata& meta) const;
 
     std::string m_secret;
     core::CostParams m_model;

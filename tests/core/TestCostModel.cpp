@@ -1,4 +1,5 @@
 // The model against the lectures' tables (FORMULAS.md), typed here independently of the code.
+#include "analysis/SpanPrediction.hpp"
 #include "model/CostModel.hpp"
 
 #include <catch2/catch.hpp>
@@ -107,4 +108,30 @@ TEST_CASE("collective and algorithm names round-trip", "[core][model]")
     CHECK_FALSE(ParseCollective("allreduse").has_value());
     CHECK(Supports(Collective::AllReduce, Algorithm::RecursiveDoubling));
     CHECK_FALSE(Supports(Collective::Scatter, Algorithm::HalvingDoubling));
+}
+
+TEST_CASE("a measured span's prediction: a message alpha + n beta, a collective its closed form, a GEMM its FLOPs at the peak", "[core]")
+{
+    using namespace paralens::core;
+    const CostParams k{5e-6, 1e-9, 0};
+    Metadata meta;
+    meta.workload.Set("collective", std::string("allreduce"));
+    meta.workload.Set("algorithm", std::string("ring"));
+    meta.workload.Set("ranks", int64_t{4});
+    Span s;
+    s.category = SpanCategory::Send;
+    s.bytes = 1000;
+    CHECK(PredictSpanSeconds(s, meta, k) == Approx(5e-6 + 1000e-9));
+    s.category = SpanCategory::Collective;
+    s.bytes = 1 << 20;
+    CHECK(PredictSpanSeconds(s, meta, k) == Approx(PredictSeconds({Collective::AllReduce, Algorithm::Ring, 4, 1 << 20, 0, 1}, k).seconds));
+    s.category = SpanCategory::Forward;
+    s.bytes = 0;
+    s.flops = 2e9;
+    CHECK(PredictSpanSeconds(s, meta, k) < 0); // no peak known
+    meta.hardware.Set("cpuPeakFlops", 1e11);
+    CHECK(PredictSpanSeconds(s, meta, k) == Approx(0.02));
+    s.category = SpanCategory::Idle;
+    s.flops = 0;
+    CHECK(PredictSpanSeconds(s, meta, k) < 0);
 }

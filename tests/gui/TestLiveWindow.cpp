@@ -148,6 +148,8 @@ TEST_CASE("Run in the controls: a 4-process ring allreduce sweep grows live, end
     CHECK(run.model->measuredBytes.size() == 6);
     CHECK(run.model->fittedToMeasurements);
     CHECK(run.model->fitBandwidthGBps > 0);
+    REQUIRE(run.fitCost); // View > Predictions from the fitted alpha and beta
+    CHECK(run.fitCost->alphaSec == Approx(run.model->fitAlphaUs * 1e-6));
     for (pid_t p : RankPids(run)) CHECK(Gone(p));
 }
 
