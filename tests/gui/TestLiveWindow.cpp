@@ -4,6 +4,7 @@
 #include "App.hpp"
 #include "ScenarioLoader.hpp"
 #include "Theme.hpp"
+#include "../live/LiveTestSupport.hpp"
 
 #include <catch2/catch.hpp>
 #include <imgui.h>
@@ -81,28 +82,7 @@ void Load(Session& s, App& app, JobRunner& jobs, Scenario scenario)
     s.Frame(app);
 }
 
-std::vector<pid_t> RankPids(const RunResult& run)
-{
-    std::vector<pid_t> pids;
-    const std::string text = run.trace->Meta().extra.GetString("rankPids");
-    for (size_t at = 0; at < text.size();) {
-        size_t end = text.find(',', at);
-        if (end == std::string::npos) end = text.size();
-        pids.push_back(static_cast<pid_t>(std::atoll(text.substr(at, end - at).c_str())));
-        at = end + 1;
-    }
-    return pids;
-}
-
-bool Gone(pid_t pid)
-{
-    if (pid <= 0) return false;
-    if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-    const size_t close = text.rfind(')');
-    return close != std::string::npos && close + 2 < text.size() && text[close + 2] == 'Z';
-}
+std::vector<pid_t> RankPids(const RunResult& run) { return ::RankPids(*run.trace); }
 
 // The run ended and its last result is on screen (the final analysis applied).
 bool Settled(const App& app, const JobRunner& jobs) { return !app.Live().running && !jobs.Busy() && !app.Live().message.empty(); }

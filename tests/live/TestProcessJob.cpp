@@ -3,6 +3,7 @@
 #include "live/ProcessJob.hpp"
 
 #include "common/Error.hpp"
+#include "LiveTestSupport.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -31,31 +32,6 @@ ProcessRunRequest RingRequest(int iterations, const std::string& bytes = "1MiB")
               "--iters", std::to_string(iterations), "--warmup", "1", "--trace-iterations", std::to_string(iterations),
               "--timeout-s", "10", "--no-mpi-compare"};
     return r;
-}
-
-std::vector<pid_t> RankPids(const core::Trace& t)
-{
-    std::vector<pid_t> pids;
-    const std::string text = t.Meta().extra.GetString("rankPids");
-    size_t at = 0;
-    while (at < text.size()) {
-        size_t end = text.find(',', at);
-        if (end == std::string::npos) end = text.size();
-        pids.push_back(static_cast<pid_t>(std::atoll(text.substr(at, end - at).c_str())));
-        at = end + 1;
-    }
-    return pids;
-}
-
-// The process has exited: no such PID, or a zombie waiting for its new parent (init) to reap it.
-bool Gone(pid_t pid)
-{
-    if (pid <= 0) return false;
-    if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-    const size_t close = text.rfind(')');
-    return close != std::string::npos && close + 2 < text.size() && text[close + 2] == 'Z';
 }
 
 // Waits for a snapshot in which every rank has said hello and has spans.
