@@ -196,6 +196,8 @@ void Report(const MpiRunOptions& o, int ranks, const std::vector<CaseResult>& re
     std::fflush(stdout);
 }
 
+constexpr int64_t kStreamIntervalNs = 100'000'000;
+
 // What the live launcher shows about the run: the workload (the first case; a Plan's flow view
 // comes back from it) and one row per case.
 core::Metadata LiveMeta(const MpiRunOptions& o, int ranks)
@@ -260,11 +262,18 @@ int RunMpiBackend(const MpiRunOptions& o)
         const auto checkpoint = [&] { WriteRankTrace(ctx, o, rec, clock, false, {}, true); };
         const double cases = static_cast<double>(o.cases.size()) * (o.compareMpi ? 2.0 : 1.0);
         int caseIndex = 0;
+        // Streamed at most every kStreamIntervalNs (and at each case's end): the launcher's latency
+        // budget is 250 ms, and every message costs the ranks' shared cores something.
+        int64_t lastStreamNs = 0;
         const auto onIteration = [&](const std::string& label, int done, int total) {
-            stream.FlushSpans(rec.Builder(), done == total ? 0 : 20'000'000);
-            if (ctx.Rank() == 0 && (done == total || stream.Enabled()))
-                stream.Send(live::EncodeProgress(label + ": iteration " + std::to_string(done) + " of " + std::to_string(total),
-                                                 std::min(1.0, (caseIndex + static_cast<double>(done) / total) / cases)));
+            const int64_t now = ctx.NowNs();
+            if (stream.Enabled() && (done == total || now - lastStreamNs >= kStreamIntervalNs)) {
+                lastStreamNs = now;
+                stream.FlushSpans(rec.Builder());
+                if (ctx.Rank() == 0)
+                    stream.Send(live::EncodeProgress(label + ": iteration " + std::to_string(done) + " of " + std::to_string(total),
+                                                     std::min(1.0, (caseIndex + static_cast<double>(done) / total) / cases)));
+            }
             if (done == total) ++caseIndex;
         };
         for (const auto& [c, a] : o.cases) results.push_back(RunCase(ctx, o, c, a, rec, checkpoint, onIteration));

@@ -54,7 +54,7 @@ void Streamed(const char* bytes, int iterations, std::vector<double>& latencyMs,
             const int64_t newest = t->EndNs(); // every rank's spans are on rank 0's clock
             if (newest > 0) latencyMs.push_back(static_cast<double>(now - newest) * 1e-6);
         }
-        std::this_thread::sleep_for(std::chrono::microseconds(500));
+        std::this_thread::sleep_for(std::chrono::milliseconds(16)); // as a window polls, once a frame
     }
     const core::RunReport report = job->Wait();
     medianSeconds = report.rows.empty() ? 0.0 : report.rows[0].GetNumber("seconds");
@@ -89,7 +89,7 @@ int main()
     for (const char* bytes : {"64KiB", "4MiB"}) {
         const int iterations = 200;
         std::vector<double> plain, streamed, latency;
-        for (int rep = 0; rep < 3; ++rep) { // interleaved, so the VM's drift hits both alike
+        for (int rep = 0; rep < 7; ++rep) { // interleaved, so the VM's drift hits both alike
             plain.push_back(Plain(bytes, iterations));
             double s = 0;
             Streamed(bytes, iterations, latency, s);

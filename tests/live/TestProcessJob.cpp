@@ -50,7 +50,7 @@ std::shared_ptr<const core::Trace> WaitForAllRanks(core::Job& job, uint64_t& ver
 
 TEST_CASE("a 4-process ring allreduce streams partial snapshots and ends checked, with 4 rank rows", "[live][mpi]")
 {
-    auto job = StartProcessJob(RingRequest(40, "4MiB"));
+    auto job = StartProcessJob(RingRequest(150, "4MiB")); // about 0.5 s: the ranks stream every 100 ms
     uint64_t version = 0;
     std::set<size_t> partialSpanCounts;
     while (!job->Done()) {
@@ -58,7 +58,9 @@ TEST_CASE("a 4-process ring allreduce streams partial snapshots and ends checked
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     const core::RunReport report = job->Wait();
-    INFO("partial snapshots seen: " << partialSpanCounts.size());
+    partialSpanCounts.erase(0);                              // a snapshot of the clocks alone
+    partialSpanCounts.erase(report.trace->SpanCount());      // the last, published as the job ends
+    INFO("partial snapshots with spans seen: " << partialSpanCounts.size());
     CHECK(partialSpanCounts.size() >= 2);
     REQUIRE(report.trace);
     REQUIRE(report.trace->Devices().size() == 4);
@@ -74,7 +76,7 @@ TEST_CASE("a 4-process ring allreduce streams partial snapshots and ends checked
     REQUIRE(correct);
     CHECK(std::get<bool>(*correct));
     CHECK(report.trace->Flows().size() > 0); // messages paired into arrows
-    CHECK(*partialSpanCounts.begin() < report.trace->SpanCount()); // the first snapshots were partial
+    if (!partialSpanCounts.empty()) CHECK(*partialSpanCounts.rbegin() < report.trace->SpanCount());
     for (pid_t p : RankPids(*report.trace)) CHECK(Gone(p));
 }
 
