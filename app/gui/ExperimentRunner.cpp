@@ -31,6 +31,9 @@ namespace paralens::app {
 namespace {
 
 constexpr int kMaxProcesses = 64;
+// A long run records its first iterations only (the rest are timed, not traced), so that its
+// trace, the window's memory and each snapshot's cost stay bounded.
+constexpr int kMaxTracedIterations = 200;
 
 bool SweepGroup(const core::Trace& t, const Experiment& e, core::FitGroup& group); // below
 
@@ -69,7 +72,8 @@ live::ProcessRunRequest ProcessRequest(const Experiment& e)
         r.title = "measured on " + std::to_string(c.ranks) + " processes: " + Describe(e);
         r.args = {"run", "--backend", "mpi", "--collective", std::string(core::Name(c.collective)), "--algorithm",
                   std::string(core::Name(c.algorithm)), "--bytes", std::to_string(c.bytes), "--root", std::to_string(c.root),
-                  "--iters", iters, "--warmup", warmup, "--trace-iterations", iters, "--timeout-s", Text(e.live.timeoutSec),
+                  "--iters", iters, "--warmup", warmup, "--trace-iterations", std::to_string(std::min(e.live.iterations, kMaxTracedIterations)),
+                  "--timeout-s", Text(e.live.timeoutSec),
                   "--no-mpi-compare"};
         return r;
     }

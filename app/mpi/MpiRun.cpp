@@ -270,8 +270,9 @@ int RunMpiBackend(const MpiRunOptions& o)
             if (stream.Enabled() && (done == total || now - lastStreamNs >= kStreamIntervalNs)) {
                 lastStreamNs = now;
                 stream.FlushSpans(rec.Builder());
-                if (ctx.Rank() == 0)
-                    stream.Send(live::EncodeProgress(label + ": iteration " + std::to_string(done) + " of " + std::to_string(total),
+                // Every rank says where it is (rank 0's is shown): the launcher's proof of life once
+                // the traced iterations are over and no spans come any more.
+                stream.Send(live::EncodeProgress(label + ": iteration " + std::to_string(done) + " of " + std::to_string(total),
                                                      std::min(1.0, (caseIndex + static_cast<double>(done) / total) / cases)));
             }
             if (done == total) ++caseIndex;
