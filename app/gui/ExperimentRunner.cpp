@@ -251,10 +251,13 @@ std::string BackendAvailability(Backend b)
 {
     switch (b) {
     case Backend::Simulated: return {};
-    case Backend::Processes:
+    case Backend::Processes: {
         if (!PARALENS_RUNNER_HAVE_MPI) return "this paralens was built without MPI (install openmpi-bin and libopenmpi-dev, then rebuild)";
-        if (live::FindMpirun("").empty()) return "mpirun is not on PATH (Debian: apt-get install openmpi-bin)";
+        // Looked up once: the controls ask every frame, and PATH does not change under a running app.
+        static const bool haveMpirun = !live::FindMpirun("").empty();
+        if (!haveMpirun) return "mpirun is not on PATH (Debian: apt-get install openmpi-bin; or set PARALENS_MPIRUN)";
         return {};
+    }
     case Backend::Gpu:
         if (!gpu::BackendBuilt()) return "this build has no GPU backend (it needs CUDA and NCCL when it is built)";
         return Gpus().devices.empty() ? "no usable GPU: " + Gpus().problem : std::string();
@@ -307,12 +310,7 @@ std::shared_ptr<const RunResult> MeasuredRun(const Experiment& e, std::shared_pt
                (report ? ")" : "...)");
     if (e.kind == ExperimentKind::Collective) MeasuredCollective(*r, e);
     if (e.kind == ExperimentKind::Pipeline) {
-        core::PipelineSpec spec;
-        spec.kind = e.pipeline.schedule;
-        spec.stages = e.pipeline.stages;
-        spec.microBatches = e.pipeline.microBatches;
-        spec.chunks = e.pipeline.schedule == core::ScheduleKind::Interleaved ? e.pipeline.chunks : 1;
-        r->bubbleFormula = core::BubbleFractionFormula(spec);
+        r->bubbleFormula = core::BubbleFractionFormula(PipelineSpecOf(e));
         const double peak = r->trace->Meta().hardware.GetNumber("cpuPeakFlops", 0.0);
         if (peak > 0) FillMfu(*r, peak, "this CPU's single-thread sgemm peak, probed: " + Text(peak * 1e-9) + " GFLOP/s");
     }

@@ -80,6 +80,26 @@ std::vector<StepInfo> StepInfos(const core::Plan& plan, const core::Trace& trace
 
 } // namespace
 
+core::PipelineSpec PipelineSpecOf(const Experiment& e)
+{
+    const PipelineParams& p = e.pipeline;
+    core::PipelineSpec spec;
+    spec.kind = p.schedule;
+    spec.stages = p.stages;
+    spec.microBatches = p.microBatches;
+    spec.chunks = p.schedule == core::ScheduleKind::Interleaved ? p.chunks : 1;
+    spec.batches = p.schedule == core::ScheduleKind::PipeDream ? p.batches : 1;
+    spec.forwardSec = p.forwardMs * 1e-3;
+    spec.backwardSec = spec.forwardSec * p.backwardRatio;
+    spec.recompute = p.recompute;
+    spec.activationBytes = p.communicate ? p.activationBytes : 0;
+    if (e.cluster.stragglerRank >= 0 && e.cluster.stragglerRank < p.stages) {
+        spec.stageSlowdown.assign(static_cast<size_t>(p.stages), 1.0);
+        spec.stageSlowdown[static_cast<size_t>(e.cluster.stragglerRank)] = e.cluster.stragglerSlowdown;
+    }
+    return spec;
+}
+
 void AttachPlan(RunResult& r, const core::CollectiveSpec& spec, const ClusterParams& cluster, const core::Trace* timing)
 {
     auto plan = std::make_shared<core::Plan>(core::BuildPlan(spec));
@@ -187,25 +207,6 @@ std::shared_ptr<RunResult> BuildCollective(const Experiment& e)
     return r;
 }
 
-core::PipelineSpec PipelineSpecOf(const Experiment& e)
-{
-    const PipelineParams& p = e.pipeline;
-    core::PipelineSpec spec;
-    spec.kind = p.schedule;
-    spec.stages = p.stages;
-    spec.microBatches = p.microBatches;
-    spec.chunks = p.schedule == core::ScheduleKind::Interleaved ? p.chunks : 1;
-    spec.batches = p.schedule == core::ScheduleKind::PipeDream ? p.batches : 1;
-    spec.forwardSec = p.forwardMs * 1e-3;
-    spec.backwardSec = spec.forwardSec * p.backwardRatio;
-    spec.recompute = p.recompute;
-    spec.activationBytes = p.communicate ? p.activationBytes : 0;
-    if (e.cluster.stragglerRank >= 0 && e.cluster.stragglerRank < p.stages) {
-        spec.stageSlowdown.assign(static_cast<size_t>(p.stages), 1.0);
-        spec.stageSlowdown[static_cast<size_t>(e.cluster.stragglerRank)] = e.cluster.stragglerSlowdown;
-    }
-    return spec;
-}
 
 core::ClusterModel PipelineLinks(const Experiment& e)
 {

@@ -26,6 +26,10 @@ std::shared_ptr<const Snapshot> BuildSnapshot(const std::vector<Experiment>& exp
 // The analysis of an already built Trace (a loaded file): usage, MFU when the trace has FLOPs.
 std::shared_ptr<const RunResult> AnalyzeTrace(const Experiment& experiment, std::shared_ptr<const core::Trace> trace);
 
+// The schedule's parameters of a pipeline experiment (times from forwardMs, the straggler as a slow
+// stage, links only when it communicates); core builds the Schedule from it.
+core::PipelineSpec PipelineSpecOf(const Experiment& e);
+
 // The flow view's data for one collective (its Plan, the ranks' holdings after each step, their
 // layout, each step's model time and end): timed by `timing` (a trace of that very Plan) or, when
 // null, by simulating the Plan on `cluster`. Throws Error when the spec makes no Plan.
