@@ -74,6 +74,8 @@ int RunHeadlessDefault(const std::vector<std::string>& files, const std::string&
                 "  paralens sweep --collective allreduce --algorithm all --ranks 16\n"
                 "  paralens pipeline --schedule 1f1b --stages 4 --microbatches 8   (bubbles, activations, a text Gantt)\n"
                 "  paralens workload --kind dp --straggler 1:2                     (training steps)\n"
+                "  paralens run --backend processes --ranks 4 --bytes 4MiB         (a ring allreduce for real, 4 processes, next to the model)\n"
+                "  paralens run --backend processes --workload pipeline --schedule 1f1b   (stage processes doing real GEMMs)\n"
                 "  paralens simulate ... --out trace.json   (then open trace.json in https://ui.perfetto.dev)\n"
                 "  paralens analyze TRACE...                (busy/idle, bubbles, overlap, busbw, skew across ranks)\n"
                 "  paralens fit NCCL_TESTS.log              (alpha and bandwidth, per-row errors)\n"
