@@ -468,7 +468,8 @@ void AddRunCommand(CLI::App& root, int& exitCode)
     auto o = std::make_shared<RunOptions>();
     CLI::App* cmd = root.add_subcommand("run", "Run a workload for real: on this machine's GPUs (NCCL collectives, a Plan step "
                                                "by step, a pipeline schedule or a GEMM probe, timed by CUPTI or CUDA events), "
-                                               "or between the processes of an mpirun job (--backend mpi)");
+                                               "between processes of this machine that paralens starts and follows live (--backend processes), "
+                                               "or as one process of an mpirun job (--backend mpi)");
     AddOptions(cmd, *o);
     cmd->callback([o, cmd, &exitCode] { exitCode = Run(*o, *cmd); });
 }
