@@ -277,4 +277,8 @@ TEST_CASE("run --backend processes: paralens starts the mpirun job itself and re
     Run none = Shell("PARALENS_MPIRUN=/nonexistent/mpirun \"$PARALENS\" run --backend processes", dir);
     CHECK(none.exitCode == 3);
     CHECK_THAT(none.err, Catch::Contains("mpirun"));
+    // Ctrl-C stops the run and its processes (the trace of the last snapshot is not written).
+    Run stopped = Shell("\"$PARALENS\" run --backend processes --iters 1000000 --bytes 64KiB & pid=$!; sleep 3; kill -INT $pid; wait $pid", dir);
+    CHECK(stopped.exitCode == 2);
+    CHECK_THAT(stopped.err, Catch::Contains("every process of the run has ended"));
 }
