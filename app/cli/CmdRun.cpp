@@ -293,14 +293,20 @@ int RunGpusOnMpi(const RunOptions& o, const CLI::App& cmd)
 #endif
 }
 
+// Names the first option given that `accepted` does not list: "NAME does not apply to WHERE".
+void RequireOnly(const CLI::App& cmd, const std::vector<std::string>& accepted, const std::string& where)
+{
+    for (const CLI::Option* opt : cmd.get_options())
+        if (opt->count() > 0 && std::find(accepted.begin(), accepted.end(), opt->get_name()) == accepted.end())
+            throw Error(opt->get_name() + " does not apply to " + where);
+}
+
 // --backend mpi --workload pipeline: one stage per process, real CPU GEMMs, real activations.
 int RunPipelineOnMpi(const RunOptions& o, const CLI::App& cmd)
 {
     static const std::vector<std::string> accepted{"--backend", "--workload", "--schedule", "--microbatches", "--chunks", "--recompute",
                                                    "--tokens", "--hidden", "--forward-ms", "--iters", "--warmup", "--timeout-s", "--out", "--json"};
-    for (const CLI::Option* opt : cmd.get_options())
-        if (opt->count() > 0 && std::find(accepted.begin(), accepted.end(), opt->get_name()) == accepted.end())
-            throw Error(opt->get_name() + " does not apply to --backend mpi --workload pipeline (the stages are the mpirun processes)");
+    RequireOnly(cmd, accepted, "--backend mpi --workload pipeline (the stages are the mpirun processes)");
     auto kind = core::ParseScheduleKind(o.schedule);
     if (!kind) throw Error("--schedule: unknown schedule '" + o.schedule + "'; accepted: " + core::ScheduleNamesList());
     Require(o.iters != 0 && o.warmup >= -1, "--iters must be at least 1 and --warmup at least 0");
@@ -334,11 +340,7 @@ int RunOnMpi(const RunOptions& o, const CLI::App& cmd)
 {
     if (o.workload == "collective" || o.workload == "gemm") return RunGpusOnMpi(o, cmd);
     if (o.workload == "pipeline") return RunPipelineOnMpi(o, cmd);
-    for (const CLI::Option* opt : cmd.get_options()) {
-        const std::string name = opt->get_name();
-        if (opt->count() > 0 && std::find(kMpiOptions.begin(), kMpiOptions.end(), name) == kMpiOptions.end())
-            throw Error(name + " does not apply to --backend mpi");
-    }
+    RequireOnly(cmd, kMpiOptions, "--backend mpi");
     if (!o.workload.empty() && o.workload != "plan")
         throw Error("--workload: --backend mpi runs core Plans between processes (plan, the default), a pipeline schedule "
                     "with one stage per process (pipeline), or one GPU per process (collective, gemm), not " + o.workload);
@@ -371,9 +373,7 @@ int RunProcessesBackend(const RunOptions& o, const CLI::App& cmd)
     static const std::vector<std::string> accepted{"--backend", "--workload", "--collective", "--algorithm", "--bytes", "--ranks", "--root",
                                                    "--schedule", "--stages", "--microbatches", "--chunks", "--recompute", "--forward-ms",
                                                    "--iters", "--warmup", "--timeout-s", "--alpha-us", "--bandwidth-GBps", "--out", "--json"};
-    for (const CLI::Option* opt : cmd.get_options())
-        if (opt->count() > 0 && std::find(accepted.begin(), accepted.end(), opt->get_name()) == accepted.end())
-            throw Error(opt->get_name() + " does not apply to --backend processes");
+    RequireOnly(cmd, accepted, "--backend processes");
     ProcessesRunOptions p;
     p.workload = o.workload;
     p.collective = o.collective;

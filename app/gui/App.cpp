@@ -181,7 +181,7 @@ void App::Frame(ImVec2 display)
         ctx.simulateJob = m_jobs->Status("simulate");
         ctx.fileJob = m_jobs->Status("file");
     }
-    ctx.live = m_liveStatus;
+    ctx.live = &m_liveStatus;
     ImGui::SetCursorScreenPos(ImVec2(top.x + th.Px(8), top.y + th.Px(6)));
     ImGui::BeginChild("##left", ImVec2(controlsW - th.Px(12), height - th.Px(10)), false);
     if (m_controls.Draw(m_experiments, m_settings, ctx, ImGui::GetContentRegionAvail())) Resimulate(false);

@@ -34,7 +34,7 @@ struct ControlsContext {
     bool cancelFile = false;
     bool openFile = false;       // out: the user asked for File > Open
     // A real run (processes or GPU) of an experiment.
-    LiveStatus live;
+    const LiveStatus* live = nullptr; // the app's, never null while drawing
     bool startLive = false;      // out: Run pressed for the selected experiment
     bool stopLive = false;       // out: Stop pressed
     ImVec4 runButton{0, 0, 0, 0}; // out: where Run (or Stop) was drawn: x, y, w, h (the window's layout, for tests)

@@ -25,7 +25,7 @@ bool DrawRunControls(Experiment& e, int index, ControlsContext& ctx)
 {
     const Theme& th = CurrentTheme();
     bool changed = false;
-    LiveStatus& live = ctx.live;
+    const LiveStatus& live = *ctx.live;
     const bool mine = live.running && live.experiment == index;
     ImGui::BeginDisabled(live.running);
     int warmup = e.live.warmup, iterations = e.live.iterations;

@@ -70,12 +70,6 @@ std::shared_ptr<const Trace> Job::Latest(uint64_t* version) const
     return m_snapshot;
 }
 
-uint64_t Job::Version() const
-{
-    std::lock_guard<std::mutex> lock(m_mutex);
-    return m_version;
-}
-
 RunReport Job::Wait()
 {
     std::unique_lock<std::mutex> lock(m_mutex);

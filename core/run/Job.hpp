@@ -78,8 +78,6 @@ public:
     // The newest snapshot when its version is greater than *version (then *version is updated),
     // else nullptr. Start with *version = 0.
     std::shared_ptr<const Trace> Latest(uint64_t* version) const;
-    // How many snapshots were published so far (the final report's trace counts as one).
-    uint64_t Version() const;
     // Blocks until the body ends; returns its report or rethrows its exception.
     RunReport Wait();
 
