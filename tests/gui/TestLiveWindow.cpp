@@ -100,6 +100,19 @@ size_t MeasuredRowsWithSpans(const RunResult& run)
     return rows;
 }
 
+// Loads live-ring-processes with a run too long to end by itself, clicks Run and waits until all 4
+// ranks have measured spans on screen; returns their PIDs.
+std::vector<pid_t> StartLongRun(Session& s, App& app, JobRunner& jobs)
+{
+    Scenario sc = *FindScenario("live-ring-processes");
+    sc.experiments[0].live.iterations = 100000;
+    Load(s, app, jobs, sc);
+    s.ClickRunButton(app);
+    REQUIRE(s.FramesUntil(app, [&] { return Run0(app).measured && RankPids(Run0(app)).size() == 4 && RankPids(Run0(app))[3] > 0 &&
+                                            MeasuredRowsWithSpans(Run0(app)) == 4; }));
+    return RankPids(Run0(app));
+}
+
 } // namespace
 
 TEST_CASE("Run in the controls: a 4-process ring allreduce sweep grows live, ends checked and fitted", "[gui][live]")
@@ -162,13 +175,7 @@ TEST_CASE("Stop mid-run keeps what was measured, ends every process, and the win
     Session s;
     JobRunner jobs;
     App app(&jobs);
-    Scenario sc = *FindScenario("live-ring-processes");
-    sc.experiments[0].live.iterations = 100000;
-    Load(s, app, jobs, sc);
-    s.ClickRunButton(app);
-    REQUIRE(s.FramesUntil(app, [&] { return app.CurrentSnapshot()->runs[0]->measured && RankPids(Run0(app)).size() == 4 &&
-                                            RankPids(Run0(app))[3] > 0 && MeasuredRowsWithSpans(Run0(app)) == 4; }));
-    const std::vector<pid_t> pids = RankPids(Run0(app));
+    const std::vector<pid_t> pids = StartLongRun(s, app, jobs);
     s.ClickRunButton(app); // now Stop
     REQUIRE(s.FramesUntil(app, [&] { return Settled(app, jobs); }, 30));
     CHECK_THAT(app.Live().message, Catch::Contains("stopped"));
@@ -183,13 +190,7 @@ TEST_CASE("A killed rank: the dialog names it, the partial run stays, no process
     Session s;
     JobRunner jobs;
     App app(&jobs);
-    Scenario sc = *FindScenario("live-ring-processes");
-    sc.experiments[0].live.iterations = 100000;
-    Load(s, app, jobs, sc);
-    s.ClickRunButton(app);
-    REQUIRE(s.FramesUntil(app, [&] { return app.CurrentSnapshot()->runs[0]->measured && RankPids(Run0(app)).size() == 4 &&
-                                            RankPids(Run0(app))[3] > 0 && MeasuredRowsWithSpans(Run0(app)) == 4; }));
-    const std::vector<pid_t> pids = RankPids(Run0(app));
+    const std::vector<pid_t> pids = StartLongRun(s, app, jobs);
     REQUIRE(::kill(pids[2], SIGKILL) == 0);
     REQUIRE(s.FramesUntil(app, [&] { return Settled(app, jobs); }, 60));
     INFO(app.Live().message);

@@ -46,6 +46,17 @@ std::shared_ptr<const core::Trace> WaitForAllRanks(core::Job& job, uint64_t& ver
     return last;
 }
 
+// The Error a job ended with ("" when it ended well).
+std::string FailureOf(core::Job& job)
+{
+    try {
+        job.Wait();
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return {};
+}
+
 } // namespace
 
 TEST_CASE("a 4-process ring allreduce streams partial snapshots and ends checked, with 4 rank rows", "[live][mpi]")
@@ -105,12 +116,7 @@ TEST_CASE("a killed rank ends the job with an error naming it, the partial trace
     const std::vector<pid_t> pids = RankPids(*partial);
     REQUIRE(pids.size() == 4);
     REQUIRE(::kill(pids[2], SIGKILL) == 0);
-    std::string message;
-    try {
-        job->Wait();
-    } catch (const Error& e) {
-        message = e.what();
-    }
+    const std::string message = FailureOf(*job);
     INFO(message);
     CHECK_THAT(message, Catch::Contains("rank 2"));
     uint64_t none = 0;
@@ -130,12 +136,7 @@ TEST_CASE("a stopped (hung) rank is named once the others time out", "[live][mpi
     REQUIRE(partial);
     const std::vector<pid_t> pids = RankPids(*partial);
     REQUIRE(::kill(pids[1], SIGSTOP) == 0);
-    std::string message;
-    try {
-        job->Wait();
-    } catch (const Error& e) {
-        message = e.what();
-    }
+    const std::string message = FailureOf(*job);
     INFO(message);
     CHECK_THAT(message, Catch::Contains("rank 1"));
     for (pid_t p : pids) CHECK(Gone(p));
