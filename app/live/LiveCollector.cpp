@@ -3,6 +3,9 @@
 #include "common/Error.hpp"
 #include "analysis/SpanPrediction.hpp"
 #include "trace/RankTraceMerge.hpp"
+#include "trace/TraceBuilder.hpp"
+
+#include <algorithm>
 
 namespace paralens::app::live {
 
@@ -58,6 +61,7 @@ void LiveCollector::Apply(int connection, const std::string& line)
             m_meta.model = std::move(m.model);
             m_meta.results = std::move(m.results);
             m_meta.hardware = std::move(m.hardware);
+            ++m_metaVersion; // the predictions depend on the workload and the probed peak
             ++m_changes;
         }
         break;
@@ -71,17 +75,7 @@ void LiveCollector::Apply(int connection, const std::string& line)
         }
         ++m_changes;
         break;
-    case MessageType::Spans: {
-        auto [it, fresh] = r.tracks.try_emplace(m.track);
-        if (fresh) {
-            if (r.tracks.size() > 64) throw Error("live channel, " + who + ": more than 64 tracks");
-            r.trackOrder.push_back(m.track);
-        }
-        m_spans += m.spans.size();
-        for (LiveSpan& s : m.spans) it->second.push_back(std::move(s));
-        ++m_changes;
-        break;
-    }
+    case MessageType::Spans: AddSpans(rank, m, who); break;
     case MessageType::Progress:
         if (rank == 0) {
             m_phase = m.text;
@@ -98,63 +92,171 @@ void LiveCollector::Apply(int connection, const std::string& line)
     }
 }
 
-void LiveCollector::Predict(core::Span& s, const core::Metadata& meta) const
+// Interns the message's strings once, appends its spans to their track and pairs its messages.
+void LiveCollector::AddSpans(int rank, LiveMessage& m, const std::string& who)
 {
-    if (!m_haveModel || s.predictedNs != core::kNoPrediction) return;
-    const double seconds = core::PredictSpanSeconds(s, meta, m_model);
-    if (seconds >= 0) s.predictedNs = static_cast<int64_t>(seconds * 1e9 + 0.5);
+    RankState& r = m_ranks[static_cast<size_t>(rank)];
+    auto at = std::find(r.trackOrder.begin(), r.trackOrder.end(), m.track);
+    if (at == r.trackOrder.end()) {
+        if (r.trackOrder.size() >= 64) throw Error("live channel, " + who + ": more than 64 tracks");
+        r.trackOrder.push_back(m.track);
+        r.spans.emplace_back();
+        r.modelNs.emplace_back();
+        at = r.trackOrder.end() - 1;
+    }
+    const uint32_t track = static_cast<uint32_t>(at - r.trackOrder.begin());
+    std::vector<core::StringId> ids(m.strings.size());
+    for (size_t i = 0; i < m.strings.size(); ++i) ids[i] = m_strings.Intern(m.strings[i]);
+    std::vector<core::Span>& spans = r.spans[track];
+    spans.reserve(spans.size() + m.spans.size());
+    for (const LiveSpan& s : m.spans) {
+        core::Span sp = s.span;
+        sp.name = ids[s.name];
+        sp.detail = ids[s.detail];
+        spans.push_back(sp);
+        if (sp.category == core::SpanCategory::Send || sp.category == core::SpanCategory::Recv)
+            Pair({rank, track, static_cast<uint32_t>(spans.size() - 1)}, sp, m.strings[s.detail]);
+    }
+    m_spans += m.spans.size();
+    ++m_changes;
 }
 
-std::shared_ptr<const core::Trace> LiveCollector::Merge(const std::string& title) const
+// As MergeRankTraces pairs them: the sender's and the receiver's span of one (sender, receiver,
+// iteration, step), named by the detail each carries ("iteration 3, to rank 5"); a repeat replaces.
+void LiveCollector::Pair(const SpanRef& ref, const core::Span& s, std::string_view detail)
 {
-    std::vector<core::Trace> parts;
-    std::vector<std::string> origins;
-    core::Metadata predictMeta = m_meta;
-    predictMeta.workload.Set("ranks", static_cast<int64_t>(m_ranks.size()));
-    for (size_t i = 0; i < m_ranks.size(); ++i) {
-        const RankState& r = m_ranks[i];
-        if (!r.haveClockStart) continue;
-        core::TraceBuilder b;
-        const uint32_t d = b.AddDevice("rank " + std::to_string(i), r.kind, static_cast<int32_t>(i), r.host);
-        for (const std::string& name : r.trackOrder) {
-            const uint32_t t = b.AddTrack(d, name);
-            const std::vector<LiveSpan>& spans = r.tracks.at(name);
-            b.ReserveSpans(t, spans.size());
-            for (const LiveSpan& s : spans) {
-                core::Span sp = s.span;
-                sp.name = b.Intern(s.name);
-                sp.detail = b.Intern(s.detail);
-                Predict(sp, predictMeta);
-                b.AddSpan(t, sp);
+    const auto ends = core::ParseMessageDetail(detail);
+    if (!ends) return;
+    const MessageKey key = ends->sending ? MessageKey{ref.rank, ends->peer, ends->iteration, s.step}
+                                         : MessageKey{ends->peer, ref.rank, ends->iteration, s.step};
+    PendingMessage& p = m_pending[key];
+    (ends->sending ? p.send : p.recv) = ref;
+    (ends->sending ? p.haveSend : p.haveRecv) = true;
+    if (p.haveSend && p.haveRecv) {
+        m_pairs.emplace_back(p.send, p.recv);
+        m_pending.erase(key);
+    }
+}
+
+// The model's duration of each span not yet predicted with the current metadata and model.
+void LiveCollector::PredictNew()
+{
+    if (!m_haveModel) return;
+    core::Metadata meta = m_meta;
+    meta.workload.Set("ranks", static_cast<int64_t>(m_ranks.size()));
+    const bool again = m_predictedWith != m_metaVersion;
+    m_predictedWith = m_metaVersion;
+    for (RankState& r : m_ranks)
+        for (size_t t = 0; t < r.spans.size(); ++t) {
+            std::vector<int64_t>& model = r.modelNs[t];
+            if (again) model.clear();
+            for (size_t i = model.size(); i < r.spans[t].size(); ++i) {
+                const double seconds = core::PredictSpanSeconds(r.spans[t][i], meta, m_model);
+                model.push_back(seconds >= 0 ? static_cast<int64_t>(seconds * 1e9 + 0.5) : core::kNoPrediction);
             }
         }
-        core::Metadata& m = b.Meta();
-        m.source = core::TraceSource::Mpi;
-        m.extra.Set("clockStartLocalNs", r.clockStartLocalNs);
-        m.extra.Set("clockStartOffsetNs", r.clockStartOffsetNs);
-        m.extra.Set("clockStartBoundNs", r.clockStartBoundNs);
-        if (r.haveClockEnd) {
-            m.extra.Set("clockEndLocalNs", r.clockEndLocalNs);
-            m.extra.Set("clockEndOffsetNs", r.clockEndOffsetNs);
-            m.extra.Set("clockEndBoundNs", r.clockEndBoundNs);
+}
+
+namespace {
+
+core::RankClock ClockOf(const RankState& r)
+{
+    core::RankClock c;
+    c.startLocalNs = r.clockStartLocalNs, c.startOffsetNs = r.clockStartOffsetNs, c.startBoundNs = r.clockStartBoundNs;
+    c.haveEnd = r.haveClockEnd;
+    c.endLocalNs = r.clockEndLocalNs, c.endOffsetNs = r.clockEndOffsetNs, c.endBoundNs = r.clockEndBoundNs;
+    return c;
+}
+
+} // namespace
+
+// The ranks with a clock, in MergeTraces' order: by host, CPU threads last, then by rank.
+std::vector<size_t> LiveCollector::MergeOrder() const
+{
+    std::vector<size_t> order;
+    for (size_t i = 0; i < m_ranks.size(); ++i)
+        if (m_ranks[i].haveClockStart) order.push_back(i);
+    std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+        const RankState &a = m_ranks[x], &b = m_ranks[y];
+        if (a.host != b.host) return a.host < b.host;
+        const bool ca = a.kind == core::DeviceKind::Cpu, cb = b.kind == core::DeviceKind::Cpu;
+        return ca != cb ? cb : x < y;
+    });
+    return order;
+}
+
+// One row per rank of `order`, its spans mapped to rank 0's clock, with the model's durations.
+LiveCollector::Layout LiveCollector::AddRows(core::TraceBuilder& b, const std::vector<size_t>& order) const
+{
+    Layout l;
+    l.maps.resize(m_ranks.size());
+    l.device.assign(m_ranks.size(), core::kNoTrack);
+    l.tracks.resize(m_ranks.size());
+    for (size_t i : order) {
+        const RankState& r = m_ranks[i];
+        l.maps[i] = core::ToRankZero(ClockOf(r));
+        l.boundNs = std::max({l.boundNs, r.clockStartBoundNs, r.haveClockEnd ? r.clockEndBoundNs : 0});
+        l.device[i] = b.AddDevice("rank " + std::to_string(i), r.kind, static_cast<int32_t>(i), r.host);
+        for (size_t t = 0; t < r.trackOrder.size(); ++t) {
+            const uint32_t id = b.AddTrack(l.device[i], r.trackOrder[t]);
+            l.tracks[i].push_back(id);
+            std::vector<core::Span> spans = r.spans[t];
+            const std::vector<int64_t>& model = r.modelNs[t];
+            for (size_t k = 0; k < spans.size(); ++k) {
+                core::Span& s = spans[k];
+                s.startNs = l.maps[i].Apply(s.startNs);
+                s.endNs = std::max(l.maps[i].Apply(s.endNs), s.startNs);
+                if (s.predictedNs == core::kNoPrediction && k < model.size()) s.predictedNs = model[k];
+            }
+            b.AddSpans(id, std::move(spans));
         }
-        parts.push_back(std::move(b).Finish());
-        origins.push_back("rank " + std::to_string(i) + " (live)");
     }
-    if (parts.empty()) return nullptr;
-    core::RankMergeInfo info;
-    core::Trace merged = core::MergeRankTraces(std::move(parts), origins, &info);
-    core::Metadata meta = m_meta;
+    return l;
+}
+
+// The paired messages between ranks that have rows, as arrows. Returns how many.
+size_t LiveCollector::AddFlows(core::TraceBuilder& b, const Layout& l) const
+{
+    size_t paired = 0;
+    b.ReserveFlows(m_pairs.size());
+    for (const auto& [send, recv] : m_pairs) {
+        const size_t from = static_cast<size_t>(send.rank), to = static_cast<size_t>(recv.rank);
+        if (l.device[from] == core::kNoTrack || l.device[to] == core::kNoTrack) continue;
+        core::Span s = m_ranks[from].spans[send.track][send.index];
+        core::Span d = m_ranks[to].spans[recv.track][recv.index];
+        s.startNs = l.maps[from].Apply(s.startNs);
+        d.endNs = l.maps[to].Apply(d.endNs);
+        core::Flow f = core::MessageFlow(s, d);
+        f.srcDevice = l.device[from];
+        f.dstDevice = l.device[to];
+        f.srcTrack = l.tracks[from][send.track];
+        f.dstTrack = l.tracks[to][recv.track];
+        b.AddFlow(f);
+        ++paired;
+    }
+    return paired;
+}
+
+std::shared_ptr<const core::Trace> LiveCollector::Merge(const std::string& title)
+{
+    const std::vector<size_t> order = MergeOrder();
+    if (order.empty()) return nullptr;
+    PredictNew();
+    core::TraceBuilder b(m_strings);
+    const Layout layout = AddRows(b, order);
+    const size_t paired = AddFlows(b, layout);
+    core::Metadata& meta = b.Meta();
+    meta = m_meta;
     meta.source = core::TraceSource::Mpi;
     meta.title = title;
     meta.workload.Set("ranks", static_cast<int64_t>(m_ranks.size()));
-    meta.extra.Set("clockBoundNs", info.clockBoundNs);
-    meta.extra.Set("pairedMessages", static_cast<int64_t>(info.pairedMessages));
+    meta.extra.Set("clockBoundNs", layout.boundNs);
+    meta.extra.Set("pairedMessages", static_cast<int64_t>(paired));
     meta.extra.Set("live", true);
     std::string pids;
     for (const RankState& r : m_ranks) pids += (pids.empty() ? "" : ",") + std::to_string(r.pid);
     meta.extra.Set("rankPids", pids); // 0: the rank has not said hello
-    return std::make_shared<const core::Trace>(core::TraceBuilder::WithMetadata(std::move(merged), std::move(meta)));
+    return std::make_shared<const core::Trace>(std::move(b).Finish());
 }
 
 } // namespace paralens::app::live

@@ -1,15 +1,21 @@
 // The launcher's side of the live channel: what each rank has said so far (LiveProtocol.hpp),
-// turned on demand into one Trace with a row per rank on rank 0's clock (core's
-// MergeRankTraces, the same merge as `paralens merge`), messages paired into arrows.
+// turned on demand into one Trace with a row per rank on rank 0's clock, messages paired into
+// arrows: the result of core's MergeRankTraces (the merge of `paralens merge`, which the tests
+// hold it to), built incrementally. Each span is interned, predicted and paired once, when it
+// arrives or at the next Merge; a Merge then only copies the spans through the clock maps, so a
+// snapshot of a million spans costs tens of milliseconds, not a second.
 // Not thread-safe: one collector per run, fed and read by the launcher's thread.
 #pragma once
 
 #include "live/LiveProtocol.hpp"
 #include "model/CostModel.hpp"
+#include "trace/TraceBuilder.hpp"
+#include "trace/TraceMerge.hpp"
 
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace paralens::app::live {
@@ -23,8 +29,9 @@ struct RankState {
     bool haveClockStart = false, haveClockEnd = false;
     int64_t clockStartLocalNs = 0, clockStartOffsetNs = 0, clockStartBoundNs = 0;
     int64_t clockEndLocalNs = 0, clockEndOffsetNs = 0, clockEndBoundNs = 0;
-    std::vector<std::string> trackOrder;                 // tracks as they first appeared
-    std::map<std::string, std::vector<LiveSpan>> tracks; // spans by track name
+    std::vector<std::string> trackOrder;    // tracks as they first appeared
+    std::vector<std::vector<core::Span>> spans; // per track of trackOrder; names in the collector's strings
+    std::vector<std::vector<int64_t>> modelNs;  // the model's duration of each span (kNoPrediction: none)
     std::string error;                                    // the rank's own failure message
     size_t messages = 0;
 };
@@ -53,14 +60,48 @@ public:
 
     // The model the snapshots' spans are predicted with (their outlines): a message alpha + n beta,
     // a collective its PredictSeconds, a GEMM its FLOPs at the peak rank 0 probed. Without it, none.
-    void SetModel(const core::CostParams& model) { m_model = model, m_haveModel = true; }
+    void SetModel(const core::CostParams& model) { m_model = model, m_haveModel = true, ++m_metaVersion; }
 
     // Every rank that has its start clock, merged on rank 0's clock; `title` and `source` go into
     // its metadata with rank 0's workload/model/results sections. Null when no rank has a clock yet.
-    std::shared_ptr<const core::Trace> Merge(const std::string& title) const;
+    std::shared_ptr<const core::Trace> Merge(const std::string& title);
 
 private:
-    void Predict(core::Span& s, const core::Metadata& meta) const;
+    // Where a message span sits: rank, track (of the rank's trackOrder), index.
+    struct SpanRef {
+        int rank = 0;
+        uint32_t track = 0;
+        uint32_t index = 0;
+    };
+    struct MessageKey {
+        int from = 0, to = 0, iteration = 0, step = 0;
+        bool operator==(const MessageKey&) const = default;
+    };
+    struct MessageKeyHash {
+        size_t operator()(const MessageKey& k) const
+        {
+            uint64_t h = 1469598103934665603ull;
+            for (int x : {k.from, k.to, k.iteration, k.step}) h = (h ^ static_cast<uint32_t>(x)) * 1099511628211ull;
+            return static_cast<size_t>(h);
+        }
+    };
+    struct PendingMessage {
+        bool haveSend = false, haveRecv = false;
+        SpanRef send, recv;
+    };
+    // Where Merge put each rank (indexed by rank): its clock map, device and track ids.
+    struct Layout {
+        std::vector<core::ClockMap> maps;
+        std::vector<uint32_t> device;
+        std::vector<std::vector<uint32_t>> tracks;
+        int64_t boundNs = 0;
+    };
+    void AddSpans(int rank, LiveMessage& m, const std::string& who);
+    std::vector<size_t> MergeOrder() const;
+    Layout AddRows(core::TraceBuilder& b, const std::vector<size_t>& order) const;
+    size_t AddFlows(core::TraceBuilder& b, const Layout& l) const;
+    void Pair(const SpanRef& ref, const core::Span& s, std::string_view detail);
+    void PredictNew();
 
     std::string m_secret;
     core::CostParams m_model;
@@ -75,6 +116,12 @@ private:
     double m_fraction = 0.0;
     size_t m_spans = 0;
     uint64_t m_changes = 0;
+    core::StringTable m_strings;
+    // Messages by (sender, receiver, iteration, step), waiting for their other end; then paired.
+    std::unordered_map<MessageKey, PendingMessage, MessageKeyHash> m_pending;
+    std::vector<std::pair<SpanRef, SpanRef>> m_pairs;
+    uint64_t m_predictedWith = 0; // the m_metaVersion the predictions were made with
+    uint64_t m_metaVersion = 1;
 };
 
 } // namespace paralens::app::live

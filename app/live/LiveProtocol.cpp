@@ -71,44 +71,16 @@ json SectionJson(const core::MetaSection& s)
     return j;
 }
 
-LiveSpan ParseSpan(const json& a, const std::string& who)
-{
-    if (!a.is_array() || a.size() != 11) Refuse(who, "a span must be an array of 11 values");
-    for (int i : {0, 1, 2, 4, 8, 9, 10})
-        if (!a[static_cast<size_t>(i)].is_number_integer()) Refuse(who, "span value " + std::to_string(i) + " must be an integer");
-    if (!a[3].is_number()) Refuse(who, "span value 3 (FLOPs) must be a number");
-    for (int i : {5, 6, 7})
-        if (!a[static_cast<size_t>(i)].is_string()) Refuse(who, "span value " + std::to_string(i) + " must be a string");
-    LiveSpan out;
-    core::Span& s = out.span;
-    s.startNs = a[0].get<int64_t>();
-    s.endNs = a[1].get<int64_t>();
-    if (s.endNs < s.startNs) Refuse(who, "a span ends before it starts");
-    s.bytes = a[2].get<uint64_t>();
-    s.flops = a[3].get<double>();
-    if (!(s.flops >= 0)) Refuse(who, "a span's FLOPs must be >= 0");
-    s.predictedNs = a[4].get<int64_t>();
-    if (s.predictedNs < core::kNoPrediction) Refuse(who, "a span's predicted time must be >= 0 (or -1: none)");
-    out.name = a[5].get<std::string>();
-    out.detail = a[6].get<std::string>();
-    if (out.name.size() > 256 || out.detail.size() > 1024) Refuse(who, "a span's name or detail is too long");
-    s.category = core::ParseSpanCategory(a[7].get<std::string>());
-    auto small = [&](size_t i) {
-        const int64_t v = a[i].get<int64_t>();
-        if (v < core::kNone || v > (int64_t{1} << 30)) Refuse(who, "span value " + std::to_string(i) + " is out of range");
-        return static_cast<int32_t>(v);
-    };
-    s.microBatch = small(8);
-    s.chunk = small(9);
-    s.step = small(10);
-    return out;
-}
-
 } // namespace
+
+// LiveSpans.cpp: parses `line` with simdjson and, when it is a spans message, fills `m` and says true.
+bool ParseIfSpans(const std::string& line, const std::string& who, LiveMessage& m);
 
 LiveMessage ParseLiveMessage(const std::string& line, const std::string& who)
 {
     if (line.size() > kMaxLineBytes) Refuse(who, "a message is longer than " + std::to_string(kMaxLineBytes) + " bytes");
+    LiveMessage m;
+    if (ParseIfSpans(line, who, m)) return m;
     json j;
     try {
         j = json::parse(line);
@@ -117,7 +89,6 @@ LiveMessage ParseLiveMessage(const std::string& line, const std::string& who)
     }
     if (!j.is_object()) Refuse(who, "a message must be a JSON object");
     const std::string t = Text(j, "t", who, 16);
-    LiveMessage m;
     if (t == "hello") {
         m.type = MessageType::Hello;
         if (Int(j, "v", who, 0, 1000) != kProtocolVersion) Refuse(who, "protocol version " + std::to_string(j["v"].get<int64_t>()) +
@@ -146,14 +117,6 @@ LiveMessage ParseLiveMessage(const std::string& line, const std::string& who)
         m.localNs = Int(j, "localNs", who, INT64_MIN, INT64_MAX);
         m.offsetNs = Int(j, "offsetNs", who, INT64_MIN, INT64_MAX);
         m.boundNs = Int(j, "boundNs", who, 0, INT64_MAX);
-    } else if (t == "spans") {
-        m.type = MessageType::Spans;
-        m.track = Text(j, "track", who, 64);
-        if (m.track.empty()) Refuse(who, "a track needs a name");
-        const json& list = Field(j, "spans", who);
-        if (!list.is_array()) Refuse(who, "'spans' must be an array");
-        m.spans.reserve(list.size());
-        for (const json& a : list) m.spans.push_back(ParseSpan(a, who));
     } else if (t == "progress") {
         m.type = MessageType::Progress;
         m.text = Text(j, "phase", who, 256);
@@ -196,15 +159,6 @@ std::string EncodeMeta(const core::Metadata& meta)
 std::string EncodeClock(bool end, int64_t localNs, int64_t offsetNs, int64_t boundNs)
 {
     return json{{"t", "clock"}, {"at", end ? "end" : "start"}, {"localNs", localNs}, {"offsetNs", offsetNs}, {"boundNs", boundNs}}.dump();
-}
-
-std::string EncodeSpans(const std::string& track, const core::TraceBuilder& b, const std::vector<core::Span>& spans)
-{
-    json list = json::array();
-    for (const core::Span& s : spans)
-        list.push_back(json::array({s.startNs, s.endNs, s.bytes, s.flops, s.predictedNs, std::string(b.Str(s.name)), std::string(b.Str(s.detail)),
-                                    std::string(core::Name(s.category)), s.microBatch, s.chunk, s.step}));
-    return json{{"t", "spans"}, {"track", track}, {"spans", std::move(list)}}.dump();
 }
 
 std::string EncodeProgress(const std::string& phase, double fraction)
@@ -281,8 +235,7 @@ void LiveStream::FlushSpans(const core::TraceBuilder& b, int64_t minIntervalNs)
         const std::vector<core::Span>& all = b.TrackAt(t).spans;
         while (m_sent[t] < all.size()) {
             const size_t n = std::min(kBatch, all.size() - m_sent[t]);
-            const std::vector<core::Span> part(all.begin() + static_cast<ptrdiff_t>(m_sent[t]), all.begin() + static_cast<ptrdiff_t>(m_sent[t] + n));
-            Send(EncodeSpans(std::string(b.Str(b.TrackAt(t).name)), b, part));
+            Send(EncodeSpans(std::string(b.Str(b.TrackAt(t).name)), b, std::span<const core::Span>(all).subspan(m_sent[t], n)));
             m_sent[t] += n;
         }
     }

@@ -3,11 +3,12 @@
 // started by that launcher with a per-run secret (passed in the environment, not on the command
 // line), and streams what it measured as it goes: newline-delimited JSON objects, one per line.
 //
-//   {"t":"hello","v":1,"secret":S,"rank":r,"size":n,"pid":p,"host":h,"kind":"cpu"|"process"}  first, once
+//   {"t":"hello","v":2,"secret":S,"rank":r,"size":n,"pid":p,"host":h,"kind":"cpu"|"process"}  first, once
 //   {"t":"meta","workload":{...},"model":{...},"results":{...}}         metadata (rank 0)
 //   {"t":"clock","at":"start"|"end","localNs":..,"offsetNs":..,"boundNs":..}
-//   {"t":"spans","track":NAME,"spans":[[startNs,endNs,bytes,flops,predictedNs,name,detail,
-//                                       category,microBatch,chunk,step], ...]}
+//   {"t":"spans","track":NAME,"strings":[TEXT, ...],
+//    "spans":[[startNs,endNs,bytes,flops,predictedNs,name,detail,category,microBatch,chunk,step], ...]}
+//                                        name, detail: indices into "strings"
 //   {"t":"progress","phase":TEXT,"fraction":F}
 //   {"t":"result","checksPassed":B,"rows":[{key: value, ...}, ...]}     rank 0, at the end
 //   {"t":"error","message":TEXT}                                        a rank's failure
@@ -22,12 +23,13 @@
 #include "trace/TraceBuilder.hpp"
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
 namespace paralens::app::live {
 
-inline constexpr int kProtocolVersion = 1;
+inline constexpr int kProtocolVersion = 2;
 inline constexpr size_t kMaxLineBytes = size_t{8} << 20; // one message
 inline constexpr int kMaxRanks = 1024;
 // The environment variables a launcher sets for the ranks.
@@ -37,8 +39,8 @@ inline constexpr const char* kSecretEnv = "PARALENS_LIVE_SECRET";
 enum class MessageType { Hello, Meta, Clock, Spans, Progress, Result, Error, Done };
 
 struct LiveSpan {
-    core::Span span; // name and detail are not interned: see `name`, `detail`
-    std::string name, detail;
+    core::Span span;            // its name and detail ids are unused: see `name`, `detail`
+    uint32_t name = 0, detail = 0; // indices into the message's `strings`
 };
 
 struct LiveMessage {
@@ -55,6 +57,7 @@ struct LiveMessage {
     int64_t localNs = 0, offsetNs = 0, boundNs = 0;
     // spans
     std::string track;
+    std::vector<std::string> strings; // the names and details the spans refer to
     std::vector<LiveSpan> spans;
     // progress, error
     std::string text;
@@ -73,7 +76,7 @@ std::string EncodeHello(const std::string& secret, int rank, int size, int64_t p
                         core::DeviceKind kind = core::DeviceKind::Cpu);
 std::string EncodeMeta(const core::Metadata& meta);
 std::string EncodeClock(bool end, int64_t localNs, int64_t offsetNs, int64_t boundNs);
-std::string EncodeSpans(const std::string& track, const core::TraceBuilder& builder, const std::vector<core::Span>& spans);
+std::string EncodeSpans(const std::string& track, const core::TraceBuilder& builder, std::span<const core::Span> spans);
 std::string EncodeProgress(const std::string& phase, double fraction);
 std::string EncodeResult(bool checksPassed, const std::vector<core::MetaSection>& rows);
 std::string EncodeError(const std::string& message);

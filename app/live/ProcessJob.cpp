@@ -309,14 +309,14 @@ private:
     {
         Clock::time_point lastPublish{};
         uint64_t published = 0;
-        double mergeMs = 0; // the last merge's cost: snapshots are spaced 16x that apart, so that the
-                            // launcher takes at most about 1/16 of a core from the ranks it measures
+        double mergeMs = 0; // the last merge's cost: snapshots are spaced MergeSpacing() times that apart
+        const double spacing = MergeSpacing();
         while (true) {
             if (m_ctx.CancelRequested()) return {};
             PollOnce(20);
             if (m_group.Reap()) return {};
             if (std::string hung = Hung(); !hung.empty()) return hung;
-            if (m_collector.Changes() != published && SecondsSince(lastPublish) * 1000.0 >= std::max<double>(m_req.publishIntervalMs, 16 * mergeMs)) {
+            if (m_collector.Changes() != published && SecondsSince(lastPublish) * 1000.0 >= std::max<double>(m_req.publishIntervalMs, spacing * mergeMs)) {
                 published = m_collector.Changes();
                 lastPublish = Clock::now();
                 if (auto snap = m_collector.Merge(m_req.title)) m_ctx.Publish(std::move(snap));
@@ -324,6 +324,15 @@ private:
             }
             m_ctx.SetProgress(m_collector.Phase().empty() ? "waiting for the ranks" : m_collector.Phase(), m_collector.Fraction());
         }
+    }
+
+    // How far apart snapshots are, in merges: where the ranks fill every core, the launcher takes
+    // at most about 1/16 of one from them (the measurement comes first); where a core is left
+    // over, it may spend half of that core on snapshots (the picture comes sooner).
+    double MergeSpacing() const
+    {
+        const unsigned cores = std::thread::hardware_concurrency();
+        return cores > static_cast<unsigned>(m_req.ranks) ? 2.0 : 16.0;
     }
 
     void PollOnce(int timeoutMs)

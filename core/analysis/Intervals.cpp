@@ -1,13 +1,34 @@
 #include "analysis/Intervals.hpp"
 
 #include <algorithm>
+#include <cstddef>
 
 namespace paralens::core {
 
 IntervalSet UnionOf(std::vector<Interval> v)
 {
     v.erase(std::remove_if(v.begin(), v.end(), [](const Interval& i) { return i.end <= i.begin; }), v.end());
-    std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
+    // The intervals mostly come as a few sorted runs (a track's spans, lane by lane): merge the
+    // runs pairwise, O(n log runs), rather than sort from scratch; many short runs are sorted.
+    const auto byBegin = [](const Interval& a, const Interval& b) { return a.begin < b.begin; };
+    std::vector<size_t> runs{0};
+    for (size_t i = 1; i < v.size() && runs.size() <= 64; ++i)
+        if (v[i].begin < v[i - 1].begin) runs.push_back(i);
+    if (runs.size() > 64) {
+        std::sort(v.begin(), v.end(), byBegin);
+    } else {
+        runs.push_back(v.size());
+        while (runs.size() > 2) {
+            std::vector<size_t> merged{0};
+            for (size_t j = 0; j + 2 < runs.size(); j += 2) {
+                std::inplace_merge(v.begin() + static_cast<std::ptrdiff_t>(runs[j]), v.begin() + static_cast<std::ptrdiff_t>(runs[j + 1]),
+                                   v.begin() + static_cast<std::ptrdiff_t>(runs[j + 2]), byBegin);
+                merged.push_back(runs[j + 2]);
+            }
+            if (runs.size() % 2 == 0) merged.push_back(runs.back()); // an odd run out waits for the next round
+            runs.swap(merged);
+        }
+    }
     IntervalSet out;
     for (const Interval& i : v) {
         if (!out.empty() && i.begin <= out.back().end) out.back().end = std::max(out.back().end, i.end);

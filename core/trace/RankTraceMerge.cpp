@@ -32,24 +32,49 @@ std::optional<MessageEnds> ParseMessageDetail(std::string_view d)
     return m;
 }
 
+ClockMap ToRankZero(const RankClock& c)
+{
+    ClockMap m;
+    m.anchorNs = c.startLocalNs;
+    m.shiftAtAnchorNs = -c.startOffsetNs;
+    const double dt = static_cast<double>(c.endLocalNs) - static_cast<double>(c.startLocalNs);
+    if (c.haveEnd && dt > 0) m.slope = -(static_cast<double>(c.endOffsetNs) - static_cast<double>(c.startOffsetNs)) / dt;
+    return m;
+}
+
+Flow MessageFlow(const Span& send, const Span& recv)
+{
+    Flow f;
+    f.srcNs = send.startNs;
+    f.dstNs = std::max(recv.endNs, send.startNs);
+    f.bytes = send.bytes;
+    f.step = send.step;
+    f.chunk = send.chunk;
+    f.name = send.name;
+    return f;
+}
+
 namespace {
 
-// Rank's clock minus rank 0's is offset(t) = o0 + (o1 - o0) (t - t0) / (t1 - t0): map t -> t - offset(t).
+// The clock samples a per-rank trace file keeps in its metadata (extra.clockStart..., clockEnd...).
 ClockMap ToRankZero(const Trace& t, const std::string& origin, int64_t& bound)
 {
     const MetaSection& x = t.Meta().extra;
     if (!x.Find("clockStartOffsetNs"))
         throw Error(origin + ": no clock metadata (extra.clockStartOffsetNs): not a per-rank trace of paralens run --backend mpi");
-    ClockMap m;
-    m.anchorNs = static_cast<int64_t>(x.GetNumber("clockStartLocalNs"));
-    m.shiftAtAnchorNs = -static_cast<int64_t>(x.GetNumber("clockStartOffsetNs"));
-    bound = std::max(bound, static_cast<int64_t>(x.GetNumber("clockStartBoundNs")));
+    RankClock c;
+    c.startLocalNs = static_cast<int64_t>(x.GetNumber("clockStartLocalNs"));
+    c.startOffsetNs = static_cast<int64_t>(x.GetNumber("clockStartOffsetNs"));
+    c.startBoundNs = static_cast<int64_t>(x.GetNumber("clockStartBoundNs"));
+    bound = std::max(bound, c.startBoundNs);
     if (x.Find("clockEndOffsetNs")) {
-        const double dt = x.GetNumber("clockEndLocalNs") - x.GetNumber("clockStartLocalNs");
-        if (dt > 0) m.slope = -(x.GetNumber("clockEndOffsetNs") - x.GetNumber("clockStartOffsetNs")) / dt;
-        bound = std::max(bound, static_cast<int64_t>(x.GetNumber("clockEndBoundNs")));
+        c.haveEnd = true;
+        c.endLocalNs = static_cast<int64_t>(x.GetNumber("clockEndLocalNs"));
+        c.endOffsetNs = static_cast<int64_t>(x.GetNumber("clockEndOffsetNs"));
+        c.endBoundNs = static_cast<int64_t>(x.GetNumber("clockEndBoundNs"));
+        bound = std::max(bound, c.endBoundNs);
     }
-    return m;
+    return ToRankZero(c);
 }
 
 } // namespace
@@ -86,19 +111,11 @@ Trace MergeRankTraces(std::vector<Trace>&& ranks, const std::vector<std::string>
             ++local.unpairedMessages;
             continue;
         }
-        const Span& s = *send.first;
-        const Span& r = *it->second.first;
-        Flow f;
+        Flow f = MessageFlow(*send.first, *it->second.first);
         f.srcDevice = deviceOfRank.at(std::get<0>(key));
         f.dstDevice = deviceOfRank.at(std::get<1>(key));
         f.srcTrack = send.second;
         f.dstTrack = it->second.second;
-        f.srcNs = s.startNs;
-        f.dstNs = std::max(r.endNs, s.startNs);
-        f.bytes = s.bytes;
-        f.step = s.step;
-        f.chunk = s.chunk;
-        f.name = s.name;
         flows.push_back(f);
         ++local.pairedMessages;
     }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "trace/Trace.hpp"
+#include "trace/TraceMerge.hpp"
 
 #include <optional>
 #include <string>
@@ -22,6 +23,20 @@ struct MessageEnds {
     int peer = 0;
 };
 std::optional<MessageEnds> ParseMessageDetail(std::string_view detail);
+
+// A rank's clock against rank 0's, measured at the start and (optionally) the end of its run:
+// its local time, the offset (rank minus rank 0) and the offset's error bound, in ns.
+struct RankClock {
+    int64_t startLocalNs = 0, startOffsetNs = 0, startBoundNs = 0;
+    bool haveEnd = false;
+    int64_t endLocalNs = 0, endOffsetNs = 0, endBoundNs = 0;
+};
+// The map from the rank's clock to rank 0's: offset(t) = o0 + (o1 - o0) (t - t0) / (t1 - t0),
+// t -> t - offset(t) (the offset alone without an end sample).
+ClockMap ToRankZero(const RankClock& clock);
+
+// The arrow of one message from its two spans, both on one clock (devices and tracks left unset).
+Flow MessageFlow(const Span& send, const Span& recv);
 
 struct RankMergeInfo {
     int64_t clockBoundNs = 0; // the largest alignment error bound of the ranks

@@ -17,7 +17,12 @@ void StringTable::Rebuild(const StringTable& other)
     m_storage.clear();
     m_views.clear();
     m_index.clear();
-    for (std::string_view s : other.m_views) Intern(s);
+    m_views.reserve(other.m_views.size());
+    m_index.reserve(other.m_views.size());
+    for (std::string_view s : other.m_views) { // unique already: no lookups
+        m_views.emplace_back(m_storage.emplace_back(s));
+        m_index.emplace(m_views.back(), static_cast<StringId>(m_views.size() - 1));
+    }
 }
 
 StringId StringTable::Intern(std::string_view text)

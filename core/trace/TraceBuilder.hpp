@@ -12,6 +12,9 @@ namespace paralens::core {
 class TraceBuilder {
 public:
     TraceBuilder() = default;
+    // A builder whose strings start as `strings` (their ids stay valid): for spans interned
+    // beforehand, as a live collector keeps them between snapshots.
+    explicit TraceBuilder(StringTable strings) { m_trace.m_strings = std::move(strings); }
 
     StringId Intern(std::string_view text) { return m_trace.m_strings.Intern(text); }
     Metadata& Meta() { return m_trace.m_meta; }

@@ -1,9 +1,12 @@
 // The processes backend's live streaming (app/live), against the targets:
-//   - a measurement reaches a published snapshot within 250 ms of being taken (median, worst);
+//   - a measurement reaches the screen within 250 ms of being taken (median, worst): here, until
+//     the snapshot holding it has been analysed as the window analyses it (MeasuredRun), polled
+//     once a frame;
 //   - streaming adds at most 5% to the measured collective time (with and without the channel).
 // Runs mpirun with the built paralens (4 ranks, a ring allreduce); prints a table, asserts nothing.
 #include "BenchMachine.hpp"
 
+#include "ExperimentRunner.hpp"
 #include "live/ProcessJob.hpp"
 
 #include <algorithm>
@@ -38,10 +41,15 @@ double Median(std::vector<double> v)
     return v[v.size() / 2];
 }
 
-// Latency: for every snapshot, now minus the end of its newest span (rank 0's clock is this
-// machine's steady clock, the same as ours). Returns the report's median iteration time too.
+// Latency: for every snapshot, once analysed as the window does, now minus the end of its newest
+// span (rank 0's clock is this machine's steady clock, the same as ours). Returns the report's
+// median iteration time too.
 void Streamed(const char* bytes, int iterations, std::vector<double>& latencyMs, double& medianSeconds)
 {
+    Experiment e;
+    e.backend = Backend::Processes;
+    e.collective.ranks = 4;
+    e.collective.bytes = std::string(bytes) == "4MiB" ? uint64_t{4} << 20 : uint64_t{64} << 10;
     live::ProcessRunRequest r;
     r.ranks = 4;
     r.paralensExe = PARALENS_BINARY;
@@ -50,9 +58,10 @@ void Streamed(const char* bytes, int iterations, std::vector<double>& latencyMs,
     uint64_t version = 0;
     while (!job->Done()) {
         if (auto t = job->Latest(&version); t && !job->Done()) {
+            const bool analysed = MeasuredRun(e, t) != nullptr;
             const int64_t now = NowNs();
             const int64_t newest = t->EndNs(); // every rank's spans are on rank 0's clock
-            if (newest > 0) latencyMs.push_back(static_cast<double>(now - newest) * 1e-6);
+            if (analysed && newest > 0) latencyMs.push_back(static_cast<double>(now - newest) * 1e-6);
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(16)); // as a window polls, once a frame
     }
@@ -102,6 +111,7 @@ int main()
         std::printf("%-10s %6d %14.1f %14.1f %11.1f%% %10s %11.1f ms %11.1f ms %10s\n", bytes, iterations, p * 1e6, s * 1e6, overhead,
                     overhead <= 5.0 ? "met" : "MISSED", Median(latency), worst, worst <= 250.0 ? "met" : "MISSED");
     }
-    std::printf("# targets: overhead <= 5%%; a measurement on screen within 250 ms (median and worst above: snapshot published - span end)\n");
+    std::printf("# targets: overhead <= 5%%; a measurement on screen within 250 ms (median and worst above: snapshot analysed - span end,\n"
+                "# polled every 16 ms as a frame would)\n");
     return 0;
 }

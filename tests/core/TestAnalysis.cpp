@@ -4,6 +4,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <random>
+
 using namespace paralens::core;
 
 TEST_CASE("interval unions merge overlaps and touching ranges", "[core][analysis]")
@@ -17,6 +20,31 @@ TEST_CASE("interval unions merge overlaps and touching ranges", "[core][analysis
     CHECK(Clip(u, 2, 6) == IntervalSet{{2, 4}, {5, 6}});
     CHECK(Union({{0, 1}}, {{1, 2}}) == IntervalSet{{0, 2}});
     CHECK(Gaps({}, 3, 3).empty());
+}
+
+TEST_CASE("interval unions of sorted runs, few or many, equal those of sorted input", "[core][analysis]")
+{
+    std::mt19937 rng(7);
+    for (int runs : {1, 2, 3, 7, 64, 65, 300}) {
+        std::vector<Interval> v;
+        for (int r = 0; r < runs; ++r) { // each run sorted by begin, as a track's lane is
+            int64_t t = static_cast<int64_t>(rng() % 1000);
+            for (int i = 0; i < 40; ++i) {
+                t += static_cast<int64_t>(rng() % 50);
+                v.push_back({t, t + static_cast<int64_t>(rng() % 40)});
+            }
+        }
+        std::vector<Interval> sorted = v;
+        std::sort(sorted.begin(), sorted.end(), [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
+        IntervalSet expected;
+        for (const Interval& i : sorted) {
+            if (i.end <= i.begin) continue;
+            if (!expected.empty() && i.begin <= expected.back().end) expected.back().end = std::max(expected.back().end, i.end);
+            else expected.push_back(i);
+        }
+        INFO(runs << " runs");
+        CHECK(UnionOf(v) == expected);
+    }
 }
 
 TEST_CASE("device usage counts overlapping kernels once and finds exposed communication", "[core][analysis]")
