@@ -20,11 +20,13 @@
 #include <cstdlib>
 #include <memory>
 #include <sstream>
+#include <tuple>
 
 #if PARALENS_HAVE_MPI
 #include "mpi/MpiGpuRun.hpp"
 #include "mpi/MpiPipeline.hpp"
 #include "mpi/MpiRun.hpp"
+#include "mpi/MpiTraining.hpp"
 #endif
 
 namespace paralens::app {
@@ -65,6 +67,11 @@ struct RunOptions {
     bool recompute = false;
     // gemm
     std::vector<std::string> shapes;
+    // training (mpi, processes)
+    std::string training = "dp";
+    std::string gradBytes = "4MiB";
+    int servers = 1;
+    std::string straggler; // RANK:SLOWDOWN
     // mpi
     double timeoutSec = 30.0;
     int traceIterations = 20;
@@ -335,15 +342,67 @@ int RunPipelineOnMpi(const RunOptions& o, const CLI::App& cmd)
 #endif
 }
 
+// --straggler RANK:SLOWDOWN -> {rank, slowdown}; "" -> {-1, 1}.
+std::pair<int, double> ParseStraggler(const std::string& text)
+{
+    if (text.empty()) return {-1, 1.0};
+    const size_t colon = text.find(':');
+    try {
+        const int rank = std::stoi(text.substr(0, colon));
+        const double slowdown = colon == std::string::npos ? 2.0 : std::stod(text.substr(colon + 1));
+        if (rank >= 0 && slowdown >= 1.0 && slowdown <= 100.0) return {rank, slowdown};
+    } catch (const std::exception&) {
+    }
+    throw Error("--straggler: expected RANK:SLOWDOWN, a rank >= 0 and a slowdown from 1 to 100 (got '" + text + "')");
+}
+
+// --backend mpi --workload training: a data-parallel training step, one worker (or server) per process.
+int RunTrainingOnMpi(const RunOptions& o, const CLI::App& cmd)
+{
+    static const std::vector<std::string> accepted{"--backend", "--workload", "--training", "--layers", "--forward-ms", "--grad-bytes",
+                                                   "--algorithm", "--servers", "--straggler", "--alpha-us", "--bandwidth-GBps", "--iters",
+                                                   "--warmup", "--seed", "--timeout-s", "--out", "--json"};
+    RequireOnly(cmd, accepted, "--backend mpi --workload training (the workers are the mpirun processes)");
+    Require(o.training == "dp" || o.training == "ps", "--training: dp (allreduce) or ps (parameter servers), not '" + o.training + "'");
+    Require(o.timeoutSec > 0, "--timeout-s must be > 0");
+    Require(cmd.count("--servers") == 0 || o.training == "ps", "--servers applies to --training ps");
+    Require(cmd.count("--algorithm") == 0 || o.training == "dp", "--algorithm applies to --training dp (the gradients' allreduce)");
+    Require(o.servers >= 1, "--servers must be at least 1");
+#if PARALENS_HAVE_MPI
+    mpi::MpiTrainingOptions m;
+    m.workload = o.training;
+    m.layers = cmd.count("--layers") > 0 ? o.layers : 4;
+    m.iterations = o.iters >= 0 ? o.iters : 3;
+    m.warmup = o.warmup >= 0 ? o.warmup : 1;
+    m.forwardMs = cmd.count("--forward-ms") > 0 ? o.forwardMs : 5.0;
+    m.gradBytes = ParseSizeOption("--grad-bytes", o.gradBytes);
+    if (!o.algorithm.empty()) m.algorithm = ParseAlgorithmOption(o.algorithm, core::Collective::AllReduce);
+    m.servers = o.servers;
+    std::tie(m.stragglerRank, m.slowdown) = ParseStraggler(o.straggler);
+    m.alphaUs = o.alphaUs;
+    m.bandwidthGBps = o.bandwidthGBps > 0 ? o.bandwidthGBps : m.bandwidthGBps;
+    m.timeoutSec = o.timeoutSec;
+    m.seed = o.seed;
+    m.out = o.out;
+    m.json = o.json;
+    if (!o.out.empty()) CheckWritable("--out", o.out);
+    return mpi::RunMpiTraining(m);
+#else
+    throw Unavailable("--backend mpi: this paralens was built without MPI (install openmpi-bin and libopenmpi-dev, then rebuild)");
+#endif
+}
+
 // --backend mpi: Plans between the processes of an mpirun job.
 int RunOnMpi(const RunOptions& o, const CLI::App& cmd)
 {
     if (o.workload == "collective" || o.workload == "gemm") return RunGpusOnMpi(o, cmd);
     if (o.workload == "pipeline") return RunPipelineOnMpi(o, cmd);
+    if (o.workload == "training") return RunTrainingOnMpi(o, cmd);
     RequireOnly(cmd, kMpiOptions, "--backend mpi");
     if (!o.workload.empty() && o.workload != "plan")
         throw Error("--workload: --backend mpi runs core Plans between processes (plan, the default), a pipeline schedule "
-                    "with one stage per process (pipeline), or one GPU per process (collective, gemm), not " + o.workload);
+                    "with one stage per process (pipeline), a data-parallel training step with one worker per process "
+                    "(training), or one GPU per process (collective, gemm), not " + o.workload);
 #if PARALENS_HAVE_MPI
     Require(o.iters != 0 && o.warmup >= -1, "--iters must be at least 1 and --warmup at least 0");
     Require(o.timeoutSec > 0, "--timeout-s must be > 0");
@@ -372,7 +431,8 @@ int RunProcessesBackend(const RunOptions& o, const CLI::App& cmd)
 {
     static const std::vector<std::string> accepted{"--backend", "--workload", "--collective", "--algorithm", "--bytes", "--ranks", "--root",
                                                    "--schedule", "--stages", "--microbatches", "--chunks", "--recompute", "--forward-ms",
-                                                   "--iters", "--warmup", "--timeout-s", "--alpha-us", "--bandwidth-GBps", "--out", "--json"};
+                                                   "--iters", "--warmup", "--timeout-s", "--alpha-us", "--bandwidth-GBps", "--out", "--json",
+                                                   "--training", "--layers", "--grad-bytes", "--servers", "--straggler"};
     RequireOnly(cmd, accepted, "--backend processes");
     ProcessesRunOptions p;
     p.workload = o.workload;
@@ -386,7 +446,13 @@ int RunProcessesBackend(const RunOptions& o, const CLI::App& cmd)
     p.microbatches = o.microbatches;
     p.chunks = o.chunks;
     p.recompute = o.recompute;
-    p.forwardMs = o.forwardMs;
+    p.forwardMs = cmd.count("--forward-ms") > 0 || o.workload != "training" ? o.forwardMs : 5.0;
+    p.training = o.training;
+    p.gradBytes = o.gradBytes;
+    p.workers = p.ranks;
+    p.layers = cmd.count("--layers") > 0 ? o.layers : 4;
+    p.servers = o.servers;
+    std::tie(p.stragglerRank, p.slowdown) = ParseStraggler(o.straggler);
     p.iters = o.iters;
     p.warmup = o.warmup;
     p.timeoutSec = o.timeoutSec;
@@ -415,7 +481,7 @@ void AddOptions(CLI::App* cmd, RunOptions& o)
                                             "an mpirun job of itself and follows it live, as the window does), mpi (one process "
                                             "of mpirun -np N paralens run --backend mpi ...)")->capture_default_str();
     cmd->add_option("--workload,-w", o.workload, "gpu: collective (NCCL), plan (a core Plan step by step), pipeline, gemm; "
-                                                 "mpi: plan (the default; CPU processes), pipeline (one stage per CPU process, OpenBLAS GEMMs), collective or gemm (one GPU per process)");
+                                                 "mpi: plan (the default; CPU processes), pipeline (one stage per CPU process, OpenBLAS GEMMs), training (one data-parallel worker or server per CPU process), collective or gemm (one GPU per process)");
     cmd->add_option("--profile", o.profile, "GPU timeline: auto (CUPTI, else CUDA events), cupti, events")->capture_default_str();
     cmd->add_option("--gpus", o.gpus, "GPU indices (0,1,...) or all")->capture_default_str();
     cmd->add_option("--warmup", o.warmup, "Warm-up iterations (default 5; plan 2; pipeline 1)");
@@ -452,6 +518,11 @@ void AddOptions(CLI::App* cmd, RunOptions& o)
     cmd->add_flag("--recompute", o.recompute, "Full activation recomputation before each backward");
     cmd->add_option("--forward-ms", o.forwardMs, "mpi pipeline: a forward's target time; the GEMMs are sized from the CPU's probed "
                                                  "sgemm peak (unless --hidden is given)")->capture_default_str();
+    cmd->add_option("--training", o.training, "mpi/processes --workload training: dp (gradients allreduced) or ps (parameter "
+                                              "servers, BSP)")->capture_default_str();
+    cmd->add_option("--grad-bytes", o.gradBytes, "Training: gradient bytes per layer")->capture_default_str();
+    cmd->add_option("--servers", o.servers, "Training ps: parameter servers (the last processes)")->capture_default_str();
+    cmd->add_option("--straggler", o.straggler, "Training: RANK:SLOWDOWN, that worker's compute takes SLOWDOWN times longer");
     cmd->add_option("--shapes", o.shapes, "GEMM shapes MxNxK (or one size), comma-separated or repeated");
     cmd->add_option("--timeout-s", o.timeoutSec, "mpi: a rank silent this long is declared dead or hung")->capture_default_str();
     cmd->add_option("--trace-iterations", o.traceIterations, "mpi: timed iterations recorded in the traces (the first ones)")

@@ -47,7 +47,25 @@ Experiment ToExperiment(const ProcessesRunOptions& o)
         Require(o.stages >= 1 && o.microbatches >= 1, "--stages and --microbatches must be at least 1");
         return e;
     }
-    Require(o.workload.empty() || o.workload == "plan", "--workload: --backend processes runs plan (a collective, the default) or pipeline, not " + o.workload);
+    if (o.workload == "training") {
+        e.kind = ExperimentKind::Training;
+        TrainingParams& t = e.training;
+        t.workload = o.training;
+        t.devices = o.workers;
+        t.layers = o.layers;
+        t.iterations = o.iters >= 0 ? o.iters : 3;
+        t.forwardMs = o.forwardMs;
+        t.gradBytes = ParseSizeOption("--grad-bytes", o.gradBytes);
+        if (!o.algorithm.empty()) t.algorithm = ParseAlgorithmOption(o.algorithm, core::Collective::AllReduce);
+        t.servers = o.servers;
+        t.overlap = false; // one task at a time per process
+        e.cluster.stragglerRank = o.stragglerRank;
+        e.cluster.stragglerSlowdown = o.slowdown;
+        Require(o.workers >= 1 && o.layers >= 1 && t.iterations >= 1, "--ranks (workers), --layers and --iters must be at least 1");
+        return e;
+    }
+    Require(o.workload.empty() || o.workload == "plan",
+            "--workload: --backend processes runs plan (a collective, the default), pipeline or training, not " + o.workload);
     e.kind = ExperimentKind::Collective;
     e.collective.collective = ParseCollectiveOption(o.collective);
     e.collective.algorithm = ParseAlgorithmOption(o.algorithm, e.collective.collective);
@@ -94,6 +112,11 @@ nlohmann::ordered_json Numbers(const RunResult& r)
         j["formula"] = r.formula;
         j["algbwGBps"] = r.algbwGBps;
         j["busbwGBps"] = r.busbwGBps;
+    } else if (r.experiment.kind == ExperimentKind::Training) {
+        j["measuredSeconds"] = r.simulatedSeconds;
+        j["modelSeconds"] = r.predictedSeconds;
+        j["iterations"] = r.experiment.training.iterations;
+        if (r.mfu.available) j["mfu"] = r.mfu.report.mfu;
     } else {
         j["bubbleFraction"] = r.bubbleFraction;
         j["bubbleFormula"] = r.bubbleFormula >= 0 ? nlohmann::ordered_json(r.bubbleFormula) : nlohmann::ordered_json(nullptr);

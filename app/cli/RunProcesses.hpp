@@ -9,13 +9,18 @@
 namespace paralens::app {
 
 struct ProcessesRunOptions {
-    std::string workload;   // "" or "plan": a collective's Plan; "pipeline": one stage per process
+    std::string workload;   // "" or "plan": a collective's Plan; "pipeline": one stage per process;
+                            // "training": one data-parallel worker (or server) per process
     std::string collective = "allreduce", algorithm, bytes;
     int ranks = 4, root = 0;
     std::string schedule = "1f1b";
     int stages = 4, microbatches = 8, chunks = 1;
     bool recompute = false;
     double forwardMs = 20.0;
+    // training
+    std::string training = "dp", gradBytes = "4MiB";
+    int workers = 4, layers = 4, servers = 1, stragglerRank = -1;
+    double slowdown = 1.0;
     int iters = -1, warmup = -1; // -1: 20 (collective) or 2 (pipeline), and 1
     double timeoutSec = 30.0;
     double alphaUs = 5.0, bandwidthGBps = 0.0; // the model beside the measurement (0: 100 GB/s)

@@ -28,6 +28,12 @@ std::string Outcome(const RunResult& r, const core::RunReport& report)
     if (r.experiment.kind == ExperimentKind::Collective && r.simulatedSeconds > 0)
         s = "measured " + core::FormatSeconds(r.simulatedSeconds) + " (model " + core::FormatSeconds(r.predictedSeconds) + "), busbw " +
             Num(r.busbwGBps) + " GB/s";
+    if (r.experiment.kind == ExperimentKind::Training && r.simulatedSeconds > 0) {
+        s = "measured " + core::FormatSeconds(r.simulatedSeconds);
+        if (r.predictedSeconds > 0) s += " (model " + core::FormatSeconds(r.predictedSeconds) + ")";
+        s += " for " + std::to_string(r.experiment.training.iterations) + " iterations";
+        if (r.mfu.available) s += "; MFU " + Num(r.mfu.report.mfu * 100) + "% of the probed CPU peak";
+    }
     if (r.experiment.kind == ExperimentKind::Pipeline && r.bubbleFraction >= 0) {
         s = "bubble " + Num(r.bubbleFraction * 100) + "% measured";
         if (r.bubbleFormula >= 0) s += " vs " + Num(r.bubbleFormula * 100) + "% by the formula";

@@ -37,6 +37,28 @@ constexpr int kMaxTracedIterations = 200;
 
 bool SweepGroup(const core::Trace& t, const Experiment& e, core::FitGroup& group); // below
 
+// A data-parallel step on processes: one per worker, and one per parameter server.
+int TrainingProcesses(const TrainingParams& t) { return t.devices + (t.workload == "ps" ? t.servers : 0); }
+
+// What of a training step the processes backend cannot run (app/mpi/MpiTraining: one worker or
+// server per process, one task at a time per process).
+std::string TrainingRefusal(const Experiment& e, const std::string& where)
+{
+    const TrainingParams& t = e.training;
+    if (e.backend != Backend::Processes) return "training steps run on the simulator and on processes; " + where + " runs collectives and pipelines";
+    if (t.workload != "dp" && t.workload != "ps")
+        return "the processes backend runs data-parallel steps (dp, ps); " + t.workload + " runs on the simulator";
+    if (!PARALENS_RUNNER_HAVE_BLAS) return "this paralens was built without OpenBLAS (install libopenblas-dev, then rebuild): workers need real GEMMs";
+    if (TrainingProcesses(t) > kMaxProcesses) return where + " starts at most " + std::to_string(kMaxProcesses) + " processes on this machine";
+    if (t.workload == "dp" && t.overlap)
+        return "a process runs one task at a time, so its allreduce cannot overlap the backward: untick overlap to run it on processes";
+    if (t.workload == "ps" && t.consistency != "bsp")
+        return "a server process takes the pushes of one iteration before the next: only BSP runs on processes (" + t.consistency +
+               " runs on the simulator)";
+    if (t.gradBytes > (uint64_t{1} << 30)) return where + " moves at most 1 GiB of gradients per layer";
+    return {};
+}
+
 // The GPU list is asked for once (CUDA's start-up is slow and the answer does not change).
 const gpu::DeviceReport& Gpus()
 {
@@ -75,6 +97,20 @@ live::ProcessRunRequest ProcessRequest(const Experiment& e)
                   "--iters", iters, "--warmup", warmup, "--trace-iterations", std::to_string(std::min(e.live.iterations, kMaxTracedIterations)),
                   "--timeout-s", Text(e.live.timeoutSec),
                   "--no-mpi-compare"};
+        return r;
+    }
+    if (e.kind == ExperimentKind::Training) {
+        const TrainingParams& t = e.training;
+        r.ranks = TrainingProcesses(t);
+        r.title = "measured on " + std::to_string(r.ranks) + " processes: " + Describe(e);
+        r.args = {"run", "--backend", "mpi", "--workload", "training", "--training", t.workload, "--layers", std::to_string(t.layers),
+                  "--forward-ms", Text(t.forwardMs), "--grad-bytes", std::to_string(t.gradBytes), "--iters", std::to_string(t.iterations),
+                  "--warmup", warmup, "--timeout-s", Text(e.live.timeoutSec), "--alpha-us", Text(e.cluster.alphaUs),
+                  "--bandwidth-GBps", Text(e.cluster.bandwidthGBps)};
+        if (t.workload == "dp") r.args.insert(r.args.end(), {"--algorithm", std::string(core::Name(t.algorithm))});
+        if (t.workload == "ps") r.args.insert(r.args.end(), {"--servers", std::to_string(t.servers)});
+        if (e.cluster.stragglerRank >= 0)
+            r.args.insert(r.args.end(), {"--straggler", std::to_string(e.cluster.stragglerRank) + ":" + Text(e.cluster.stragglerSlowdown)});
         return r;
     }
     const PipelineParams& p = e.pipeline;
@@ -271,10 +307,11 @@ std::string BackendRefusal(const Experiment& e)
     if (std::string why = BackendAvailability(e.backend); !why.empty()) return why;
     const std::string where = e.backend == Backend::Processes ? "the processes backend" : "the GPU backend";
     if (e.kind == ExperimentKind::File) return "a trace file is read, not run";
-    if (e.kind == ExperimentKind::Training) return "training steps run on the simulator only; " + where + " runs collectives and pipelines";
     if (e.live.iterations < 1 || e.live.warmup < 0) return "iterations must be at least 1 and warm-up at least 0";
+    if (e.kind == ExperimentKind::Training) return TrainingRefusal(e, where);
     if (e.backend == Backend::Processes) {
         const int ranks = e.kind == ExperimentKind::Collective ? e.collective.ranks : e.pipeline.stages;
+        // (training steps: TrainingRefusal above)
         if (ranks > kMaxProcesses) return where + " starts at most " + std::to_string(kMaxProcesses) + " processes on this machine";
         if (e.kind == ExperimentKind::Collective && e.collective.bytes > (uint64_t{1} << 30))
             return where + " moves at most 1 GiB per collective (each process holds the whole vector)";
@@ -309,11 +346,11 @@ std::shared_ptr<const RunResult> MeasuredRun(const Experiment& e, std::shared_pt
     r->title = (e.label.empty() ? "" : e.label + ": ") + Describe(e) + (report ? "  (measured on " : "  (measuring on ") + where +
                (report ? ")" : "...)");
     if (e.kind == ExperimentKind::Collective) MeasuredCollective(*r, e);
-    if (e.kind == ExperimentKind::Pipeline) {
-        r->bubbleFormula = core::BubbleFractionFormula(PipelineSpecOf(e));
-        const double peak = r->trace->Meta().hardware.GetNumber("cpuPeakFlops", 0.0);
-        if (peak > 0) FillMfu(*r, peak, "this CPU's single-thread sgemm peak, probed: " + Text(peak * 1e-9) + " GFLOP/s");
-    }
+    if (e.kind == ExperimentKind::Pipeline) r->bubbleFormula = core::BubbleFractionFormula(PipelineSpecOf(e));
+    if (e.kind == ExperimentKind::Training) AttachStepCollective(*r, e); // the flow view's allreduce or star
+    const double peak = r->trace->Meta().hardware.GetNumber("cpuPeakFlops", 0.0);
+    if (e.kind != ExperimentKind::Collective && peak > 0)
+        FillMfu(*r, peak, "this CPU's single-thread sgemm peak, probed: " + Text(peak * 1e-9) + " GFLOP/s");
     return r;
 }
 

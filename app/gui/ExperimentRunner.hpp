@@ -4,7 +4,8 @@
 // beside what the model predicts for the same parameters.
 //   processes: an mpirun job of paralens itself on this machine (app/live/ProcessJob): a
 //              collective's Plan as real messages between the processes, or a pipeline schedule
-//              as stage processes passing real activations, each op a real CPU GEMM (OpenBLAS).
+//              as stage processes passing real activations, each op a real CPU GEMM (OpenBLAS), or
+//              a data-parallel training step with one worker (or parameter server) per process.
 //   gpu:       this machine's GPUs (gpu/, StartGpuJob): the Plan executor on virtual ranks, the
 //              pipeline runner on virtual stages; CUPTI or CUDA events.
 // No ImGui or GL: the tests use it without a window. Thread-safe (free functions of their inputs).

@@ -5,6 +5,8 @@
 #include "Theme.hpp"
 #include "TimeAxis.hpp"
 
+#include "model/CostModel.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -12,6 +14,13 @@
 namespace paralens::app {
 
 namespace {
+
+// The closed form of the run's Plan at the step costs the flow view shows (for a training step,
+// its collective's, not the whole step's prediction).
+double ClosedFormSeconds(const RunResult& run)
+{
+    return run.plan ? paralens::core::PredictSeconds(run.plan->spec, run.stepCost).seconds : run.predictedSeconds;
+}
 
 bool ColourByOrigin(core::Collective c) { return c == core::Collective::AllToAll || c == core::Collective::SendRecv; }
 
@@ -238,7 +247,7 @@ void FlowView::DrawPanel(Panel& panel, const RunResult& run, ImVec2 min, ImVec2 
     for (int s = 0; s < pos.shown; ++s) total += run.steps[static_cast<size_t>(s)].modelSeconds;
     char a[32], b[32];
     std::snprintf(line, sizeof line, "\xCE\xA3 step costs %s of %s (closed form)", FormatDuration(a, sizeof a, total * 1e9),
-                  FormatDuration(b, sizeof b, run.predictedSeconds * 1e9));
+                  FormatDuration(b, sizeof b, ClosedFormSeconds(run) * 1e9));
     dl->AddText(ImVec2(min.x + pad, max.y - pad - fontH), th.textDim, line);
     dl->PopClipRect();
 }
@@ -416,7 +425,7 @@ void FlowView::DrawExplanation(const RunResult& run) const
     const double simulated = pos.shown > 0 ? run.steps[static_cast<size_t>(pos.shown - 1)].simulatedEndSeconds : 0.0;
     ImGui::TextWrapped("Running total %s (simulated: %s)", FormatDuration(a, sizeof a, total * 1e9), FormatDuration(b, sizeof b, simulated * 1e9));
     ImGui::TextWrapped("Closed form %s = %s", GreekFormula(formula, sizeof formula, run.formula.c_str()),
-                       FormatDuration(c, sizeof c, run.predictedSeconds * 1e9));
+                       FormatDuration(c, sizeof c, ClosedFormSeconds(run) * 1e9));
 }
 
 nlohmann::json FlowView::Layout() const

@@ -30,7 +30,9 @@ bool DrawRunControls(Experiment& e, int index, ControlsContext& ctx)
     ImGui::BeginDisabled(live.running);
     int warmup = e.live.warmup, iterations = e.live.iterations;
     if (ImGui::InputInt("warm-up", &warmup, 1, 5)) changed = true, e.live.warmup = std::clamp(warmup, 0, 1000);
-    if (ImGui::InputInt("iterations", &iterations, 1, 10)) changed = true, e.live.iterations = std::clamp(iterations, 1, 100000);
+    if (e.kind == ExperimentKind::Training) // its own iterations (above) are the ones measured
+        ImGui::TextDisabled("measures the step's %d iterations", e.training.iterations);
+    else if (ImGui::InputInt("iterations", &iterations, 1, 10)) changed = true, e.live.iterations = std::clamp(iterations, 1, 100000);
     ImGui::EndDisabled();
     const std::string refusal = BackendRefusal(e);
     if (!live.running) {

@@ -14,6 +14,9 @@ namespace paralens::app {
 const std::vector<std::string>& TrainingWorkloadNames();
 // "data parallel, 4 workers, ring allreduce overlapped".
 std::string TrainingTitle(const TrainingParams& t);
+// The collective a training step is built around, for the flow view (dp's gradient allreduce,
+// the parameter server's star, tp's activation allreduce); none for the others.
+void AttachStepCollective(RunResult& r, const Experiment& e);
 // Simulates the training step; throws Error naming the parameter.
 std::shared_ptr<RunResult> BuildTraining(const Experiment& e);
 

@@ -3,6 +3,7 @@
 #include "common/Error.hpp"
 #include "live/LiveProtocol.hpp"
 #include "mpi/ClockSync.hpp"
+#include "mpi/CpuGemm.hpp"
 #include "mpi/MpiContext.hpp"
 #include "mpi/MpiRun.hpp"
 #include "mpi/MpiSync.hpp"
@@ -19,44 +20,10 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#if PARALENS_HAVE_BLAS
-#include <cblas.h>
-#endif
 
 namespace paralens::app::mpi {
 
 namespace {
-
-#if PARALENS_HAVE_BLAS
-// C[m x n] = A[m x k] B[k x n] (row-major; `transA`: A is given as k x m).
-void Gemm(bool transA, bool transB, int m, int n, int k, const float* a, const float* b, float* c)
-{
-    cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a,
-                transA ? m : k, b, transB ? k : n, 0.0f, c, n);
-}
-#else
-void Gemm(bool, bool, int, int, int, const float*, const float*, float*)
-{
-    throw Unavailable("--workload pipeline: this paralens was built without OpenBLAS (install libopenblas-dev, then rebuild)");
-}
-#endif
-
-// This process's single-thread sgemm rate in FLOP/s: 256^3 products for about 100 ms.
-double ProbePeakFlops()
-{
-    constexpr int n = 256;
-    std::vector<float> a(n * n, 0.5f), b(n * n, 0.25f), c(n * n);
-    Gemm(false, false, n, n, n, a.data(), b.data(), c.data()); // warm-up
-    const auto start = std::chrono::steady_clock::now();
-    int reps = 0;
-    double seconds = 0;
-    while (seconds < 0.1) {
-        Gemm(false, false, n, n, n, a.data(), b.data(), c.data());
-        ++reps;
-        seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    }
-    return 2.0 * n * n * n * reps / seconds;
-}
 
 struct Shape {
     int tokens = 0, hidden = 0, chunkCols = 0; // activation tokens x hidden; a chunk's weight hidden x chunkCols
@@ -279,16 +246,6 @@ core::Schedule BuildStages(const MpiPipelineOptions& o, int stages)
 }
 
 // Each rank probes in turn (so that no two share a core while measuring); the fastest rate wins.
-double ProbeInTurn(const Context& ctx, double timeout)
-{
-    double mine = 0;
-    for (int r = 0; r < ctx.Size(); ++r) {
-        if (r == ctx.Rank()) mine = ProbePeakFlops();
-        Barrier(ctx, timeout, "the GEMM probe of rank " + std::to_string(r));
-    }
-    return MaxOverRanks(ctx, mine, timeout);
-}
-
 Shape ShapeFor(const MpiPipelineOptions& o, const core::Schedule& s, double peakFlops)
 {
     Shape shape;
@@ -376,8 +333,7 @@ int RunMpiPipeline(const MpiPipelineOptions& o)
     std::string mismatch;
     core::Metadata meta;
     try {
-        clock.start = MeasureClockOffset(ctx, kClockRounds, o.timeoutSec);
-        stream.Send(live::EncodeClock(false, clock.start.localNs, clock.start.offsetNs, clock.start.boundNs));
+        BeginRankTrace(ctx, stream, clock, o.timeoutSec);
         if (ctx.Rank() == 0) stream.Send(live::EncodeProgress("probing the CPU's GEMM peak", 0.0));
         const double peak = ProbeInTurn(ctx, o.timeoutSec);
         const Shape shape = ShapeFor(o, schedule, peak);
@@ -396,18 +352,7 @@ int RunMpiPipeline(const MpiPipelineOptions& o)
                                                  static_cast<double>(i - o.warmup + 1) / o.iterations));
         }
         mismatch = GatherMismatch(ctx, runner.Mismatch(), o.timeoutSec);
-        clock.end = MeasureClockOffset(ctx, kClockRounds, o.timeoutSec);
-        stream.Send(live::EncodeClock(true, clock.end.localNs, clock.end.offsetNs, clock.end.boundNs));
-        core::Metadata& m = b.Meta();
-        m = meta;
-        m.source = core::TraceSource::Mpi;
-        m.extra.Set("rank", int64_t{ctx.Rank()});
-        SetClockMeta(m, clock, true);
-        core::Trace mine = std::move(b).Finish();
-        if (!o.out.empty()) {
-            core::WriteTraceFile(mine, RankTracePath(o.out, ctx.Rank()));
-            MergeAtRankZero(ctx, o.out, mine, o.timeoutSec);
-        }
+        EndRankTrace(ctx, stream, std::move(b), meta, clock, o.out, o.timeoutSec);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "paralens: %s\n", e.what());
         stream.Send(live::EncodeError(e.what()));

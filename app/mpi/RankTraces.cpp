@@ -23,6 +23,28 @@ void SetClockMeta(core::Metadata& m, const ClockModel& clock, bool haveEnd)
     m.extra.Set("clockEndBoundNs", clock.end.boundNs);
 }
 
+void BeginRankTrace(const Context& ctx, live::LiveStream& stream, ClockModel& clock, double timeout)
+{
+    clock.start = MeasureClockOffset(ctx, kClockRounds, timeout);
+    stream.Send(live::EncodeClock(false, clock.start.localNs, clock.start.offsetNs, clock.start.boundNs));
+}
+
+void EndRankTrace(const Context& ctx, live::LiveStream& stream, core::TraceBuilder&& b, const core::Metadata& meta, ClockModel& clock,
+                  const std::string& out, double timeout)
+{
+    clock.end = MeasureClockOffset(ctx, kClockRounds, timeout);
+    stream.Send(live::EncodeClock(true, clock.end.localNs, clock.end.offsetNs, clock.end.boundNs));
+    core::Metadata& m = b.Meta();
+    m = meta;
+    m.source = core::TraceSource::Mpi;
+    m.extra.Set("rank", int64_t{ctx.Rank()});
+    SetClockMeta(m, clock, true);
+    core::Trace mine = std::move(b).Finish();
+    if (out.empty()) return;
+    core::WriteTraceFile(mine, RankTracePath(out, ctx.Rank()));
+    MergeAtRankZero(ctx, out, mine, timeout);
+}
+
 std::vector<ClockModel> GatherClocks(const Context& ctx, const ClockModel& mine, double timeout)
 {
     const std::array<int64_t, 6> local{mine.start.localNs, mine.start.offsetNs, mine.start.boundNs,

@@ -5,7 +5,9 @@
 
 #include "mpi/ClockSync.hpp"
 #include "mpi/MpiContext.hpp"
+#include "live/LiveProtocol.hpp"
 #include "trace/Trace.hpp"
+#include "trace/TraceBuilder.hpp"
 
 #include <functional>
 #include <string>
@@ -27,6 +29,16 @@ void MergeAtRankZero(const Context& ctx, const std::string& out, const core::Tra
 // (skipped when `path` is empty), the rank says where, and the job is aborted (mpirun stops the
 // others with SIGTERM; they notice it in their waits). Exits with code 3; never returns.
 [[noreturn]] void AbortRank(const Context& ctx, const std::string& path, const std::function<void()>& write);
+
+// The start of a traced rank program (pipeline stages, training workers): the clock against
+// rank 0's measured and streamed. Collective.
+void BeginRankTrace(const Context& ctx, live::LiveStream& stream, ClockModel& clock, double timeout);
+
+// The end of a traced rank program (pipeline stages, training workers): the clock measured again
+// (and streamed), `meta` with the source, rank and clock model put on the builder's trace, which
+// is written to the rank's file and merged at rank 0 when `out` is set. Collective.
+void EndRankTrace(const Context& ctx, live::LiveStream& stream, core::TraceBuilder&& b, const core::Metadata& meta, ClockModel& clock,
+                  const std::string& out, double timeout);
 
 // The largest clock error bound of `clocks`.
 int64_t ClockBoundNs(const std::vector<ClockModel>& clocks);

@@ -54,8 +54,20 @@ TEST_CASE("each backend says what it cannot run, and why", "[gui]")
     e.backend = Backend::Processes;
     e.kind = ExperimentKind::Training;
     if (BackendAvailability(Backend::Processes).empty()) {
-        CHECK_THAT(BackendRefusal(e), Catch::Contains("simulator only"));
+        CHECK_THAT(BackendRefusal(e), Catch::Contains("untick overlap")); // dp, overlapped by default
         CHECK_THROWS_AS(StartExperiment(e), Error);
+        e.training.overlap = false;
+        CHECK(BackendRefusal(e).empty());
+        e.training.workload = "ps";
+        e.training.consistency = "ssp";
+        CHECK_THAT(BackendRefusal(e), Catch::Contains("only BSP runs on processes"));
+        e.training.consistency = "bsp";
+        e.training.devices = 64; // + 1 server
+        CHECK_THAT(BackendRefusal(e), Catch::Contains("at most 64 processes"));
+        e.training.devices = 4;
+        CHECK(BackendRefusal(e).empty());
+        e.training.workload = "tp";
+        CHECK_THAT(BackendRefusal(e), Catch::Contains("tp runs on the simulator"));
         e.kind = ExperimentKind::Collective;
         e.collective.ranks = 65;
         CHECK_THAT(BackendRefusal(e), Catch::Contains("at most 64 processes"));

@@ -170,6 +170,35 @@ TEST_CASE("Run in the controls: 1F1B on 4 stage processes shows its bubble next 
     CHECK(run.peakActivations[3] == 1);
 }
 
+TEST_CASE("Run in the controls: data-parallel steps on worker processes, allreduce and parameter server, measured beside the model", "[gui][live]")
+{
+    Session s;
+    JobRunner jobs;
+    App app(&jobs);
+    for (int which : {0, 1}) { // the scenario's allreduce, then its parameter server
+        Scenario sc = *FindScenario("live-dp-vs-ps-processes");
+        std::swap(sc.experiments[0], sc.experiments[static_cast<size_t>(which)]);
+        sc.experiments[0].training.forwardMs = 2;
+        sc.experiments[0].training.gradBytes = 256 << 10;
+        Load(s, app, jobs, sc);
+        s.ClickRunButton(app);
+        REQUIRE(s.FramesUntil(app, [&] { return Settled(app, jobs); }));
+        INFO(app.Live().message);
+        CHECK_FALSE(app.Live().failed);
+        CHECK_THAT(app.Live().message, Catch::Contains("results checked: correct") && Catch::Contains("model"));
+        const RunResult& run = Run0(app);
+        CHECK(run.measured);
+        CHECK(MeasuredRowsWithSpans(run) == 4); // 4 workers, or 3 workers and the server
+        CHECK(run.simulatedSeconds > 0);
+        CHECK(run.predictedSeconds > 0);
+        CHECK(run.mfu.available);
+        CHECK(run.trace->Flows().size() > 0);
+        REQUIRE(run.plan); // the flow view animates the allreduce, or the server's star
+        CHECK(run.plan->spec.algorithm == (which == 0 ? core::Algorithm::Ring : core::Algorithm::Naive));
+        for (pid_t p : RankPids(run)) CHECK(Gone(p));
+    }
+}
+
 TEST_CASE("Stop mid-run keeps what was measured, ends every process, and the window goes on", "[gui][live]")
 {
     Session s;

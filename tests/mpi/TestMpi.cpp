@@ -256,6 +256,69 @@ TEST_CASE("pipeline stages as processes: real GEMMs, activations checked on arri
     }
 }
 
+TEST_CASE("data-parallel training as processes: real GEMMs, the allreduce checked, the server's star paired", "[mpi]")
+{
+    TempDir dir;
+    const std::string small = " --layers 2 --forward-ms 2 --grad-bytes 256KiB --iters 2";
+    Json dp = MpiJson(3, "--workload training --training dp" + small + " --out " + dir.File("dp.json"), dir);
+    CHECK(dp["correct"] == true);
+    REQUIRE(dp["rows"].size() == 2);
+    for (const Json& row : dp["rows"]) CHECK((row["seconds"].get<double>() > 0 && row["modelSeconds"].get<double>() > 0));
+    const paralens::core::Trace t = paralens::core::ReadTraceFile(dir.File("dp.json"));
+    REQUIRE(t.Devices().size() == 3);
+    size_t forwards = 0, collectives = 0;
+    for (const paralens::core::Track& track : t.Tracks())
+        for (const paralens::core::Span& s : track.spans) {
+            forwards += s.category == paralens::core::SpanCategory::Forward && s.flops > 0;
+            collectives += s.category == paralens::core::SpanCategory::Collective;
+        }
+    CHECK(forwards == 3 * 2 * 2);    // workers x layers x traced iterations (the warm-up one is not traced)
+    CHECK(collectives == 3 * 2 * 2); // a layer's bucket allreduced per iteration, on every worker
+    CHECK(t.Flows().size() > 0);
+
+    // A parameter server: 3 workers and the server (the last process); worker 1 three times slower.
+    Json ps = MpiJson(4, "--workload training --training ps --straggler 1:3" + small + " --out " + dir.File("ps.json"), dir);
+    CHECK(ps["correct"] == true);
+    const paralens::core::Trace p = paralens::core::ReadTraceFile(dir.File("ps.json"));
+    REQUIRE(p.Devices().size() == 4);
+    double flops[4] = {0, 0, 0, 0};
+    size_t received[4] = {0, 0, 0, 0};
+    for (const paralens::core::Track& track : p.Tracks())
+        for (const paralens::core::Span& s : track.spans) {
+            const int rank = p.Devices()[track.device].rank;
+            if (s.category == paralens::core::SpanCategory::Forward) flops[rank] += s.flops;
+            received[rank] += s.category == paralens::core::SpanCategory::Recv;
+        }
+    CHECK(flops[1] / flops[0] == Approx(3.0).epsilon(0.05)); // the straggler's GEMMs do 3x the work
+    CHECK(flops[3] == 0);                                     // the server computes no layer
+    CHECK(received[3] == 3 * 2);                              // every worker's push, every iteration
+    CHECK(received[0] == 2);                                  // the parameters pulled back
+    CHECK(p.Flows().size() == 3 * 2 * 2);                     // pushes and pulls, each one arrow
+
+    // The same through the window's runner: paralens starts 2 workers and a server itself.
+    Run viaRunner = Shell("\"$PARALENS\" run --backend processes --workload training --training ps --ranks 2" + small + " --json", dir);
+    INFO(viaRunner.err);
+    REQUIRE(viaRunner.exitCode == 0);
+    const Json j = Json::parse(viaRunner.out);
+    CHECK(j["ranks"] == 3);
+    CHECK(j["checksPassed"] == true);
+    CHECK(j["numbers"]["measuredSeconds"].get<double>() > 0);
+    CHECK(j["numbers"]["modelSeconds"].get<double>() > 0);
+
+    const std::vector<std::pair<std::string, std::string>> refused{
+        {"--training tp", "dp (allreduce) or ps"},
+        {"--training dp --servers 2", "--servers applies to --training ps"},
+        {"--straggler x", "RANK:SLOWDOWN"},
+        {"--schedule 1f1b", "--schedule does not apply to --backend mpi --workload training"},
+    };
+    for (const auto& [args, message] : refused) {
+        Run r = Shell("\"$PARALENS\" run --backend mpi --workload training " + args, dir);
+        INFO(args << "\nstderr: " << r.err);
+        CHECK(r.exitCode == 2);
+        CHECK_THAT(r.err, Catch::Contains(message));
+    }
+}
+
 TEST_CASE("run --backend processes: paralens starts the mpirun job itself and reports measured next to the model", "[mpi][live]")
 {
     TempDir dir;
