@@ -1,6 +1,7 @@
 // paralens workload: the training-step workloads of the lectures on the modelled cluster.
 #include "CliCommon.hpp"
 #include "Commands.hpp"
+#include "gui/TrainingRuns.hpp"
 #include "TextGantt.hpp"
 
 #include "analysis/DeviceUsage.hpp"
@@ -54,44 +55,43 @@ const std::map<std::string, std::set<std::string>> kOwners{
     {"--hidden", {"tp", "interop", "intraop", "moe"}}, {"--algorithm", {"dp", "tp", "intraop"}},
 };
 
-core::DeviceSpeed Speed(const WorkloadOptions& o)
-{
-    const core::GpuSpec* gpu = core::FindGpu(o.hardware);
-    if (!gpu) throw Error("--hardware: unknown GPU '" + o.hardware + "'; accepted: " + core::GpuIdsList());
-    core::DeviceSpeed s;
-    s.peakFlops = gpu->PeakFlops(o.dtype);
-    Require(s.peakFlops > 0, "--dtype: " + gpu->id + " has no " + o.dtype + " figure in the hardware table");
-    Require(o.efficiency > 0 && o.efficiency <= 1, "--efficiency must be in (0, 1]");
-    s.efficiency = o.efficiency;
-    s.dtypeBytes = static_cast<int>(DtypeBytes(o.dtype == "bf16" ? "bfloat16" : o.dtype == "fp16" ? "half" : o.dtype == "fp32" ? "float" : o.dtype));
-    return s;
-}
-
 core::Algorithm AllReduceAlgorithm(const WorkloadOptions& o) { return ParseAlgorithmOption(o.algorithm, core::Collective::AllReduce); }
 
-core::DataParallelSpec DataParallel(const WorkloadOptions& o)
+// The command's options as the window's training-step parameters: one mapping to the generators
+// (gui/TrainingRuns: BuildTrainingWorkload).
+TrainingParams ToParams(const WorkloadOptions& o)
 {
-    core::DataParallelSpec s;
-    s.workers = o.workers;
-    s.layers = o.layers;
-    s.iterations = o.iterations;
-    s.forwardSecPerLayer = o.forwardMs * 1e-3;
-    s.backwardSecPerLayer = o.backwardMs >= 0 ? o.backwardMs * 1e-3 : -1.0;
-    s.gradBytesPerLayer = ParseSizeOption("--grad-bytes", o.gradBytes);
-    s.bucketBytes = ParseSizeOption("--bucket-bytes", o.bucketBytes);
-    s.overlap = !o.noOverlap;
-    s.optimizerSec = o.optimizerMs * 1e-3;
-    s.algorithm = AllReduceAlgorithm(o);
-    if (o.kind == "ps") {
-        s.sync = core::GradientSync::ParameterServer;
-        s.servers = o.servers;
-        s.staleness = o.staleness;
-        if (o.consistency == "bsp") s.consistency = core::Consistency::Bsp;
-        else if (o.consistency == "ssp") s.consistency = core::Consistency::Ssp;
-        else if (o.consistency == "async") s.consistency = core::Consistency::Async;
-        else throw Error("--consistency: unknown '" + o.consistency + "'; accepted: bsp, ssp, async");
-    }
-    return s;
+    TrainingParams t;
+    t.workload = o.kind;
+    const bool dataParallel = o.kind == "dp" || o.kind == "ps";
+    if (o.kind == "interop" && o.devices > 0 && o.devices != 2)
+        throw Error("--devices: inter-op parallelism puts W1 on one device and W2 on the other: --devices must be 2");
+    t.devices = dataParallel ? o.workers : o.devices > 0 ? o.devices : (o.kind == "intraop" ? 2 : 4);
+    t.layers = o.layers;
+    t.iterations = o.iterations;
+    t.forwardMs = o.forwardMs;
+    t.backwardMs = o.backwardMs;
+    t.optimizerMs = o.optimizerMs;
+    t.gradBytes = ParseSizeOption("--grad-bytes", o.gradBytes);
+    t.bucketBytes = ParseSizeOption("--bucket-bytes", o.bucketBytes);
+    t.overlap = !o.noOverlap;
+    t.servers = o.servers;
+    t.consistency = o.consistency;
+    t.staleness = o.staleness;
+    t.tokens = o.tokens;
+    t.hidden = o.hidden;
+    t.inputs = o.inputs;
+    t.algorithm = AllReduceAlgorithm(o);
+    t.experts = o.experts;
+    t.topK = o.topK;
+    t.imbalance = o.imbalance;
+    t.ffnMultiplier = o.ffnMultiplier;
+    t.ffnHidden = o.ffnHidden;
+    t.backward = !o.noBackward;
+    t.gpu = o.hardware;
+    t.dtype = o.dtype;
+    t.kernelEfficiency = o.efficiency;
+    return t;
 }
 
 nlohmann::json UsageJson(const core::Trace& t)
@@ -107,19 +107,14 @@ nlohmann::json UsageJson(const core::Trace& t)
 }
 
 // The lectures' comparison: the same Y = X.W1.W2 run both ways, side by side.
-nlohmann::json CompareInterIntra(const WorkloadOptions& o, const core::DeviceSpeed& speed, const core::ClusterModel& cluster)
+nlohmann::json CompareInterIntra(TrainingParams t, const core::DeviceSpeed& speed, const core::ClusterModel& cluster)
 {
-    core::TwoMatmulSpec s;
-    s.tokens = o.tokens;
-    s.hidden = o.hidden;
-    s.inputs = o.inputs;
-    s.algorithm = AllReduceAlgorithm(o);
-    s.speed = speed;
     nlohmann::json out;
+    const int intraDevices = t.workload == "intraop" ? t.devices : 2;
     for (const char* kind : {"interop", "intraop"}) {
-        const bool inter = std::string(kind) == "interop";
-        s.devices = inter ? 2 : (o.devices > 0 ? o.devices : 2);
-        const core::WorkloadResult r = core::SimulateWorkload(inter ? core::BuildInterOp(s) : core::BuildIntraOp(s), cluster);
+        t.workload = kind;
+        t.devices = intraDevices; // inter-op runs on 2 whatever this says
+        const core::WorkloadResult r = core::SimulateWorkload(BuildTrainingWorkload(t, speed).workload, cluster);
         int64_t idle = 0;
         for (const core::DeviceUsage& u : core::ComputeDeviceUsage(*r.trace, core::WholeTrace(*r.trace))) idle += u.idleNs;
         out[kind] = {{"wireBytes", r.wireBytes}, {"idleSeconds", idle * 1e-9}, {"makespanSeconds", r.seconds}};
@@ -136,48 +131,12 @@ void RunWorkload(const WorkloadOptions& o, const CLI::App& cmd)
             throw Error(option + " does not apply to --kind " + o.kind);
     const core::ClusterModel cluster = o.cluster.ToModel();
     if (!o.out.empty()) CheckWritable("--out", o.out);
-    const core::DeviceSpeed speed = Speed(o);
-    const int devices = o.devices > 0 ? o.devices : (o.kind == "interop" || o.kind == "intraop" ? 2 : 4);
-
-    std::optional<core::DataParallelWorkload> dp;
-    std::optional<core::MoeWorkload> moe;
-    core::Workload w(1);
-    if (o.kind == "dp" || o.kind == "ps") {
-        dp = core::BuildDataParallel(DataParallel(o));
-        w = dp->workload;
-    } else if (o.kind == "tp") {
-        core::MegatronMlpSpec s;
-        s.devices = devices;
-        s.layers = o.layers;
-        s.tokens = o.tokens;
-        s.hidden = o.hidden;
-        s.ffnMultiplier = o.ffnMultiplier;
-        s.backward = !o.noBackward;
-        s.algorithm = AllReduceAlgorithm(o);
-        s.speed = speed;
-        w = core::BuildMegatronMlp(s);
-    } else if (o.kind == "interop" || o.kind == "intraop") {
-        core::TwoMatmulSpec s;
-        s.devices = devices;
-        s.tokens = o.tokens;
-        s.hidden = o.hidden;
-        s.inputs = o.inputs;
-        s.algorithm = AllReduceAlgorithm(o);
-        s.speed = speed;
-        w = o.kind == "interop" ? core::BuildInterOp(s) : core::BuildIntraOp(s);
-    } else {
-        core::MoeSpec s;
-        s.devices = devices;
-        s.experts = o.experts;
-        s.topK = o.topK;
-        s.tokensPerDevice = o.tokens;
-        s.hidden = o.hidden;
-        s.ffnHidden = o.ffnHidden;
-        s.imbalance = o.imbalance;
-        s.speed = speed;
-        moe = core::BuildMoe(s);
-        w = moe->workload;
-    }
+    const TrainingParams params = ToParams(o);
+    const core::DeviceSpeed speed = TrainingSpeed(params);
+    const TrainingWorkload built = BuildTrainingWorkload(params, speed);
+    const core::Workload& w = built.workload;
+    const std::optional<core::DataParallelWorkload>& dp = built.dataParallel;
+    const std::optional<core::MoeWorkload>& moe = built.moe;
     core::WorkloadOptions simOptions;
     simOptions.meta.source = core::TraceSource::Simulated;
     simOptions.meta.title = o.kind + " workload";
@@ -214,7 +173,7 @@ void RunWorkload(const WorkloadOptions& o, const CLI::App& cmd)
         j["tokensPerDevice"] = moe->tokensPerExpertDevice;
         j["allToAllBytes"] = moe->allToAllBytes;
     }
-    if (o.kind == "interop" || o.kind == "intraop") j["comparison"] = CompareInterIntra(o, speed, cluster);
+    if (o.kind == "interop" || o.kind == "intraop") j["comparison"] = CompareInterIntra(params, speed, cluster);
     if (!o.out.empty()) j["out"] = o.out;
     if (o.json) {
         PrintJson(j);

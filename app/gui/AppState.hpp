@@ -70,14 +70,20 @@ struct TrainingParams {
     int devices = 4;               // workers (dp, ps) or devices; interop always uses 2
     int layers = 4;                // dp, ps, tp
     int iterations = 2;            // dp, ps
-    double forwardMs = 1.0;        // dp, ps: per layer; backward = 2 x forward
+    double forwardMs = 1.0;        // dp, ps: per layer
+    double backwardMs = -1.0;      // dp, ps: per layer (< 0: 2 x forward)
+    double optimizerMs = 0.0;      // dp, ps: per iteration, after the gradients are summed
     uint64_t gradBytes = uint64_t{16} << 20; // dp, ps: per layer
+    uint64_t bucketBytes = 0;      // dp: allreduce buckets of at least this (0: one per layer)
     bool overlap = true;           // dp: allreduce buckets during the backward
     int servers = 1;               // ps
     std::string consistency = "bsp"; // ps: bsp, ssp, async
     int staleness = 1;             // ps with ssp
     double tokens = 8192;          // tp, interop, intraop, moe (per device for moe)
     double hidden = 8192;
+    double ffnMultiplier = 4;      // tp: the MLP's width / hidden
+    bool backward = true;          // tp: the backward too
+    double ffnHidden = 14336;      // moe: an expert's FFN width
     int inputs = 1;                // interop: micro-batches through the two devices
     core::Algorithm algorithm = core::Algorithm::Ring; // dp, tp, intraop: the allreduce
     int experts = 8;               // moe

@@ -26,14 +26,19 @@ int DtypeBytes(const std::string& dtype)
     return 2; // bf16, fp16
 }
 
-core::DataParallelSpec DataParallel(const TrainingParams& t, double peak)
+} // namespace
+
+core::DataParallelSpec DataParallelSpecOf(const TrainingParams& t, double peak)
 {
     core::DataParallelSpec s;
     s.workers = t.devices;
     s.layers = t.layers;
     s.iterations = t.iterations;
     s.forwardSecPerLayer = t.forwardMs * 1e-3;
+    s.backwardSecPerLayer = t.backwardMs >= 0 ? t.backwardMs * 1e-3 : -1.0;
+    s.optimizerSec = t.optimizerMs * 1e-3;
     s.gradBytesPerLayer = t.gradBytes;
+    s.bucketBytes = t.bucketBytes;
     s.forwardFlopsPerLayer = s.forwardSecPerLayer * t.kernelEfficiency * peak;
     s.overlap = t.overlap;
     s.algorithm = t.algorithm;
@@ -44,49 +49,67 @@ core::DataParallelSpec DataParallel(const TrainingParams& t, double peak)
         if (t.consistency == "bsp") s.consistency = core::Consistency::Bsp;
         else if (t.consistency == "ssp") s.consistency = core::Consistency::Ssp;
         else if (t.consistency == "async") s.consistency = core::Consistency::Async;
-        else throw Error("consistency: expected bsp, ssp or async (got '" + t.consistency + "')");
+        else throw Error("--consistency: unknown '" + t.consistency + "'; accepted: bsp, ssp, async");
     }
     return s;
 }
 
-core::Workload Build(const TrainingParams& t, const core::DeviceSpeed& speed)
+core::DeviceSpeed TrainingSpeed(const TrainingParams& t)
 {
-    if (t.workload == "dp" || t.workload == "ps") return core::BuildDataParallel(DataParallel(t, speed.peakFlops)).workload;
-    if (t.workload == "tp") {
+    const core::GpuSpec* gpu = core::FindGpu(t.gpu);
+    Require(gpu != nullptr, "GPU (--hardware) '" + t.gpu + "' is not in the spec table; known: " + core::GpuIdsList());
+    core::DeviceSpeed speed;
+    speed.peakFlops = gpu->PeakFlops(t.dtype);
+    Require(speed.peakFlops > 0, "--dtype: " + gpu->id + " has no " + t.dtype + " figure in the spec table");
+    Require(t.kernelEfficiency > 0 && t.kernelEfficiency <= 1, "kernel efficiency (--efficiency) must be in (0, 1]");
+    speed.efficiency = t.kernelEfficiency;
+    speed.dtypeBytes = DtypeBytes(t.dtype);
+    return speed;
+}
+
+TrainingWorkload BuildTrainingWorkload(const TrainingParams& t, const core::DeviceSpeed& speed)
+{
+    TrainingWorkload out;
+    if (t.workload == "dp" || t.workload == "ps") {
+        out.dataParallel = core::BuildDataParallel(DataParallelSpecOf(t, speed.peakFlops));
+        out.workload = out.dataParallel->workload;
+    } else if (t.workload == "tp") {
         core::MegatronMlpSpec s;
         s.devices = t.devices;
         s.layers = t.layers;
         s.tokens = t.tokens;
         s.hidden = t.hidden;
+        s.ffnMultiplier = t.ffnMultiplier;
+        s.backward = t.backward;
         s.algorithm = t.algorithm;
         s.speed = speed;
-        return core::BuildMegatronMlp(s);
-    }
-    if (t.workload == "interop" || t.workload == "intraop") {
+        out.workload = core::BuildMegatronMlp(s);
+    } else if (t.workload == "interop" || t.workload == "intraop") {
         core::TwoMatmulSpec s;
-        s.devices = t.workload == "interop" ? 2 : t.devices;
+        s.devices = t.workload == "interop" ? 2 : t.devices; // inter-op: W1 on one device, W2 on the other
         s.tokens = t.tokens;
         s.hidden = t.hidden;
         s.inputs = t.inputs;
         s.algorithm = t.algorithm;
         s.speed = speed;
-        return t.workload == "interop" ? core::BuildInterOp(s) : core::BuildIntraOp(s);
-    }
-    if (t.workload == "moe") {
+        out.workload = t.workload == "interop" ? core::BuildInterOp(s) : core::BuildIntraOp(s);
+    } else if (t.workload == "moe") {
         core::MoeSpec s;
         s.devices = t.devices;
         s.experts = t.experts;
         s.topK = t.topK;
         s.tokensPerDevice = t.tokens;
         s.hidden = t.hidden;
+        s.ffnHidden = t.ffnHidden;
         s.imbalance = t.imbalance;
         s.speed = speed;
-        return core::BuildMoe(s).workload;
+        out.moe = core::BuildMoe(s);
+        out.workload = out.moe->workload;
+    } else {
+        throw Error("--kind: unknown kind '" + t.workload + "'; accepted: dp, ps, tp, interop, intraop, moe");
     }
-    throw Error("workload: expected dp, ps, tp, interop, intraop or moe (got '" + t.workload + "')");
+    return out;
 }
-
-} // namespace
 
 const std::vector<std::string>& TrainingWorkloadNames()
 {
@@ -130,15 +153,8 @@ void AttachStepCollective(RunResult& r, const Experiment& e)
 std::shared_ptr<RunResult> BuildTraining(const Experiment& e)
 {
     const TrainingParams& t = e.training;
-    const core::GpuSpec* gpu = core::FindGpu(t.gpu);
-    Require(gpu != nullptr, "GPU '" + t.gpu + "' is not in the spec table (known: " + core::GpuIdsList() + ")");
-    core::DeviceSpeed speed;
-    speed.peakFlops = gpu->PeakFlops(t.dtype);
-    Require(speed.peakFlops > 0, gpu->name + " has no " + t.dtype + " figure in the spec table");
-    Require(t.kernelEfficiency > 0 && t.kernelEfficiency <= 1, "kernel efficiency must be in (0, 1]");
-    speed.efficiency = t.kernelEfficiency;
-    speed.dtypeBytes = DtypeBytes(t.dtype);
-    const core::Workload w = Build(t, speed);
+    const core::DeviceSpeed speed = TrainingSpeed(t);
+    const core::Workload w = BuildTrainingWorkload(t, speed).workload;
     core::WorkloadOptions options;
     options.meta.source = core::TraceSource::Simulated;
     options.meta.title = TrainingTitle(t);
@@ -154,7 +170,7 @@ std::shared_ptr<RunResult> BuildTraining(const Experiment& e)
     FillUsage(*r);
     r->report = std::make_shared<const core::TraceReport>(core::AnalyzeTrace(*r->trace));
     r->simulatedSeconds = sim.seconds;
-    FillMfu(*r, speed.peakFlops, gpu->name + ", " + t.dtype + " dense peak: spec table (assets/hardware.json)");
+    FillMfu(*r, speed.peakFlops, core::FindGpu(t.gpu)->name + ", " + t.dtype + " dense peak: spec table (assets/hardware.json)");
     AttachStepCollective(*r, e);
     return r;
 }
