@@ -1,6 +1,7 @@
 // paralens pipeline: a pipeline schedule on the modelled cluster, measured against the lectures.
 #include "CliCommon.hpp"
 #include "Commands.hpp"
+#include "gui/RunBuilder.hpp"
 #include "TextGantt.hpp"
 
 #include "analysis/PipelineMetrics.hpp"
@@ -11,6 +12,7 @@
 #include "sim/PipelineSimulator.hpp"
 #include "trace/TraceFile.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <sstream>
@@ -57,64 +59,70 @@ std::vector<double> ParseFactors(const std::string& text)
     return out;
 }
 
-core::PipelineSpec ToSpec(const PipelineOptions& o)
+// The command's options as the window's pipeline experiment (gui/RunBuilder builds and analyses
+// both): the links always modelled, with this command's alpha and bandwidth.
+Experiment ToExperiment(const PipelineOptions& o)
 {
     auto kind = core::ParseScheduleKind(o.schedule);
     if (!kind) throw Error("--schedule: unknown schedule '" + o.schedule + "'; accepted: " + core::ScheduleNamesList());
-    core::PipelineSpec s;
-    s.kind = *kind;
-    s.stages = o.stages;
-    s.microBatches = o.microbatches;
-    s.chunks = o.chunks;
-    s.batches = o.batches;
-    s.forwardSec = o.forwardMs * 1e-3;
-    s.backwardSec = o.backwardMs >= 0 ? o.backwardMs * 1e-3 : -1.0;
-    s.weightSec = o.weightMs >= 0 ? o.weightMs * 1e-3 : -1.0;
-    s.activationBytes = ParseSizeOption("--activation-bytes", o.activationBytes);
-    if (!o.stageSlowdown.empty()) s.stageSlowdown = ParseFactors(o.stageSlowdown);
-    s.recompute = o.recompute;
-    s.optimizerSec = o.optimizerMs * 1e-3;
-    s.forwardFlops = o.forwardTflop * 1e12;
-    return s;
+    Require(o.alphaUs >= 0 && o.bandwidthGBps > 0, "--alpha-us must be >= 0 and --bandwidth-GBps > 0");
+    Experiment e;
+    e.kind = ExperimentKind::Pipeline;
+    PipelineParams& p = e.pipeline;
+    p.schedule = *kind;
+    p.stages = o.stages;
+    p.microBatches = o.microbatches;
+    p.chunks = o.chunks;
+    p.batches = o.batches;
+    p.forwardMs = o.forwardMs;
+    p.backwardMs = o.backwardMs;
+    p.weightMs = o.weightMs;
+    p.optimizerMs = o.optimizerMs;
+    p.activationBytes = ParseSizeOption("--activation-bytes", o.activationBytes);
+    p.communicate = true;
+    if (!o.stageSlowdown.empty()) p.stageSlowdown = ParseFactors(o.stageSlowdown);
+    p.recompute = o.recompute;
+    p.forwardTflop = o.forwardTflop;
+    p.gpu = o.hardware;
+    p.dtype = o.dtype;
+    e.cluster.alphaUs = o.alphaUs;
+    e.cluster.bandwidthGBps = o.bandwidthGBps;
+    e.cluster.gammaGBps = 0.0;
+    return e;
 }
 
 void RunPipeline(const PipelineOptions& o)
 {
-    const core::PipelineSpec spec = ToSpec(o);
-    Require(o.alphaUs >= 0 && o.bandwidthGBps > 0, "--alpha-us must be >= 0 and --bandwidth-GBps > 0");
-    const core::GpuSpec* gpu = core::FindGpu(o.hardware);
-    if (!gpu) throw Error("--hardware: unknown GPU '" + o.hardware + "'; accepted: " + core::GpuIdsList());
-    const double peak = gpu->PeakFlops(o.dtype);
-    if (spec.forwardFlops > 0 && peak <= 0)
-        throw Error("--dtype: " + gpu->id + " has no " + o.dtype + " figure in the hardware table");
+    const Experiment e = ToExperiment(o);
+    const core::PipelineSpec spec = PipelineSpecOf(e);
+    const core::Schedule schedule = core::BuildSchedule(spec); // validates: the message names the option
     if (!o.out.empty()) CheckWritable("--out", o.out);
-
-    const core::Schedule schedule = core::BuildSchedule(spec);
-    core::ClusterModel link = core::FreeLinks();
-    link.alphaSec = o.alphaUs * 1e-6;
-    link.betaSecPerByte = 1.0 / (o.bandwidthGBps * 1e9);
-    const core::PipelineSimResult r = core::SimulatePipeline(schedule, link);
-    const core::UsageWindow window{r.trace->BeginNs(), static_cast<int64_t>(r.pipelineSeconds * 1e9 + 0.5)};
-    const double bubble = core::ComputeBubbleFraction(*r.trace, window);
-    const double formula = core::BubbleFractionFormula(spec);
-    const std::vector<int> peakActs = core::PeakActivations(*r.trace);
-    const core::MfuReport mfu = core::ComputeMfu(*r.trace, peak, window);
-    if (!o.out.empty()) core::WriteTraceFile(*r.trace, o.out);
+    const std::shared_ptr<const RunResult> run = BuildRun(e);
+    const core::Trace& trace = *run->trace;
+    const double pipelineSeconds = run->pipelineSeconds;
+    const double bubble = run->bubbleFraction;
+    const double formula = run->bubbleFormula;
+    const std::vector<int>& peakActs = run->peakActivations;
+    const core::MfuReport& mfu = run->mfu.report;
+    const double peak = run->mfu.peakFlops;
+    if (!o.out.empty()) core::WriteTraceFile(trace, o.out);
     size_t ops = 0;
     for (const auto& st : schedule.stages) ops += st.size();
 
     if (o.json) {
         nlohmann::json j{{"schedule", core::Name(spec.kind)}, {"stages", spec.stages}, {"microbatches", spec.microBatches},
-                         {"chunks", spec.chunks}, {"ops", ops}, {"makespanSeconds", r.seconds},
-                         {"pipelineSeconds", r.pipelineSeconds}, {"bubbleFraction", bubble}, {"peakActivations", peakActs}};
+                         {"chunks", spec.chunks}, {"ops", ops}, {"makespanSeconds", run->simulatedSeconds},
+                         {"pipelineSeconds", pipelineSeconds}, {"bubbleFraction", bubble}, {"peakActivations", peakActs}};
         j["bubbleFractionFormula"] = formula >= 0 ? nlohmann::json(formula) : nlohmann::json(nullptr);
         if (spec.kind == core::ScheduleKind::PipeDream) {
             j["batches"] = spec.batches;
             j["weightVersions"] = peakActs; // each in-flight micro-batch keeps its weight version
         }
-        if (spec.forwardFlops > 0)
+        if (run->mfu.available)
             j["mfu"] = {{"modelFlops", mfu.modelFlops}, {"hardwareFlops", mfu.hardwareFlops}, {"mfu", mfu.mfu},
-                        {"hfu", mfu.hfu}, {"peakFlopsPerDevice", peak}, {"hardware", gpu->id}, {"dtype", o.dtype}};
+                        {"hfu", mfu.hfu}, {"peakFlopsPerDevice", peak}, {"hardware", o.hardware}, {"dtype", o.dtype},
+                        {"flopsFrom", o.forwardTflop > 0 ? "--forward-tflop" : "--t-forward-ms at the kernel efficiency of the peak"},
+                        {"kernelEfficiency", e.pipeline.kernelEfficiency}};
         if (!o.out.empty()) j["out"] = o.out;
         PrintJson(j);
         return;
@@ -124,16 +132,18 @@ void RunPipeline(const PipelineOptions& o)
                 spec.chunks > 1 ? (", v = " + std::to_string(spec.chunks) + " chunks").c_str() : "", spec.forwardSec * 1e3,
                 spec.BackwardSec() * 1e3, spec.SplitsWeightGrad() ? (" (W " + std::to_string(spec.WeightSec() * 1e3) + " ms)").c_str() : "");
     std::printf("  step time  %s  (%zu ops, schedule validated: every op once, dependencies kept, no deadlock)\n",
-                core::FormatSeconds(r.seconds).c_str(), ops);
+                core::FormatSeconds(run->simulatedSeconds).c_str(), ops);
     if (formula >= 0) std::printf("  bubble     %.4f measured, %.4f by the lectures' formula\n", bubble, formula);
     else std::printf("  bubble     %.4f measured (the lectures give no closed form for %s)\n", bubble, std::string(core::Name(spec.kind)).c_str());
     std::printf("  peak activations per stage (micro-batches held):");
     for (int a : peakActs) std::printf(" %d", a);
     std::printf("\n");
-    if (spec.forwardFlops > 0)
-        std::printf("  MFU %.1f%%  HFU %.1f%%  (peak %s %s = %.0f TFLOPS per device, from the spec table)\n", mfu.mfu * 100,
-                    mfu.hfu * 100, gpu->id.c_str(), o.dtype.c_str(), peak / 1e12);
-    std::printf("\n%s", TextGantt(*r.trace, 96, window.endNs).c_str());
+    if (run->mfu.available)
+        std::printf("  MFU %.1f%%  HFU %.1f%%  (peak %s %s = %.0f TFLOPS per device, from the spec table; FLOPs from %s)\n", mfu.mfu * 100,
+                    mfu.hfu * 100, o.hardware.c_str(), o.dtype.c_str(), peak / 1e12,
+                    o.forwardTflop > 0 ? "--forward-tflop"
+                                       : ("the forward time at " + std::to_string(std::lround(e.pipeline.kernelEfficiency * 100)) + "% of the peak").c_str());
+    std::printf("\n%s", TextGantt(trace, 96, run->windowEndNs).c_str());
     if (!o.out.empty()) std::printf("\ntrace: %s\n", o.out.c_str());
 }
 
@@ -157,7 +167,8 @@ void AddPipelineCommand(CLI::App& root)
     cmd->add_option("--stage-slowdown", o->stageSlowdown, "Per-stage time factors, e.g. 1,1,2,1");
     cmd->add_flag("--recompute", o->recompute, "Full activation recomputation (B re-runs F first)");
     cmd->add_option("--optimizer-ms", o->optimizerMs, "Optimizer step after the flush")->capture_default_str();
-    cmd->add_option("--forward-tflop", o->forwardTflop, "Model TFLOP of one micro-batch's forward through one stage (enables MFU)");
+    cmd->add_option("--forward-tflop", o->forwardTflop, "Model TFLOP of one micro-batch's forward through one stage (default: "
+                                                        "its time at 60% of the GPU's peak, as the window assumes)");
     cmd->add_option("--hardware", o->hardware, "GPU for the MFU peak: " + core::GpuIdsList())->capture_default_str();
     cmd->add_option("--dtype", o->dtype, "Data type for the MFU peak (bf16, fp16, fp32, tf32, fp8)")->capture_default_str();
     cmd->add_option("--out,-o", o->out, "Write the simulated trace (.json or .json.gz)");

@@ -51,6 +51,12 @@ struct PipelineParams {
     int batches = 2;       // pipedream only
     double forwardMs = 1.0;
     double backwardRatio = 2.0; // backward = ratio x forward
+    double backwardMs = -1.0;   // >= 0: the backward's time, instead of the ratio
+    double weightMs = -1.0;     // zb-h1's weight-gradient part of the backward (< 0: half of it)
+    double optimizerMs = 0.0;   // after the flush
+    std::vector<double> stageSlowdown; // per-stage time factors (empty: the cluster's straggler, when a stage)
+    double forwardTflop = 0.0;  // > 0: a micro-batch's forward through a stage, in model TFLOP; else
+                                // its time at kernelEfficiency of the GPU's peak
     bool recompute = false;
     bool communicate = false;   // false: free links (the lectures' setting)
     uint64_t activationBytes = uint64_t{16} << 20;

@@ -90,10 +90,14 @@ core::PipelineSpec PipelineSpecOf(const Experiment& e)
     spec.chunks = p.schedule == core::ScheduleKind::Interleaved ? p.chunks : 1;
     spec.batches = p.schedule == core::ScheduleKind::PipeDream ? p.batches : 1;
     spec.forwardSec = p.forwardMs * 1e-3;
-    spec.backwardSec = spec.forwardSec * p.backwardRatio;
+    spec.backwardSec = p.backwardMs >= 0 ? p.backwardMs * 1e-3 : spec.forwardSec * p.backwardRatio;
+    spec.weightSec = p.weightMs >= 0 ? p.weightMs * 1e-3 : -1.0;
+    spec.optimizerSec = p.optimizerMs * 1e-3;
     spec.recompute = p.recompute;
     spec.activationBytes = p.communicate ? p.activationBytes : 0;
-    if (e.cluster.stragglerRank >= 0 && e.cluster.stragglerRank < p.stages) {
+    if (!p.stageSlowdown.empty()) {
+        spec.stageSlowdown = p.stageSlowdown;
+    } else if (e.cluster.stragglerRank >= 0 && e.cluster.stragglerRank < p.stages) {
         spec.stageSlowdown.assign(static_cast<size_t>(p.stages), 1.0);
         spec.stageSlowdown[static_cast<size_t>(e.cluster.stragglerRank)] = e.cluster.stragglerSlowdown;
     }
@@ -253,16 +257,17 @@ std::shared_ptr<RunResult> BuildPipeline(const Experiment& e)
     const PipelineParams& p = e.pipeline;
     core::PipelineSpec spec = PipelineSpecOf(e);
     const core::GpuSpec* gpu = core::FindGpu(p.gpu);
-    Require(gpu != nullptr, "GPU '" + p.gpu + "' is not in the spec table (known: " + core::GpuIdsList() + ")");
+    Require(gpu != nullptr, "GPU (--hardware) '" + p.gpu + "' is not in the spec table; known: " + core::GpuIdsList());
     const double peak = gpu->PeakFlops(p.dtype);
-    Require(peak > 0, gpu->name + " has no " + p.dtype + " figure in the spec table");
-    spec.forwardFlops = spec.forwardSec * p.kernelEfficiency * peak;
+    Require(peak > 0, "--dtype: " + gpu->id + " has no " + p.dtype + " figure in the spec table");
+    spec.forwardFlops = p.forwardTflop > 0 ? p.forwardTflop * 1e12 : spec.forwardSec * p.kernelEfficiency * peak;
     const core::Schedule schedule = core::BuildSchedule(spec);
     const core::ClusterModel link = PipelineLinks(e);
     core::PipelineSimResult sim = core::SimulatePipeline(schedule, link, true);
     r->trace = std::make_shared<const core::Trace>(std::move(*sim.trace));
     r->windowBeginNs = r->trace->BeginNs();
     r->windowEndNs = r->trace->BeginNs() + static_cast<int64_t>(std::llround(sim.pipelineSeconds * 1e9));
+    r->pipelineSeconds = sim.pipelineSeconds;
     FillUsage(*r);
     r->bubbleFraction = core::ComputeBubbleFraction(*r->trace, {r->windowBeginNs, r->windowEndNs});
     r->bubbleFormula = core::BubbleFractionFormula(spec);

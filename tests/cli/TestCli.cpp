@@ -189,6 +189,8 @@ TEST_CASE("pipeline reports the lectures' GPipe bubble", "[cli]")
     CHECK(j["microbatches"] == 8);
     CHECK(j["makespanSeconds"].get<double>() == Approx(0.033));
     CHECK(j["peakActivations"] == Json::array({8, 8, 8, 8}));
+    // FLOPs as the window assumes them (the forward's time at 60% of the peak): MFU = 0.6 x (1 - bubble).
+    CHECK(j["mfu"]["mfu"].get<double>() == Approx(0.6 * 8 / 11).epsilon(1e-9));
     Json onef = RunJson("pipeline --schedule 1f1b --stages 4 --microbatches 8 --json");
     CHECK(onef["peakActivations"] == Json::array({4, 3, 2, 1}));
     Json inter = RunJson("pipeline --schedule interleaved --stages 4 --microbatches 8 --chunks 2 --json");
