@@ -503,7 +503,8 @@ void AddOptions(CLI::App* cmd, RunOptions& o)
     cmd->add_option("--nccl-algo", o.ncclAlgo, "NCCL_ALGO for this run (Ring, Tree, NVLS, ...; ^ excludes)");
     cmd->add_option("--nccl-proto", o.ncclProto, "NCCL_PROTO for this run (LL, LL128, Simple)");
     cmd->add_flag("--nccl-profiler", o.ncclProfiler, "Load paralens's NCCL profiler plugin and merge NCCL's own events");
-    cmd->add_option("--ranks,-p", o.ranks, "Plan: ranks (default: one per GPU; more than the GPUs makes them virtual)");
+    cmd->add_option("--ranks,-p", o.ranks, "Plan: ranks (default: one per GPU; more than the GPUs makes them virtual); processes: "
+                                           "the processes (4), or the workers of --workload training");
     cmd->add_flag("--virtual", o.virtualRanks, "All ranks (plan) or stages (pipeline) share the first GPU");
     cmd->add_option("--transport", o.transport, "auto, peer (copies), nccl (send/recv)")->capture_default_str();
     cmd->add_option("--schedule,-s", o.schedule, "Pipeline schedule: " + core::ScheduleNamesList())->capture_default_str();

@@ -99,7 +99,7 @@ int main()
     for (const char* bytes : {"64KiB", "4MiB"}) {
         const int iterations = 200;
         std::vector<double> plain, streamed, latency;
-        for (int rep = 0; rep < 7; ++rep) { // interleaved, so the VM's drift hits both alike
+        for (int rep = 0; rep < 11; ++rep) { // interleaved, so the VM's drift hits both alike
             plain.push_back(Plain(bytes, iterations));
             double s = 0;
             Streamed(bytes, iterations, latency, s);
