@@ -5,6 +5,7 @@ find_package(Threads REQUIRED)
 find_package(ZLIB REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(simdjson REQUIRED)
+find_package(SQLite3 REQUIRED) # Nsight Systems reports (their SQLite export)
 find_package(CLI11 REQUIRED)
 
 # ---- GUI: Debian's libimgui-dev (1.86, with the GLFW and OpenGL3 backends inside libimgui.a) ----

@@ -17,6 +17,7 @@ namespace {
 struct ConvertOptions {
     std::string in;
     std::string out;
+    bool apiSpans = false;
     bool json = false;
 };
 
@@ -25,7 +26,9 @@ void RunConvert(const ConvertOptions& o)
     Require(core::EndsWith(o.out, ".json") || core::EndsWith(o.out, ".json.gz"),
             "--out: '" + o.out + "' must end in .json or .json.gz (paralens writes Chrome trace JSON)");
     CheckWritable("--out", o.out);
-    core::Trace trace = core::ReadTraceFile(o.in);
+    core::ReadOptions options = ReadOptionsWithProgress();
+    options.apiSpans = o.apiSpans;
+    core::Trace trace = core::ReadTraceFile(o.in, options);
     core::WriteTraceFile(trace, o.out);
     if (o.json) {
         PrintJson({{"in", o.in}, {"out", o.out}, {"source", core::Name(trace.Meta().source)},
@@ -44,8 +47,11 @@ void AddConvertCommand(CLI::App& root)
 {
     auto opts = std::make_shared<ConvertOptions>();
     CLI::App* cmd = root.add_subcommand("convert", "Convert a trace into a paralens trace file (Chrome JSON)");
-    cmd->add_option("in", opts->in, "Input trace (paralens or Chrome/Perfetto JSON, optionally .gz)")->required();
+    cmd->add_option("in", opts->in, "Input trace: paralens, Chrome/Perfetto or PyTorch profiler JSON (optionally .gz), an "
+                                    "nccl-tests log, an Nsight Systems report (.nsys-rep, or its .sqlite export)")->required();
     cmd->add_option("--out,-o", opts->out, "Output file: .json, or .json.gz compressed")->required();
+    cmd->add_flag("--api-spans", opts->apiSpans, "Nsight Systems: keep the CUDA runtime calls as host spans, each with an arrow "
+                                                 "to the work it launched");
     cmd->add_flag("--json", opts->json, "Machine-readable summary on stdout");
     cmd->callback([opts] { RunConvert(*opts); });
 }

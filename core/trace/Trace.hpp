@@ -45,7 +45,7 @@ enum class DeviceKind : uint8_t { Modelled, Gpu, VirtualGpu, Cpu, Process };
 std::string_view Name(DeviceKind k);
 DeviceKind ParseDeviceKind(std::string_view name);
 
-enum class TraceSource : uint8_t { Simulated, Cupti, CudaEvents, Kineto, Chrome, NcclTests, Mpi };
+enum class TraceSource : uint8_t { Simulated, Cupti, CudaEvents, Kineto, Chrome, NcclTests, Mpi, Nsys };
 std::string_view Name(TraceSource s);
 TraceSource ParseTraceSource(std::string_view name); // unknown names map to Chrome
 

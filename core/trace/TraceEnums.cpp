@@ -14,8 +14,8 @@ constexpr std::array<std::string_view, kSpanCategoryCount> kCategoryNames{
     "annotation",
 };
 constexpr std::array<std::string_view, 5> kDeviceKindNames{"modelled", "gpu", "virtual-gpu", "cpu", "process"};
-constexpr std::array<std::string_view, 7> kSourceNames{"simulated", "cupti",     "cuda-events", "kineto",
-                                                       "chrome",    "nccl-tests", "mpi"};
+constexpr std::array<std::string_view, 8> kSourceNames{"simulated", "cupti",     "cuda-events", "kineto",
+                                                       "chrome",    "nccl-tests", "mpi", "nsys"};
 } // namespace
 
 std::string_view Name(SpanCategory c) { return kCategoryNames[static_cast<size_t>(c)]; }

@@ -5,7 +5,8 @@
 // Paths ending in .gz are compressed; reading detects gzip by content.
 //
 // Reading also opens other tools' files, told apart by content (DetectTraceFormat): Chrome and
-// Perfetto JSON of any producer, PyTorch profiler (Kineto) traces and nccl-tests logs.
+// Perfetto JSON of any producer, PyTorch profiler (Kineto) traces, nccl-tests logs and Nsight
+// Systems reports (their SQLite export, or a .nsys-rep exported with nsys: NsysReader.hpp).
 #pragma once
 
 #include "trace/FileIO.hpp"
@@ -24,15 +25,16 @@ std::string TraceToJsonText(const Trace& trace);
 
 struct ReadOptions {
     ProgressFn progress;   // called after each block of a large JSON file (optional)
-    bool keepCpu = true;   // Kineto: keep host threads (CPU ops, runtime calls) as Cpu devices
+    bool keepCpu = true;   // Kineto, Nsight Systems: keep host threads (CPU ops, NVTX ranges, runtime calls) as Cpu devices
+    bool apiSpans = false; // Nsight Systems: CUDA runtime calls as host spans, with an arrow to what each launched
     size_t blockBytes = 0; // JSON read block (0: 16 MiB); see ChromeEvents.hpp
 };
 
-enum class TraceFormat { Chrome, Kineto, NcclTests, Unknown };
+enum class TraceFormat { Chrome, Kineto, NcclTests, Nsys, Unknown };
 std::string_view Name(TraceFormat f);
 // The format of a file from its first bytes (decompressed): a JSON object or array is Chrome
 // unless Kineto's keys or categories show in it (and ours do not); text with nccl-tests' table
-// header is an nccl-tests log.
+// header is an nccl-tests log; an SQLite database is taken for an Nsight Systems export.
 TraceFormat DetectTraceFormat(std::string_view prefix);
 
 // Reads a Chrome Trace Event JSON document, ours or another tool's (array or object form).

@@ -2,11 +2,13 @@
 #include "common/Error.hpp"
 #include "trace/FileIO.hpp"
 #include "trace/NcclTestsLog.hpp"
+#include "trace/NsysReader.hpp"
 #include "trace/TraceFile.hpp"
 #include "trace/TraceMerge.hpp"
 
 #include <array>
 #include <cctype>
+#include <filesystem>
 
 namespace paralens::core {
 
@@ -52,9 +54,12 @@ Trace ReadByFormat(TraceFormat format, ByteSource& source, const std::string& or
     case TraceFormat::Chrome: return ReadChromeTrace(source, origin, options);
     case TraceFormat::Kineto: return ReadKinetoTrace(source, origin, options);
     case TraceFormat::NcclTests: break; // read whole by the callers (logs are small)
+    case TraceFormat::Nsys:
+        throw Error(origin + ": an SQLite database (an Nsight Systems export?) is read from a file, uncompressed: gunzip it first");
     case TraceFormat::Unknown:
         throw Error(origin + ": not a trace paralens can read: expected Chrome/Perfetto trace JSON, a PyTorch "
-                             "profiler (Kineto) trace or an nccl-tests log, optionally .gz; it starts with '" +
+                             "profiler (Kineto) trace, an nccl-tests log (optionally .gz) or an Nsight Systems report "
+                             "(.nsys-rep or its SQLite export); it starts with '" +
                     Printable(prefix) + "'");
     }
     return {};
@@ -68,6 +73,7 @@ std::string_view Name(TraceFormat f)
     case TraceFormat::Chrome: return "chrome";
     case TraceFormat::Kineto: return "kineto";
     case TraceFormat::NcclTests: return "nccl-tests";
+    case TraceFormat::Nsys: return "nsys";
     case TraceFormat::Unknown: return "unknown";
     }
     return "unknown";
@@ -75,6 +81,7 @@ std::string_view Name(TraceFormat f)
 
 TraceFormat DetectTraceFormat(std::string_view prefix)
 {
+    if (LooksLikeSqlite(prefix)) return TraceFormat::Nsys;
     std::string_view start = SkipSpaceAndBom(prefix);
     if (start.empty()) return TraceFormat::Unknown;
     if (start[0] == '{' || start[0] == '[') {
@@ -87,11 +94,14 @@ TraceFormat DetectTraceFormat(std::string_view prefix)
 
 Trace ReadTraceFile(const std::string& path, const ReadOptions& options)
 {
+    const std::string ext = std::filesystem::path(path).extension().string();
+    if (ext == ".nsys-rep" || ext == ".qdrep") return ReadNsysReport(path, options);
     std::string prefix = ReadFilePrefix(path, kSniffBytes);
     if (SkipSpaceAndBom(prefix).empty())
         throw Error(path + (prefix.empty() ? ": the file is empty" : ": the file is empty (only blanks)"));
     TraceFormat format = DetectTraceFormat(prefix);
     if (format == TraceFormat::NcclTests) return NcclTestsTrace(ReadNcclTestsLogFile(path));
+    if (format == TraceFormat::Nsys && ext != ".gz") return ReadNsysSqlite(path, path, options);
     auto source = OpenFileSource(path);
     return ReadByFormat(format, *source, path, options, prefix);
 }

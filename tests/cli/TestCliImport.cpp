@@ -1,5 +1,6 @@
 // End-to-end: opening other tools' files, `paralens analyze`, `paralens fit`, `simulate --model`.
 #include "CliRunner.hpp"
+#include "../core/NsysTestDb.hpp"
 
 #include "model/CostModel.hpp"
 #include "trace/FileIO.hpp"
@@ -8,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
 using Json = nlohmann::json;
 
@@ -192,4 +194,37 @@ TEST_CASE("bad files and options for analyze and fit: one line naming the file a
         CHECK(r.exitCode == 0);
         CHECK_THAT(r.out, Catch::Contains("--json"));
     }
+}
+
+TEST_CASE("an Nsight Systems export through analyze and convert, runtime calls on request", "[cli][nsys]")
+{
+    const std::string dir = std::filesystem::temp_directory_path().string() + "/paralens-cli-nsys-" + std::to_string(::getpid());
+    std::filesystem::create_directories(dir);
+    const std::string file = dir + "/rank-2.sqlite";
+    {
+        nsystest::Db db(file);
+        nsystest::CreateExportTables(db);
+        db.Row("StringIds", {int64_t{0}, std::string("ncclDevKernel_AllGather_RING_LL")});
+        db.Row("StringIds", {int64_t{1}, std::string("cudaLaunchKernel")});
+        const int64_t thread = nsystest::GlobalTid(99, 99);
+        for (int64_t i = 0; i < 4; ++i) {
+            db.Row("CUPTI_ACTIVITY_KIND_KERNEL", {1000 * i + 100, 1000 * i + 600, int64_t{0}, int64_t{1}, int64_t{7}, i,
+                                                  nsystest::GlobalTid(99, 0), int64_t{0}, nullptr, int64_t{1}, nullptr});
+            db.Row("CUPTI_ACTIVITY_KIND_RUNTIME", {1000 * i, 1000 * i + 20, int64_t{0}, thread, i, int64_t{1}});
+        }
+        db.Close();
+    }
+    const Json a = RunJson("analyze " + file + " --json");
+    INFO(a.dump(1));
+    CHECK(a.dump().find("nsys") != std::string::npos);
+    const Json plain = RunJson("convert " + file + " --out " + dir + "/plain.json --json");
+    CHECK(plain["source"] == "nsys");
+    CHECK(plain["spans"] == 4);
+    CHECK(plain["flows"] == 0);
+    const Json api = RunJson("convert " + file + " --api-spans --out " + dir + "/api.json --json");
+    CHECK(api["spans"] == 8);
+    CHECK(api["flows"] == 4);
+    CliResult notSqlite = RunParalens("convert " + dir + "/api.json --out " + dir + "/x.json");
+    CHECK(notSqlite.exitCode == 0); // a paralens trace, read back
+    std::filesystem::remove_all(dir);
 }
