@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -160,6 +161,7 @@ public:
         ReadSession();
         ReadGpuNames();
         ReadThreadNames();
+        ReadProcessesAndStreams();
         CountRows();
         ReadNvtx();
         ReadRuntime();
@@ -218,6 +220,20 @@ private:
         while (s.Step()) m_threadNames[s.Int(1)] = std::string(Str(s.Int(0)));
     }
 
+    // Process names (PROCESSES) for host threads without a name of their own, and which stream is
+    // a process's default one (TARGET_INFO_CUDA_NULL_STREAM).
+    void ReadProcessesAndStreams()
+    {
+        if (!Columns(m_db, "PROCESSES").empty()) {
+            Statement s(m_db, Select(m_db, "PROCESSES", {"pid|", "name"}));
+            while (s.Step()) m_processNames[s.Int(0)] = std::string(s.Text(1));
+        }
+        if (!Columns(m_db, "TARGET_INFO_CUDA_NULL_STREAM").empty()) {
+            Statement s(m_db, Select(m_db, "TARGET_INFO_CUDA_NULL_STREAM", {"streamId|", "processId", "deviceId"}));
+            while (s.Step()) m_nullStreams.insert({s.Int(1, -1), s.Int(2, -1), s.Int(0)});
+        }
+    }
+
     // Rows to read, for progress (max(rowid) is found without a scan).
     void CountRows()
     {
@@ -258,7 +274,8 @@ private:
         auto [dit, fresh] = m_hostDevices.try_emplace(globalTid, 0u);
         if (fresh) {
             const int64_t pid = PidOf(globalTid), tid = TidOf(globalTid);
-            const std::string name = ThreadName(globalTid);
+            std::string name = ThreadName(globalTid);
+            if (auto p = m_processNames.find(pid); name.empty() && p != m_processNames.end()) name = p->second;
             dit->second = m_b.AddDevice("rank " + std::to_string(RankOf(pid)) + " thread " + std::to_string(tid) + (name.empty() ? "" : " (" + name + ")"),
                                         DeviceKind::Cpu, RankOf(pid));
         }
@@ -281,7 +298,8 @@ private:
                                                 (gpu == m_gpuNames.end() ? "" : " (" + gpu->second + ")"),
                                             DeviceKind::Gpu, rank, {}, static_cast<int32_t>(device));
             }
-            it = m_streams.emplace(key, m_b.AddTrack(dit->second, "stream " + std::to_string(stream))).first;
+            const bool null = m_nullStreams.count({pid, device, stream}) > 0;
+            it = m_streams.emplace(key, m_b.AddTrack(dit->second, "stream " + std::to_string(stream) + (null ? " (default)" : ""))).first;
         }
         m_lastStream = &*it;
         return it->second;
@@ -462,7 +480,8 @@ private:
     TraceBuilder m_b;
     std::unordered_map<int64_t, std::string> m_strings;
     std::map<int64_t, std::string> m_gpuNames;
-    std::map<int64_t, std::string> m_threadNames;
+    std::map<int64_t, std::string> m_threadNames, m_processNames;
+    std::set<std::tuple<int64_t, int64_t, int64_t>> m_nullStreams; // (pid, device, stream)
     std::map<int64_t, int32_t> m_mpiRank, m_pidOrder;
     std::map<std::pair<int64_t, std::string>, uint32_t> m_hostTracks;
     std::map<int64_t, uint32_t> m_hostDevices;

@@ -232,8 +232,8 @@ TEST_CASE("the real Nsight Systems sample: every count and time as SQL has them"
     const Trace t = ReadTraceFile(path);
     const auto counts = SpansByTrack(t);
     // sqlite3 FILE "select count(*) from CUPTI_ACTIVITY_KIND_KERNEL" -> 5, _MEMCPY -> 15 (all on
-    // device 0, stream 7), NVTX_EVENTS with eventType 59 and an end -> 22 ("MPI Rank 0" names the thread).
-    CHECK(counts.at("rank 0 GPU 0 (NVIDIA A100-SXM4-40GB) / stream 7") == 5 + 15);
+    // device 0, stream 7: the process's default stream, TARGET_INFO_CUDA_NULL_STREAM), NVTX_EVENTS with eventType 59 and an end -> 22 ("MPI Rank 0" names the thread).
+    CHECK(counts.at("rank 0 GPU 0 (NVIDIA A100-SXM4-40GB) / stream 7 (default)") == 5 + 15);
     CHECK(counts.at("rank 0 thread 1230493 (MPI Rank 0) / NVTX") == 22);
     // select min(start) from CUPTI_ACTIVITY_KIND_KERNEL -> 924922186; utcEpochNs 1687813257637297504.
     int64_t firstKernel = INT64_MAX;
@@ -248,4 +248,28 @@ TEST_CASE("the real Nsight Systems sample: every count and time as SQL has them"
             if (s.category == SpanCategory::Compute) saxpy = &s;
     REQUIRE(saxpy);
     CHECK(t.Str(saxpy->detail) == "launched in NVTX range 'saxpy'");
+}
+
+TEST_CASE("reading a large Nsight Systems export reports progress and stops when cancelled", "[core][nsys]")
+{
+    Dir dir;
+    const std::string path = dir.File("big.sqlite");
+    {
+        nsystest::Db db(path);
+        nsystest::CreateExportTables(db);
+        db.Row("StringIds", {int64_t{0}, std::string("k")});
+        for (int64_t i = 0; i < 200'000; ++i)
+            db.Row("CUPTI_ACTIVITY_KIND_KERNEL", {i * 10, i * 10 + 5, int64_t{0}, int64_t{1}, int64_t{7}, i, GlobalTid(1, 0), int64_t{0},
+                                                  nullptr, int64_t{1}, nullptr});
+        db.Close();
+    }
+    std::vector<std::pair<uint64_t, uint64_t>> calls;
+    ReadOptions options;
+    options.progress = [&](uint64_t done, uint64_t total) { calls.emplace_back(done, total); };
+    CHECK(ReadTraceFile(path, options).SpanCount() == 200'000);
+    REQUIRE(calls.size() == 3); // every 64 Ki rows
+    CHECK(calls.back().second == fs::file_size(path));
+    CHECK(calls.front().first < calls.back().first);
+    options.progress = [](uint64_t, uint64_t) { throw paralens::Error("loading cancelled"); };
+    CHECK_THROWS_WITH(ReadTraceFile(path, options), Catch::Contains("cancelled"));
 }
