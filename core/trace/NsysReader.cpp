@@ -128,7 +128,7 @@ std::string_view CopyKindName(int64_t kind)
 }
 
 // nsys NVTX event types: push/pop and start/end ranges, the thread and domain names.
-constexpr int64_t kNvtxPushPop = 59, kNvtxStartEnd = 60, kNvtxThreadName = 39, kNvtxDomainCreate = 75;
+constexpr int64_t kNvtxMark = 34, kNvtxPushPop = 59, kNvtxStartEnd = 60, kNvtxThreadName = 39, kNvtxDomainCreate = 75;
 
 // A runtime call's key: its process and correlation id (ids are per process).
 uint64_t CallKey(int64_t pid, int64_t correlation) { return (static_cast<uint64_t>(pid) << 40) ^ static_cast<uint64_t>(correlation); }
@@ -312,6 +312,7 @@ private:
         struct Range {
             int64_t start, end, tid, domain;
             std::string text;
+            bool mark; // an instant: a span of no length
         };
         std::vector<Range> ranges;
         std::map<int64_t, std::string> domains;
@@ -322,7 +323,8 @@ private:
             if (type == kNvtxDomainCreate) domains[s.Int(6)] = text;
             else if (type == kNvtxThreadName) NameThread(s.Int(5), text);
             else if ((type == kNvtxPushPop || type == kNvtxStartEnd) && !s.Null(1))
-                ranges.push_back({s.Int(0), s.Int(1), s.Int(5), s.Int(6), std::move(text)});
+                ranges.push_back({s.Int(0), s.Int(1), s.Int(5), s.Int(6), std::move(text), false});
+            else if (type == kNvtxMark) ranges.push_back({s.Int(0), s.Int(0), s.Int(5), s.Int(6), std::move(text), true});
         }
         if (!m_options.keepCpu) return;
         for (Range& r : ranges) {
@@ -334,8 +336,8 @@ private:
             if (auto d = domains.find(r.domain); d != domains.end() && !d->second.empty()) sp.detail = m_b.Intern("NVTX domain " + d->second);
             const uint32_t track = HostTrack(r.tid, "NVTX");
             m_b.AddSpan(track, sp);
-            m_ranges[r.tid].push_back({sp.startNs, sp.endNs, sp.name, -1});
             ++m_nvtxRanges;
+            if (!r.mark) m_ranges[r.tid].push_back({sp.startNs, sp.endNs, sp.name, -1});
         }
         for (auto& [tid, list] : m_ranges) {
             std::stable_sort(list.begin(), list.end(), [](const OpenRange& a, const OpenRange& b) { return a.start < b.start; });

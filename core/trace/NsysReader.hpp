@@ -1,6 +1,6 @@
 // Nsight Systems reports, read from their SQLite export (`nsys export --type sqlite`): one GPU
 // device per (process, CUDA device) with a track per stream holding its kernels, copies, sets and
-// synchronisations; host threads as CPU devices with their NVTX ranges (and, with
+// synchronisations; host threads as CPU devices with their NVTX ranges and marks (and, with
 // ReadOptions::apiSpans, their CUDA runtime calls, each linked to the work it launched by an
 // arrow). NCCL kernels are collectives (core/trace/NcclKernelName), tagged as the Kineto reader
 // tags them; every other kernel names, in its detail, the NVTX range open on the thread that

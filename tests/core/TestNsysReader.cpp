@@ -97,7 +97,7 @@ TEST_CASE("an Nsight Systems export: GPUs and streams, copies, NVTX ranges, exac
     CHECK(counts.at("rank 0 GPU 0 (NVIDIA H100 80GB HBM3) / stream 7") == 3);
     CHECK(counts.at("rank 0 GPU 0 (NVIDIA H100 80GB HBM3) / stream 13") == 1);
     CHECK(counts.at("rank 0 GPU 1 (NVIDIA H100 80GB HBM3) / stream 7") == 2);
-    CHECK(counts.at("rank 0 thread 4242 (main thread) / NVTX") == 2); // the mark and the domain are not ranges
+    CHECK(counts.at("rank 0 thread 4242 (main thread) / NVTX") == 3); // two ranges and a mark (the domain's name is no span)
     CHECK(counts.size() == 4);                                          // no runtime calls unless asked
     const Span* gemm = Find(t, "gemm_kernel");
     REQUIRE(gemm);
@@ -120,6 +120,10 @@ TEST_CASE("an Nsight Systems export: GPUs and streams, copies, NVTX ranges, exac
     REQUIRE(forward);
     CHECK(forward->category == SpanCategory::Annotation);
     CHECK(t.Str(forward->detail) == "NVTX domain train");
+    const Span* mark = Find(t, "a mark");
+    REQUIRE(mark);
+    CHECK(mark->startNs == kSession + 4000);
+    CHECK(mark->DurationNs() == 0);
     CHECK(t.Flows().empty());
 
     ReadOptions api;
