@@ -268,7 +268,9 @@ public:
             failure = e.what(); // a message that does not validate: the run is stopped
         }
         const bool cancelled = failure.empty() && m_ctx.CancelRequested();
-        if (m_group.Alive() || !failure.empty() || cancelled) m_group.Stop(RankPids());
+        // mpirun may exit before ranks it told to stop have gone (they write their trace first):
+        // those are stopped too, so that no process of the job outlives it.
+        if (m_group.Alive() || !failure.empty() || cancelled || RanksLeft()) m_group.Stop(RankPids());
         Drain();
         std::shared_ptr<const core::Trace> last = m_collector.Merge(m_req.title);
         if (last) m_ctx.Publish(last);
@@ -452,6 +454,16 @@ private:
         char b[32];
         std::snprintf(b, sizeof b, "%g", s);
         return b;
+    }
+
+    // Whether a rank that said hello is still running (a zombie has ended).
+    bool RanksLeft() const
+    {
+        for (int64_t p : RankPids()) {
+            const char state = ProcessState(p);
+            if (state != 0 && state != 'Z' && state != 'X') return true;
+        }
+        return false;
     }
 
     std::vector<int64_t> RankPids() const
