@@ -9,7 +9,6 @@
 #include "common/Units.hpp"
 #include "model/Hardware.hpp"
 #include "schedule/Schedule.hpp"
-#include "sim/PipelineSimulator.hpp"
 #include "trace/TraceFile.hpp"
 
 #include <cmath>

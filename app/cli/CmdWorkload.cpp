@@ -11,7 +11,6 @@
 #include "model/Hardware.hpp"
 #include "schedule/DataParallel.hpp"
 #include "schedule/ExpertParallel.hpp"
-#include "schedule/ModelParallel.hpp"
 #include "sim/DataParallelReport.hpp"
 #include "sim/WorkloadSimulator.hpp"
 #include "trace/TraceFile.hpp"

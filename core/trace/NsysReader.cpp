@@ -142,7 +142,7 @@ struct OpenRange {
 
 struct HostCall {
     int64_t startNs = 0, endNs = 0, globalTid = 0;
-    uint32_t track = kNoTrack, span = 0; // where it was kept (apiSpans)
+    uint32_t track = kNoTrack; // where it was kept (apiSpans)
 };
 
 class NsysReader {
@@ -371,7 +371,6 @@ private:
                 sp.category = SpanCategory::Other;
                 sp.name = m_b.Intern(Str(s.Int(4, -1)));
                 c.track = HostTrack(c.globalTid, "CUDA API");
-                c.span = static_cast<uint32_t>(m_b.TrackAt(c.track).spans.size());
                 m_b.AddSpan(c.track, sp);
             }
             // Correlation ids are per process: key them with the process.
