@@ -7,6 +7,14 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(simdjson REQUIRED)
 find_package(SQLite3 REQUIRED) # Nsight Systems reports (their SQLite export)
 find_package(CLI11 REQUIRED)
+# GLPK (Debian's libglpk-dev): the exact ILP of auto-parallelization. It ships no CMake package.
+find_path(GLPK_INCLUDE_DIR glpk.h)
+find_library(GLPK_LIBRARY glpk)
+if(NOT GLPK_INCLUDE_DIR OR NOT GLPK_LIBRARY)
+  message(FATAL_ERROR "GLPK (glpk.h, libglpk) not found; run scripts/install-deps.sh (package libglpk-dev)")
+endif()
+add_library(GLPK::GLPK UNKNOWN IMPORTED)
+set_target_properties(GLPK::GLPK PROPERTIES IMPORTED_LOCATION ${GLPK_LIBRARY} INTERFACE_INCLUDE_DIRECTORIES ${GLPK_INCLUDE_DIR})
 
 # ---- GUI: Debian's libimgui-dev (1.86, with the GLFW and OpenGL3 backends inside libimgui.a) ----
 set(PARALENS_HAVE_GUI OFF)
