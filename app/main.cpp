@@ -80,6 +80,7 @@ int main(int argc, char** argv)
     paralens::app::AddAnalyzeCommand(app);
     paralens::app::AddFitCommand(app);
     paralens::app::AddMergeCommand(app);
+    paralens::app::AddAutoparCommand(app);
     int runExitCode = 0;
     paralens::app::AddSweepCommand(app, runExitCode);
     paralens::app::AddRunCommand(app, runExitCode);

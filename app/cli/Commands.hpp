@@ -19,6 +19,7 @@ void AddMergeCommand(CLI::App& root);
 // `exitCode` receives the run's exit code (a run can fail without a usage error).
 void AddRunCommand(CLI::App& root, int& exitCode);
 void AddRenderCommand(CLI::App& root);
+void AddAutoparCommand(CLI::App& root);
 
 // `paralens --version [--json]`: the version and whether CUDA, NCCL and CUPTI support was built.
 int PrintVersion(bool json);

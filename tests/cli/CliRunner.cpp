@@ -1,5 +1,7 @@
 #include "CliRunner.hpp"
 
+#include <catch2/catch.hpp>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -42,4 +44,12 @@ CliResult RunParalens(const std::string& args, const std::string& env)
     r.out = Slurp(outPath);
     r.err = Slurp(errPath);
     return r;
+}
+
+nlohmann::json RunParalensJson(const std::string& args)
+{
+    const CliResult r = RunParalens(args);
+    INFO(args << "\nstderr: " << r.err);
+    REQUIRE(r.exitCode == 0);
+    return nlohmann::json::parse(r.out);
 }

@@ -14,13 +14,7 @@ using Json = nlohmann::json;
 
 namespace {
 
-Json RunJson(const std::string& args)
-{
-    CliResult r = RunParalens(args);
-    INFO(args << "\nstderr: " << r.err);
-    REQUIRE(r.exitCode == 0);
-    return Json::parse(r.out);
-}
+Json RunJson(const std::string& args) { return RunParalensJson(args); }
 
 int Lines(const std::string& s)
 {
@@ -113,7 +107,7 @@ TEST_CASE("a failed write leaves nothing behind", "[cli]")
 
 TEST_CASE("every subcommand has --help", "[cli]")
 {
-    for (const char* sub : {"simulate", "sweep", "convert", "pipeline", "workload"}) {
+    for (const char* sub : {"simulate", "sweep", "convert", "pipeline", "workload", "autopar"}) {
         CliResult r = RunParalens(std::string(sub) + " --help");
         INFO(sub);
         CHECK(r.exitCode == 0);

@@ -15,13 +15,7 @@ using Json = nlohmann::json;
 
 namespace {
 
-Json RunJson(const std::string& args)
-{
-    CliResult r = RunParalens(args);
-    INFO(args << "\nstderr: " << r.err);
-    REQUIRE(r.exitCode == 0);
-    return Json::parse(r.out);
-}
+Json RunJson(const std::string& args) { return RunParalensJson(args); }
 
 std::string Ref(const std::string& rel)
 {
