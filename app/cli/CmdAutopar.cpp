@@ -9,7 +9,6 @@
 #include "autopar/StrategySim.hpp"
 #include "common/Error.hpp"
 #include "common/Units.hpp"
-#include "model/Hardware.hpp"
 #include "trace/TraceFile.hpp"
 
 #include <cstdio>
@@ -25,47 +24,21 @@ struct AutoparOptions {
     core::AutoparRequest request;
     std::string mesh = "4";
     std::string solvers = "ilp,dp,greedy,random,data-parallel,megatron";
-    std::string gpu = "h100-sxm";
-    std::string dtype = "bf16";
-    double fastAlphaUs = 5.0, fastGBps = 300.0, slowAlphaUs = 10.0, slowGBps = 25.0;
+    core::MeshOptions links; // all but the shape, which --mesh gives
     std::string trace, traceSolver = "ilp", pipelineTrace;
     bool ops = false;
     bool json = false;
 };
 
-std::vector<std::string> SplitList(const std::string& text)
-{
-    std::vector<std::string> out;
-    std::string cur;
-    for (char c : text + ",") {
-        if (c == ',') {
-            if (!cur.empty()) out.push_back(cur);
-            cur.clear();
-        } else if (c != ' ') {
-            cur.push_back(c);
-        }
-    }
-    return out;
-}
-
 core::AutoparRequest ToRequest(const AutoparOptions& o)
 {
     core::AutoparRequest r = o.request;
-    r.mesh = core::ParseMeshShape(o.mesh, "--mesh");
-    Require(o.fastGBps > 0 && o.slowGBps > 0, "--fast-GBps and --slow-GBps must be positive");
-    Require(o.fastAlphaUs >= 0 && o.slowAlphaUs >= 0, "--fast-alpha-us and --slow-alpha-us must be >= 0");
-    r.mesh.fast = core::CostParams{o.fastAlphaUs * 1e-6, 1.0 / (o.fastGBps * 1e9), 0.0};
-    r.mesh.slow = core::CostParams{o.slowAlphaUs * 1e-6, 1.0 / (o.slowGBps * 1e9), 0.0};
-    const core::GpuSpec* gpu = core::FindGpu(o.gpu);
-    Require(gpu != nullptr, "--gpu: unknown GPU '" + o.gpu + "' (known: " + core::GpuIdsList() + ")");
-    r.mesh.peakFlops = gpu->PeakFlops(o.dtype);
-    Require(r.mesh.peakFlops > 0, "--dtype: " + gpu->id + " has no dense " + o.dtype + " throughput in the spec table");
-    Require(r.mesh.efficiency > 0 && r.mesh.efficiency <= 1, "--efficiency must be in (0, 1]");
-    r.solvers = SplitList(o.solvers);
-    Require(!r.solvers.empty(), "--solvers: name at least one of " + core::SolverNamesList());
-    for (const std::string& s : r.solvers)
-        Require(s == "ilp" || s == "dp" || s == "brute-force" || s == "greedy" || s == "random" || s == "data-parallel" || s == "megatron",
-                "--solvers: unknown solver '" + s + "' (known: " + core::SolverNamesList() + ")");
+    core::MeshOptions m = o.links;
+    const core::DeviceMesh shape = core::ParseMeshShape(o.mesh, "--mesh");
+    m.rows = shape.rows;
+    m.cols = shape.cols;
+    r.mesh = core::BuildMesh(m);
+    r.solvers = core::ParseSolverList(o.solvers);
     return r;
 }
 
@@ -240,13 +213,13 @@ void AddAutoparCommand(CLI::App& root)
     cmd->add_option("--hidden", o->request.dims.hidden, "Hidden size")->capture_default_str()->check(CLI::PositiveNumber);
     cmd->add_option("--heads", o->request.dims.heads, "Attention heads")->capture_default_str()->check(CLI::PositiveNumber);
     cmd->add_option("--ffn", o->request.dims.ffn, "MLP inner size")->capture_default_str()->check(CLI::PositiveNumber);
-    cmd->add_option("--fast-alpha-us", o->fastAlphaUs, "Latency inside a row, microseconds")->capture_default_str();
-    cmd->add_option("--fast-GBps", o->fastGBps, "Bandwidth inside a row, GB/s")->capture_default_str();
-    cmd->add_option("--slow-alpha-us", o->slowAlphaUs, "Latency between rows, microseconds")->capture_default_str();
-    cmd->add_option("--slow-GBps", o->slowGBps, "Bandwidth between rows, GB/s")->capture_default_str();
-    cmd->add_option("--gpu", o->gpu, "GPU of the spec table whose peak sets compute times")->capture_default_str();
-    cmd->add_option("--dtype", o->dtype, "Data type of that peak")->capture_default_str();
-    cmd->add_option("--efficiency", o->request.mesh.efficiency, "Fraction of peak ops reach")->capture_default_str();
+    cmd->add_option("--fast-alpha-us", o->links.fastAlphaUs, "Latency inside a row, microseconds")->capture_default_str();
+    cmd->add_option("--fast-GBps", o->links.fastGBps, "Bandwidth inside a row, GB/s")->capture_default_str();
+    cmd->add_option("--slow-alpha-us", o->links.slowAlphaUs, "Latency between rows, microseconds")->capture_default_str();
+    cmd->add_option("--slow-GBps", o->links.slowGBps, "Bandwidth between rows, GB/s")->capture_default_str();
+    cmd->add_option("--gpu", o->links.gpu, "GPU of the spec table whose peak sets compute times")->capture_default_str();
+    cmd->add_option("--dtype", o->links.dtype, "Data type of that peak")->capture_default_str();
+    cmd->add_option("--efficiency", o->links.efficiency, "Fraction of peak ops reach")->capture_default_str();
     cmd->add_option("--solvers", o->solvers, "Comma-separated: " + core::SolverNamesList())->capture_default_str();
     cmd->add_option("--micro-batches", o->request.microBatches, "Also search pipeline stages (inter-op) with N micro-batches of batch/N")
         ->check(CLI::Range(1, 4096));

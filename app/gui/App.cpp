@@ -87,6 +87,7 @@ void App::Publish(std::shared_ptr<const Snapshot> snapshot, bool resetViews)
     m_model.SetSnapshot(m_snapshot);
     m_mfu.SetSnapshot(m_snapshot);
     m_stats.SetSnapshot(m_snapshot);
+    m_autopar.SetSnapshot(m_snapshot);
 }
 
 void App::Poll()
@@ -229,7 +230,8 @@ void App::DrawTabs(ImVec2 size)
         const struct {
             ViewTab tab;
             const char* label;
-        } tabs[] = {{ViewTab::Flow, "Flow"}, {ViewTab::Model, "Model"}, {ViewTab::Mfu, "MFU"}, {ViewTab::Stats, "Stats"}};
+        } tabs[] = {{ViewTab::Flow, "Flow"},   {ViewTab::Model, "Model"}, {ViewTab::Mfu, "MFU"},
+                    {ViewTab::Stats, "Stats"}, {ViewTab::Autopar, "Auto-parallel"}};
         for (const auto& t : tabs) {
             const ImGuiTabItemFlags flags = m_selectTab && m_settings.tab == t.tab ? ImGuiTabItemFlags_SetSelected : 0;
             if (!ImGui::BeginTabItem(t.label, nullptr, flags)) continue;
@@ -242,6 +244,7 @@ void App::DrawTabs(ImVec2 size)
             case ViewTab::Model: m_model.Draw(m_settings, view); break;
             case ViewTab::Mfu: m_mfu.Draw(m_settings, view); break;
             case ViewTab::Stats: m_stats.Draw(m_settings, view); break;
+            case ViewTab::Autopar: m_autopar.Draw(m_settings, view); break;
             }
             ImGui::EndTabItem();
         }
@@ -266,6 +269,7 @@ void App::FrameView(const std::string& view, ImVec2 display)
     else if (view == "model") m_model.Draw(m_settings, display);
     else if (view == "mfu") m_mfu.Draw(m_settings, display);
     else if (view == "stats") m_stats.Draw(m_settings, display);
+    else if (view == "autopar") m_autopar.Draw(m_settings, display);
     ImGui::End();
 }
 
@@ -283,6 +287,7 @@ nlohmann::json App::Layout(const std::string& view) const
     if (view == "flow") return m_flow.Layout();
     if (view == "model") return m_model.Layout();
     if (view == "mfu") return m_mfu.Layout();
+    if (view == "autopar") return m_autopar.Layout();
     return nlohmann::json{{"view", view}};
 }
 

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "AppState.hpp"
+#include "AutoparView.hpp"
 #include "ControlsPanel.hpp"
 #include "FileBrowser.hpp"
 #include "FlowView.hpp"
@@ -52,7 +53,7 @@ public:
     void Poll();
     // The whole window.
     void Frame(ImVec2 display);
-    // One view filling the window: "timeline", "flow", "model", "mfu", "stats" (or "window").
+    // One view filling the window: "timeline", "flow", "model", "mfu", "stats", "autopar" (or "window").
     void FrameView(const std::string& view, ImVec2 display);
     nlohmann::json Layout(const std::string& view) const;
 
@@ -132,6 +133,7 @@ private:
     ModelView m_model;
     MfuView m_mfu;
     StatsView m_stats;
+    AutoparView m_autopar;
     ControlsPanel m_controls;
     FileBrowser m_browser;
 };

@@ -4,6 +4,7 @@
 // copies of the Experiments it runs.
 #pragma once
 
+#include "autopar/Autopar.hpp"
 #include "model/Collective.hpp"
 #include "schedule/Schedule.hpp"
 #include "sim/ClusterModel.hpp"
@@ -15,7 +16,7 @@
 
 namespace paralens::app {
 
-enum class ExperimentKind { Collective, Pipeline, Training, File };
+enum class ExperimentKind { Collective, Pipeline, Training, Autopar, File };
 std::string_view Name(ExperimentKind k);
 
 // The modelled cluster: alpha in microseconds, bandwidths in GB/s (1e9 bytes/s), one optional
@@ -102,6 +103,26 @@ struct TrainingParams {
     bool operator==(const TrainingParams&) const = default;
 };
 
+// Auto-parallelization (core/autopar): a graph's ops sharded on a device mesh by the lectures'
+// solvers, compared; optionally the layers cut into pipeline stages. The timeline shows the
+// strategy `show` names, simulated; the Auto-parallel tab draws the graph and the comparison.
+struct AutoparParams {
+    std::string graph = "mlp"; // mlp, transformer, convnet, or a graph .json file
+    int layers = 1;            // transformer
+    int64_t batch = 8;
+    int64_t seq = 1024;
+    int64_t hidden = 4096;
+    int64_t heads = 32;
+    int64_t ffn = 16384;
+    core::MeshOptions mesh;
+    std::string solvers = "ilp,dp,greedy,random,data-parallel,megatron";
+    int microBatches = 0;      // > 0: the inter-op search too
+    std::string show = "ilp";  // the strategy the timeline shows (the best when not among those run)
+
+    core::AutoparRequest ToRequest() const; // throws Error naming the field
+    bool operator==(const AutoparParams&) const = default;
+};
+
 // Where an experiment runs: the modelled cluster, real messages between processes of this machine
 // (an mpirun job of paralens itself), or this machine's GPUs. A real backend's run is started by
 // the Run button (or `render`); until then the experiment shows the simulator's prediction.
@@ -130,13 +151,14 @@ struct Experiment {
     CollectiveParams collective;
     PipelineParams pipeline;
     TrainingParams training;
+    AutoparParams autopar;
     ClusterParams cluster;
     std::vector<std::string> files; // ExperimentKind::File: one trace, or the per-rank files of one job
 
     bool operator==(const Experiment&) const = default;
 };
 
-enum class ViewTab { Flow, Model, Mfu, Stats };
+enum class ViewTab { Flow, Model, Mfu, Stats, Autopar };
 std::string_view Name(ViewTab t);
 bool ParseViewTab(std::string_view text, ViewTab& out);
 

@@ -107,14 +107,16 @@ bool ControlsPanel::Draw(std::vector<Experiment>& experiments, ViewSettings& set
             for (const std::string& f : e.files) ImGui::TextWrapped("Trace file: %s", f.c_str());
             if (ImGui::Button("Open another file...")) ctx.openFile = true;
         } else {
-            int kind = e.kind == ExperimentKind::Pipeline ? 1 : e.kind == ExperimentKind::Training ? 2 : 0;
-            bool k = ImGui::RadioButton("collective", &kind, 0);
-            ImGui::SameLine();
-            k |= ImGui::RadioButton("pipeline", &kind, 1);
-            ImGui::SameLine();
-            k |= ImGui::RadioButton("training", &kind, 2);
+            constexpr ExperimentKind kKinds[] = {ExperimentKind::Collective, ExperimentKind::Pipeline, ExperimentKind::Training,
+                                                 ExperimentKind::Autopar};
+            int kind = static_cast<int>(std::find(std::begin(kKinds), std::end(kKinds), e.kind) - std::begin(kKinds));
+            bool k = false;
+            for (int i = 0; i < 4; ++i) {
+                if (i % 2) ImGui::SameLine();
+                k |= ImGui::RadioButton(std::string(Name(kKinds[i])).c_str(), &kind, i);
+            }
             if (k) {
-                e.kind = kind == 1 ? ExperimentKind::Pipeline : kind == 2 ? ExperimentKind::Training : ExperimentKind::Collective;
+                e.kind = kKinds[kind];
                 changed = true;
             }
             int devices = e.collective.ranks;
@@ -127,7 +129,8 @@ bool ControlsPanel::Draw(std::vector<Experiment>& experiments, ViewSettings& set
                 changed |= DrawTraining(e.training);
                 devices = e.training.workload == "interop" ? 2 : e.training.devices;
             }
-            changed |= DrawCluster(e.cluster, e.kind == ExperimentKind::Pipeline, devices);
+            if (e.kind == ExperimentKind::Autopar) changed |= DrawAutopar(e.autopar);
+            else changed |= DrawCluster(e.cluster, e.kind == ExperimentKind::Pipeline, devices);
         }
     }
     if (!ctx.simulationError.empty()) {
@@ -319,6 +322,77 @@ bool ControlsPanel::DrawTraining(TrainingParams& t)
         changed |= EnumCombo<core::Algorithm>("allreduce", t.algorithm, core::AlgorithmsFor(core::Collective::AllReduce),
                                               [](core::Algorithm x) { return core::Name(x); });
     changed |= SliderDouble("kernel efficiency", t.kernelEfficiency, 0.05, 1.0, "%.2f of peak", false);
+    return changed;
+}
+
+namespace {
+
+// A power of two between 2^lo and 2^hi, slid by its exponent.
+bool Pow2Slider(const char* label, int64_t& v, int lo, int hi)
+{
+    int e = 0;
+    while (e < hi && (int64_t{1} << (e + 1)) <= v) ++e;
+    e = std::max(e, lo);
+    const std::string shown = std::to_string(int64_t{1} << e);
+    if (!ImGui::SliderInt(label, &e, lo, hi, shown.c_str(), ImGuiSliderFlags_AlwaysClamp)) return false;
+    v = int64_t{1} << e;
+    return true;
+}
+
+} // namespace
+
+bool ControlsPanel::DrawAutopar(AutoparParams& a)
+{
+    bool changed = false;
+    const bool file = a.graph != "mlp" && a.graph != "transformer" && a.graph != "convnet";
+    if (ImGui::BeginCombo("graph", a.graph.c_str())) {
+        for (const char* g : {"mlp", "transformer", "convnet"})
+            if (ImGui::Selectable(g, a.graph == g)) {
+                changed |= a.graph != g;
+                a.graph = g;
+            }
+        ImGui::EndCombo();
+    }
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("mlp: the lectures' Y = X W1 W2; transformer: Megatron layers (attention + MLP);\n"
+                          "convnet: two convolutions and a classifier; or a graph .json file from a scenario");
+    if (a.graph == "transformer") changed |= ImGui::SliderInt("layers", &a.layers, 1, 32, "%d", ImGuiSliderFlags_AlwaysClamp);
+    changed |= ImGui::SliderInt("mesh rows", &a.mesh.rows, 1, 8, "%d", ImGuiSliderFlags_AlwaysClamp);
+    changed |= ImGui::SliderInt("devices per row", &a.mesh.cols, 1, 16, "%d", ImGuiSliderFlags_AlwaysClamp);
+    if (!file) {
+        changed |= Pow2Slider("batch", a.batch, 0, 10);
+        if (a.graph != "convnet") {
+            changed |= Pow2Slider("sequence", a.seq, 6, 15);
+            changed |= Pow2Slider("hidden", a.hidden, 8, 15);
+            a.ffn = 4 * a.hidden;
+            a.heads = std::clamp<int64_t>(a.heads, 1, a.hidden);
+        }
+    }
+    ImGui::Spacing();
+    ImGui::TextDisabled("links: fast inside a row, slow between rows");
+    changed |= SliderDouble("fast GB/s", a.mesh.fastGBps, 1.0, 2000.0, "%.4g GB/s", true);
+    changed |= SliderDouble("slow GB/s", a.mesh.slowGBps, 0.1, 2000.0, "%.4g GB/s", true);
+    changed |= SliderDouble("kernel efficiency", a.mesh.efficiency, 0.05, 1.0, "%.2f of peak", false);
+    if (a.graph == "transformer" || file) {
+        bool pipeline = a.microBatches > 0;
+        if (ImGui::Checkbox("search pipeline stages too", &pipeline)) {
+            a.microBatches = pipeline ? static_cast<int>(std::min<int64_t>(a.batch, 8)) : 0;
+            changed = true;
+        }
+        if (pipeline) {
+            changed |= ImGui::SliderInt("micro-batches", &a.microBatches, 1, static_cast<int>(std::min<int64_t>(a.batch, 64)), "%d",
+                                        ImGuiSliderFlags_AlwaysClamp);
+            while (a.microBatches > 1 && a.batch % a.microBatches != 0) --a.microBatches; // they split the batch evenly
+        }
+    }
+    int shown = 0;
+    const char* names[] = {"ilp", "dp", "greedy", "random", "data-parallel", "megatron"};
+    for (int i = 0; i < 6; ++i)
+        if (a.show == names[i]) shown = i;
+    if (ImGui::Combo("timeline shows", &shown, "ilp\0dp\0greedy\0random\0data-parallel\0megatron\0")) {
+        a.show = names[shown];
+        changed = true;
+    }
     return changed;
 }
 

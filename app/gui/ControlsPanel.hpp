@@ -54,6 +54,7 @@ private:
     bool DrawCollective(CollectiveParams& c);
     bool DrawPipeline(PipelineParams& p);
     bool DrawTraining(TrainingParams& t);
+    bool DrawAutopar(AutoparParams& a);
     bool DrawCluster(ClusterParams& c, bool pipeline, int ranks);
     void DrawJobs(ControlsContext& ctx);
 

@@ -307,6 +307,7 @@ std::string BackendRefusal(const Experiment& e)
     if (std::string why = BackendAvailability(e.backend); !why.empty()) return why;
     const std::string where = e.backend == Backend::Processes ? "the processes backend" : "the GPU backend";
     if (e.kind == ExperimentKind::File) return "a trace file is read, not run";
+    if (e.kind == ExperimentKind::Autopar) return "an auto-parallel strategy runs on the modelled mesh only";
     if (e.live.iterations < 1 || e.live.warmup < 0) return "iterations must be at least 1 and warm-up at least 0";
     if (e.kind == ExperimentKind::Training) return TrainingRefusal(e, where);
     if (e.backend == Backend::Processes) {

@@ -9,6 +9,7 @@
 #include "TimelineFold.hpp"
 
 #include "analysis/DeviceUsage.hpp"
+#include "autopar/Autopar.hpp"
 #include "analysis/PipelineMetrics.hpp"
 #include "analysis/TraceReport.hpp"
 #include "model/Fit.hpp"
@@ -133,6 +134,12 @@ struct RunResult {
     std::shared_ptr<const core::CostParams> fitCost;
     std::shared_ptr<const FlowHoldings> holdings; // what each rank holds after each step (p <= 64)
     std::shared_ptr<const FlowLayout> layout;     // where the flow view puts the ranks
+
+    // Auto-parallelization: the search's answer, the strategy the timeline shows (an index into
+    // autopar->solutions) and, when the inter-op search ran, its pipeline simulated with the sends.
+    std::shared_ptr<const core::AutoparResult> autopar;
+    int autoparShown = -1;
+    double interOpSimulatedSeconds = 0.0;
 
     MfuData mfu;
     std::shared_ptr<const ModelData> model;     // collectives (simulated, or measured in a file)

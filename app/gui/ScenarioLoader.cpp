@@ -169,6 +169,47 @@ void ReadTraining(Reader& r, TrainingParams& t)
     if (t.consistency != "bsp" && t.consistency != "ssp" && t.consistency != "async") r.Fail("consistency", "expected bsp, ssp or async");
 }
 
+void ReadAutopar(Reader& r, AutoparParams& a)
+{
+    r.Get("graph", a.graph);
+    r.Get("layers", a.layers);
+    r.Get("batch", a.batch);
+    r.Get("seq", a.seq);
+    r.Get("hidden", a.hidden);
+    r.Get("heads", a.heads);
+    r.Get("ffn", a.ffn);
+    std::string mesh;
+    r.Get("mesh", mesh);
+    if (!mesh.empty()) {
+        try {
+            const core::DeviceMesh m = core::ParseMeshShape(mesh, "\"mesh\"");
+            a.mesh.rows = m.rows;
+            a.mesh.cols = m.cols;
+        } catch (const Error& e) {
+            r.Fail("mesh", e.what());
+        }
+    }
+    r.Get("fastAlphaUs", a.mesh.fastAlphaUs);
+    r.Get("fastGBps", a.mesh.fastGBps);
+    r.Get("slowAlphaUs", a.mesh.slowAlphaUs);
+    r.Get("slowGBps", a.mesh.slowGBps);
+    r.Get("gpu", a.mesh.gpu);
+    r.Get("dtype", a.mesh.dtype);
+    r.Get("efficiency", a.mesh.efficiency);
+    r.Get("solvers", a.solvers);
+    r.Get("microBatches", a.microBatches);
+    r.Get("show", a.show);
+    try {
+        (void)a.ToRequest();
+    } catch (const Error& e) { // the message names the command line's option: name the key it came from
+        const std::string what = e.what();
+        const char* key = "mesh";
+        for (const char* k : {"solvers", "gpu", "dtype", "efficiency"})
+            if (what.rfind(std::string("--") + k, 0) == 0) key = k;
+        r.Fail(key, what);
+    }
+}
+
 Experiment ReadExperiment(const json& j, const std::string& where)
 {
     Reader r(j, where);
@@ -179,11 +220,13 @@ Experiment ReadExperiment(const json& j, const std::string& where)
     if (kind == "collective") e.kind = ExperimentKind::Collective;
     else if (kind == "pipeline") e.kind = ExperimentKind::Pipeline;
     else if (kind == "training") e.kind = ExperimentKind::Training;
+    else if (kind == "autopar") e.kind = ExperimentKind::Autopar;
     else if (kind == "file") e.kind = ExperimentKind::File;
-    else r.Fail("kind", "expected \"collective\", \"pipeline\", \"training\" or \"file\" (got \"" + kind + "\")");
+    else r.Fail("kind", "expected \"collective\", \"pipeline\", \"training\", \"autopar\" or \"file\" (got \"" + kind + "\")");
     if (e.kind == ExperimentKind::Collective) ReadCollective(r, e.collective);
     if (e.kind == ExperimentKind::Pipeline) ReadPipeline(r, e.pipeline);
     if (e.kind == ExperimentKind::Training) ReadTraining(r, e.training);
+    if (e.kind == ExperimentKind::Autopar) ReadAutopar(r, e.autopar);
     if (e.kind == ExperimentKind::File) {
         std::string file;
         r.Get("file", file);
@@ -222,7 +265,7 @@ ViewSettings ReadView(const json& j, const std::string& where)
     ViewSettings v;
     std::string tab, colorBy;
     r.Get("tab", tab);
-    if (!tab.empty() && !ParseViewTab(tab, v.tab)) r.Fail("tab", "expected flow, model, mfu or stats (got \"" + tab + "\")");
+    if (!tab.empty() && !ParseViewTab(tab, v.tab)) r.Fail("tab", "expected flow, model, mfu, stats or autopar (got \"" + tab + "\")");
     r.Get("colorBy", colorBy);
     if (colorBy == "category") v.colorBy = ColorMode::Category;
     else if (colorBy == "micro-batch" || colorBy.empty()) v.colorBy = ColorMode::MicroBatch;
@@ -248,6 +291,7 @@ std::string_view Name(ExperimentKind k)
     case ExperimentKind::Collective: return "collective";
     case ExperimentKind::Pipeline: return "pipeline";
     case ExperimentKind::Training: return "training";
+    case ExperimentKind::Autopar: return "autopar";
     case ExperimentKind::File: return "file";
     }
     return "?";
@@ -280,13 +324,14 @@ std::string_view Name(ViewTab t)
     case ViewTab::Model: return "model";
     case ViewTab::Mfu: return "mfu";
     case ViewTab::Stats: return "stats";
+    case ViewTab::Autopar: return "autopar";
     }
     return "?";
 }
 
 bool ParseViewTab(std::string_view text, ViewTab& out)
 {
-    for (ViewTab t : {ViewTab::Flow, ViewTab::Model, ViewTab::Mfu, ViewTab::Stats})
+    for (ViewTab t : {ViewTab::Flow, ViewTab::Model, ViewTab::Mfu, ViewTab::Stats, ViewTab::Autopar})
         if (Name(t) == text) {
             out = t;
             return true;

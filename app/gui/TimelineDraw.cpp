@@ -110,6 +110,7 @@ void TimelineView::DrawRuler(const Section& s, DrawContext& dc, float y)
     const char* what = first.experiment.kind == ExperimentKind::Collective ? "collectives"
                        : first.experiment.kind == ExperimentKind::Pipeline ? "pipelines"
                        : first.experiment.kind == ExperimentKind::Training ? "training steps"
+                       : first.experiment.kind == ExperimentKind::Autopar ? "auto-parallel strategies"
                        : first.experiment.label.empty()                    ? "trace file"
                                                                            : first.experiment.label.c_str();
     const float fontH = ImGui::GetFontSize();

@@ -2,8 +2,48 @@
 
 #include "autopar/OpGraphJson.hpp"
 #include "common/Error.hpp"
+#include "model/Hardware.hpp"
 
 namespace paralens::core {
+
+DeviceMesh BuildMesh(const MeshOptions& o)
+{
+    DeviceMesh m;
+    Require(o.rows >= 1 && o.cols >= 1 && o.rows * o.cols <= 4096,
+            "--mesh must have 1 to 4096 devices; got " + std::to_string(o.rows) + "x" + std::to_string(o.cols));
+    m.rows = o.rows;
+    m.cols = o.cols;
+    Require(o.fastGBps > 0 && o.slowGBps > 0, "--fast-GBps and --slow-GBps must be positive");
+    Require(o.fastAlphaUs >= 0 && o.slowAlphaUs >= 0, "--fast-alpha-us and --slow-alpha-us must be >= 0");
+    m.fast = CostParams{o.fastAlphaUs * 1e-6, 1.0 / (o.fastGBps * 1e9), 0.0};
+    m.slow = CostParams{o.slowAlphaUs * 1e-6, 1.0 / (o.slowGBps * 1e9), 0.0};
+    const GpuSpec* gpu = FindGpu(o.gpu);
+    Require(gpu != nullptr, "--gpu: unknown GPU '" + o.gpu + "' (known: " + GpuIdsList() + ")");
+    m.peakFlops = gpu->PeakFlops(o.dtype);
+    Require(m.peakFlops > 0, "--dtype: " + gpu->id + " has no dense " + o.dtype + " throughput in the spec table");
+    Require(o.efficiency > 0 && o.efficiency <= 1, "--efficiency must be in (0, 1]");
+    m.efficiency = o.efficiency;
+    return m;
+}
+
+std::vector<std::string> ParseSolverList(const std::string& text)
+{
+    std::vector<std::string> out;
+    std::string cur;
+    for (char c : text + ",") {
+        if (c == ',') {
+            if (!cur.empty()) out.push_back(cur);
+            cur.clear();
+        } else if (c != ' ') {
+            cur.push_back(c);
+        }
+    }
+    Require(!out.empty(), "--solvers: name at least one of " + SolverNamesList());
+    for (const std::string& s : out)
+        Require(s == "ilp" || s == "dp" || s == "brute-force" || s == "greedy" || s == "random" || s == "data-parallel" || s == "megatron",
+                "--solvers: unknown solver '" + s + "' (known: " + SolverNamesList() + ")");
+    return out;
+}
 
 const IntraOpSolution* AutoparResult::Best() const
 {

@@ -15,6 +15,26 @@
 
 namespace paralens::core {
 
+// A mesh in the units people give it (the command line's options, the window's sliders).
+struct MeshOptions {
+    int rows = 1;
+    int cols = 4;
+    double fastAlphaUs = 5.0;  // inside a row
+    double fastGBps = 300.0;
+    double slowAlphaUs = 10.0; // between rows
+    double slowGBps = 25.0;
+    std::string gpu = "h100-sxm"; // its dense peak for `dtype` (assets/hardware.json) sets compute times
+    std::string dtype = "bf16";
+    double efficiency = 0.5;      // of that peak
+    bool operator==(const MeshOptions&) const = default;
+};
+
+// Throws Error naming the option (--mesh, --fast-GBps, --gpu, --dtype, --efficiency) when invalid.
+DeviceMesh BuildMesh(const MeshOptions& o);
+
+// "ilp,dp,greedy" -> the names, each checked; throws Error naming --solvers.
+std::vector<std::string> ParseSolverList(const std::string& text);
+
 struct AutoparRequest {
     std::string graph = "mlp";   // mlp | transformer | convnet | a JSON file
     int layers = 1;              // transformer layers

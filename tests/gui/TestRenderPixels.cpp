@@ -11,6 +11,7 @@
 
 #include <cstdlib>
 #include <memory>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -95,6 +96,7 @@ bool HasContent(const nlohmann::json& j)
     if (view == "flow") return j.contains("panels") && !j["panels"].empty();
     if (view == "model") return j.value("curves", 0) > 0;
     if (view == "mfu") return j.value("runs", 0) > 0;
+    if (view == "autopar") return j.contains("nodes") && !j["nodes"].empty();
     return true;
 }
 
@@ -105,7 +107,7 @@ TEST_CASE("every scenario renders every view into a real picture", "[gui]")
     REQUIRE_DISPLAY();
     CliTempDir dir;
     for (const paralens::app::Scenario& s : paralens::app::BuiltinScenarios())
-        for (const char* view : {"timeline", "flow", "model", "mfu", "stats", "window"}) {
+        for (const char* view : {"timeline", "flow", "model", "mfu", "stats", "autopar", "window"}) {
             INFO(s.name << " / " << view);
             const std::string png = dir.File(s.name + "-" + view + ".png");
             nlohmann::json j = Render("--scenario " + s.name + " --view " + view + " --size 960x540", png);
@@ -176,6 +178,35 @@ TEST_CASE("coloured by micro-batch, every micro-batch's colour appears in every 
         }
     }
     CHECK(rows == 8); // GPipe and 1F1B, four stages each
+}
+
+TEST_CASE("the auto-parallel view colours the lectures' MLP as the slides do", "[gui][autopar]")
+{
+    REQUIRE_DISPLAY();
+    CliTempDir dir;
+    const std::string png = dir.File("autopar.png");
+    const nlohmann::json j = Render("--scenario autopar-mlp --view autopar --size 1400x600", png);
+    const Image img = Load(png);
+    std::map<std::string, nlohmann::json> nodes;
+    for (const auto& n : j["nodes"]) nodes[n["op"].get<std::string>()] = n;
+    REQUIRE(nodes.size() == 5); // x, fc1, gelu, fc2 and the output
+    auto pixel = [&](const std::string& op) { // inside the node, right of its text
+        const auto& r = nodes[op]["rect"];
+        return img.At(static_cast<int>(r[0].get<double>() + r[2].get<double>() - 4), static_cast<int>(r[1].get<double>() + r[3].get<double>() * 0.5));
+    };
+    CHECK(nodes["fc1"]["strategy"] == "split f"); // W1 by columns, W2 by rows: Megatron's split
+    CHECK(nodes["fc2"]["layout"] == "P");
+    CHECK(Near(pixel("fc1"), 0xDC4437, 12));  // column-partitioned: red
+    CHECK(Near(pixel("gelu"), 0xDC4437, 12));
+    CHECK(Near(pixel("x"), 0x9E9E9E, 12));    // replicated: grey
+    CHECK(Near(pixel("output"), 0x9E9E9E, 12));
+    int allreduces = 0;
+    for (const auto& label : j["edgeLabels"]) allreduces += label.get<std::string>().find("allreduce") != std::string::npos;
+    CHECK(allreduces == 2); // Y forward, dX backward
+    REQUIRE(j["bars"].size() == 6);
+    CHECK(j["bars"][0]["name"] == "ilp");
+    CHECK(j["bars"][0]["shown"] == true);
+    for (const auto& b : j["bars"]) CHECK(j["bars"][0]["seconds"].get<double>() <= b["seconds"].get<double>() * (1 + 1e-9));
 }
 
 TEST_CASE("the flow view draws one node per rank", "[gui]")
