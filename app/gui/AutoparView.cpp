@@ -52,13 +52,6 @@ std::vector<int> Depths(const core::OpGraph& g, const std::vector<int>& ops)
     return depth;
 }
 
-core::Layout Resolved(core::Layout l)
-{
-    for (int8_t& a : l.axis)
-        if (a == core::kPartial) a = core::kReplicated;
-    return l;
-}
-
 // The collectives of a conversion forward (from -> to) and of its gradient's back (grad -> back).
 std::string ConversionLabel(const core::Layout& from, const core::Layout& to, const core::Layout& grad, const core::Layout& back, uint64_t bytes,
                             const core::DeviceMesh& mesh)
@@ -141,12 +134,13 @@ void AutoparView::Prepare(const RunResult& run)
             const core::OpStrategy& a = p.strategies[static_cast<size_t>(e.producer)][sp];
             const core::OpStrategy& b = p.strategies[static_cast<size_t>(e.consumer)][sc];
             const size_t k = static_cast<size_t>(e.slot);
-            edge.label = ConversionLabel(a.output, b.inputs[k], b.inputGrads[k], Resolved(a.output), bytes, p.mesh) + " " +
+            edge.label = ConversionLabel(a.output, b.inputs[k], b.inputGrads[k], a.output.Resolved(), bytes, p.mesh) + " " +
                          core::FormatSeconds(edge.seconds);
         }
         m_edges.push_back(std::move(edge));
     }
     AddTerminals(run, nodeOf);
+    for (Node& n : m_nodes) n.detail = n.op < 0 ? n.layout : "-> " + n.layout + "  " + core::FormatSeconds(n.seconds);
     m_bars.clear();
     for (size_t s = 0; s < res.solutions.size(); ++s) {
         const core::IntraOpSolution& sol = res.solutions[s];
@@ -207,7 +201,7 @@ void AutoparView::AddTerminals(const RunResult& run, const std::vector<int>& nod
         m_nodes.back().layout = core::LayoutText(target, p.mesh);
         m_nodes.back().axis[0] = target.axis[0];
         m_nodes.back().axis[1] = target.axis[1];
-        if (seconds > 0) e.label = ConversionLabel(st.output, target, target, Resolved(st.output), out.Bytes(), p.mesh) + " " + core::FormatSeconds(seconds);
+        if (seconds > 0) e.label = ConversionLabel(st.output, target, target, st.output.Resolved(), out.Bytes(), p.mesh) + " " + core::FormatSeconds(seconds);
         m_edges.push_back(std::move(e));
     }
     m_columns = lastColumn + 2;
@@ -314,8 +308,7 @@ void AutoparView::DrawGraph(ImVec2 min, ImVec2 max)
         dl->AddText(ImVec2(a.x + th.Px(5), a.y + th.Px(3)), ink, n.title.c_str());
         ImGui::PopFont();
         dl->AddText(ImVec2(a.x + th.Px(5), a.y + th.Px(3) + lineH), ink, n.strategy.c_str());
-        const std::string third = n.op < 0 ? n.layout : "-> " + n.layout + "  " + core::FormatSeconds(n.seconds);
-        dl->AddText(ImVec2(a.x + th.Px(5), a.y + th.Px(3) + lineH * 2), ink, third.c_str());
+        dl->AddText(ImVec2(a.x + th.Px(5), a.y + th.Px(3) + lineH * 2), ink, n.detail.c_str());
         m_nodeRects.push_back(r);
         if (n.op >= 0 && ImGui::IsMouseHoveringRect(a, b)) {
             const core::GraphOp& op = m_prepared->autopar->graph->ops[static_cast<size_t>(n.op)];

@@ -30,6 +30,7 @@ private:
         int op = -1;
         int column = 0, row = 0;
         std::string title, strategy, layout;
+        std::string detail;     // the third line: "-> S1  1.02 ms" (the layout alone for a terminal)
         int8_t axis[2]{-1, -1}; // the output's layout per mesh axis (kReplicated, kPartial or a dim)
         int dims = 0;
         double seconds = 0.0;   // the op's node cost

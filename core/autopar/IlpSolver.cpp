@@ -5,7 +5,6 @@
 //        sum_i e[u,v][i][j] = s[v][j]           for every edge, j
 // With s integral the marginal constraints force e to the one pair chosen, so e need not be
 // integer; the marginals also make the LP relaxation much tighter than e >= s_u + s_v - 1.
-// Dominated strategies get no column (see KeptStrategies).
 #include "autopar/IntraOpSolvers.hpp"
 
 #include "common/Error.hpp"
@@ -26,46 +25,9 @@ struct ProbDeleter {
 // Costs in microseconds keep GLPK's tolerances meaningful for times of microseconds to seconds.
 constexpr double kScale = 1e6;
 
-// Strategies an optimum never needs: i is dominated when some other j costs no more at the node
-// and on every edge against every strategy of the other end (ties keep the lower index). Replacing
-// i by j in any assignment never costs more, so dropping every dominated strategy keeps an optimum.
-std::vector<std::vector<int>> KeptStrategies(const IntraOpProblem& p)
-{
-    std::vector<std::vector<const EdgeCosts*>> incident(p.Ops());
-    for (const EdgeCosts& e : p.edges) {
-        incident[static_cast<size_t>(e.producer)].push_back(&e);
-        incident[static_cast<size_t>(e.consumer)].push_back(&e);
-    }
-    auto edgeCost = [&](const EdgeCosts& e, size_t v, size_t mine, size_t other) {
-        const size_t nc = p.strategies[static_cast<size_t>(e.consumer)].size();
-        return static_cast<size_t>(e.producer) == v ? e.cost[mine * nc + other] : e.cost[other * nc + mine];
-    };
-    auto noWorse = [&](size_t v, size_t j, size_t i) { // j costs no more than i anywhere
-        if (p.nodeCost[v][j] > p.nodeCost[v][i]) return false;
-        for (const EdgeCosts* e : incident[v]) {
-            const size_t u = static_cast<size_t>(static_cast<size_t>(e->producer) == v ? e->consumer : e->producer);
-            for (size_t x = 0; x < p.strategies[u].size(); ++x)
-                if (edgeCost(*e, v, j, x) > edgeCost(*e, v, i, x)) return false;
-        }
-        return true;
-    };
-    std::vector<std::vector<int>> kept(p.Ops());
-    for (size_t v = 0; v < p.Ops(); ++v) {
-        const size_t n = p.strategies[v].size();
-        for (size_t i = 0; i < n; ++i) {
-            bool dominated = false;
-            for (size_t j = 0; j < n && !dominated; ++j)
-                dominated = j != i && noWorse(v, j, i) && (j < i || !noWorse(v, i, j));
-            if (!dominated) kept[v].push_back(static_cast<int>(i));
-        }
-    }
-    return kept;
-}
-
 struct IlpModel {
     std::unique_ptr<glp_prob, ProbDeleter> lp{glp_create_prob()};
-    std::vector<std::vector<int>> kept;  // per op: the strategies that get a column
-    std::vector<int> firstStrategyCol; // per op: the column of its kept[v][0]
+    std::vector<int> firstStrategyCol; // per op: its s[v][0] column
     std::vector<int> ia{0}, ja{0};
     std::vector<double> ar{0.0};
 
@@ -82,14 +44,13 @@ void AddStrategyColumns(IlpModel& m, const IntraOpProblem& p)
     glp_prob* lp = m.lp.get();
     int rows = glp_add_rows(lp, static_cast<int>(p.Ops()));
     for (size_t v = 0; v < p.Ops(); ++v) {
-        const std::vector<int>& kept = m.kept[v];
-        const int n = static_cast<int>(kept.size());
+        const int n = static_cast<int>(p.strategies[v].size());
         const int col = glp_add_cols(lp, n);
         m.firstStrategyCol.push_back(col);
         glp_set_row_bnds(lp, rows, GLP_FX, 1.0, 1.0);
         for (int i = 0; i < n; ++i) {
             glp_set_col_kind(lp, col + i, GLP_BV);
-            glp_set_obj_coef(lp, col + i, p.nodeCost[v][static_cast<size_t>(kept[static_cast<size_t>(i)])] * kScale);
+            glp_set_obj_coef(lp, col + i, p.nodeCost[v][static_cast<size_t>(i)] * kScale);
             m.Coef(rows, col + i, 1.0);
         }
         ++rows;
@@ -100,11 +61,8 @@ void AddEdgeColumns(IlpModel& m, const IntraOpProblem& p)
 {
     glp_prob* lp = m.lp.get();
     for (const EdgeCosts& e : p.edges) {
-        const std::vector<int>& kp = m.kept[static_cast<size_t>(e.producer)];
-        const std::vector<int>& kc = m.kept[static_cast<size_t>(e.consumer)];
-        const int np = static_cast<int>(kp.size());
-        const int nc = static_cast<int>(kc.size());
-        const size_t ncAll = p.strategies[static_cast<size_t>(e.consumer)].size();
+        const int np = static_cast<int>(p.strategies[static_cast<size_t>(e.producer)].size());
+        const int nc = static_cast<int>(p.strategies[static_cast<size_t>(e.consumer)].size());
         const int col = glp_add_cols(lp, np * nc);
         const int row = glp_add_rows(lp, np + nc);
         for (int i = 0; i < np; ++i) {
@@ -119,7 +77,7 @@ void AddEdgeColumns(IlpModel& m, const IntraOpProblem& p)
             for (int j = 0; j < nc; ++j) {
                 const int c = col + i * nc + j;
                 glp_set_col_bnds(lp, c, GLP_DB, 0.0, 1.0);
-                glp_set_obj_coef(lp, c, e.cost[static_cast<size_t>(kp[static_cast<size_t>(i)]) * ncAll + static_cast<size_t>(kc[static_cast<size_t>(j)])] * kScale);
+                glp_set_obj_coef(lp, c, e.cost[static_cast<size_t>(i * nc + j)] * kScale);
                 m.Coef(row + i, c, 1.0);
                 m.Coef(row + np + j, c, 1.0);
             }
@@ -134,7 +92,6 @@ IntraOpSolution SolveIlp(const IntraOpProblem& p, double timeLimitSeconds)
     const auto t0 = std::chrono::steady_clock::now();
     glp_term_out(GLP_OFF);
     IlpModel m;
-    m.kept = KeptStrategies(p);
     glp_set_obj_dir(m.lp.get(), GLP_MIN);
     AddStrategyColumns(m, p);
     AddEdgeColumns(m, p);
@@ -152,9 +109,9 @@ IntraOpSolution SolveIlp(const IntraOpProblem& p, double timeLimitSeconds)
                                                          std::to_string(timeLimitSeconds) + " s");
     std::vector<int> choice(p.Ops(), 0);
     for (size_t v = 0; v < p.Ops(); ++v) {
-        for (size_t i = 0; i < m.kept[v].size(); ++i) {
+        for (size_t i = 0; i < p.strategies[v].size(); ++i) {
             if (glp_mip_col_val(m.lp.get(), m.firstStrategyCol[v] + static_cast<int>(i)) > 0.5) {
-                choice[v] = m.kept[v][i];
+                choice[v] = static_cast<int>(i);
                 break;
             }
         }

@@ -11,12 +11,6 @@ namespace paralens::core {
 
 namespace {
 
-Layout Resolved(Layout l) // what a partial-sum output's gradient must be: the whole gradient
-{
-    for (int8_t& a : l.axis)
-        if (a == kPartial) a = kReplicated;
-    return l;
-}
 
 uint32_t Key(const Layout& a, const Layout& b)
 {
@@ -64,12 +58,12 @@ const Layout* ArrivalLayout(const IntraOpProblem& p, int tensor)
 std::vector<Layout> LeaveTargets(const OpGraph& g, int tensor, const Layout& out)
 {
     if (g.outputReplicated) return {Layout{}};
-    std::vector<Layout> targets{Resolved(out)};
+    std::vector<Layout> targets{out.Resolved()};
     const int dims = static_cast<int>(g.tensors[static_cast<size_t>(tensor)].shape.size());
     for (int a = 0; a < 2; ++a) {
         if (out.axis[a] != kPartial) continue;
         for (int d = 0; d < dims; ++d) {
-            Layout l = Resolved(out);
+            Layout l = out.Resolved();
             l.axis[a] = static_cast<int8_t>(d);
             targets.push_back(l);
         }
@@ -79,7 +73,7 @@ std::vector<Layout> LeaveTargets(const OpGraph& g, int tensor, const Layout& out
 
 double ConvertBothWays(const Layout& out, const Layout& t, uint64_t bytes, const DeviceMesh& mesh)
 {
-    return ConvertSeconds(out, t, bytes, mesh) + ConvertSeconds(t, Resolved(out), bytes, mesh);
+    return ConvertSeconds(out, t, bytes, mesh) + ConvertSeconds(t, out.Resolved(), bytes, mesh);
 }
 
 bool IsGraphOutput(const OpGraph& g, int tensor) { return std::find(g.outputs.begin(), g.outputs.end(), tensor) != g.outputs.end(); }
@@ -114,7 +108,7 @@ double NodeCost(const IntraOpProblem& p, int opIndex, const OpStrategy& s)
         if (t.kind == TensorKind::Weight) {
             c += ConvertSeconds(s.inputGrads[k], s.inputs[k], t.Bytes(), p.mesh);
         } else if (const Layout* fixed = ArrivalLayout(p, op.inputs[k].tensor)) {
-            c += ConvertSeconds(*fixed, s.inputs[k], t.Bytes(), p.mesh) + ConvertSeconds(s.inputGrads[k], Resolved(*fixed), t.Bytes(), p.mesh);
+            c += ConvertSeconds(*fixed, s.inputs[k], t.Bytes(), p.mesh) + ConvertSeconds(s.inputGrads[k], fixed->Resolved(), t.Bytes(), p.mesh);
         }
     }
     return c + OutputCost(p, op.output.tensor, s.output, nullptr);
@@ -135,7 +129,7 @@ void AddEdges(IntraOpProblem& p)
             TensorConversions convert(t.Bytes(), p.mesh);
             for (size_t i = 0; i < ps.size(); ++i)
                 for (size_t j = 0; j < cs.size(); ++j)
-                    e.cost[i * cs.size() + j] = convert(ps[i].output, cs[j].inputs[k]) + convert(cs[j].inputGrads[k], Resolved(ps[i].output));
+                    e.cost[i * cs.size() + j] = convert(ps[i].output, cs[j].inputs[k]) + convert(cs[j].inputGrads[k], ps[i].output.Resolved());
             p.edges.push_back(std::move(e));
         }
     }
@@ -239,7 +233,7 @@ std::vector<ExecStep> IntraOpProblem::Steps(const std::vector<int>& choice) cons
         Layout target;
         if (Leaves(*this, op.output.tensor)) {
             OutputCost(*this, op.output.tensor, s.output, &target);
-            PushConversion(steps, target, Resolved(s.output), op.output.tensor, static_cast<int>(i), CommPhase::Backward, false, *this);
+            PushConversion(steps, target, s.output.Resolved(), op.output.tensor, static_cast<int>(i), CommPhase::Backward, false, *this);
         }
         steps.push_back(ExecStep{static_cast<int>(i), CommPhase::Backward, true, s.computeSeconds * 2.0 / 3.0, {}});
         for (size_t k = 0; k < op.inputs.size(); ++k) {
@@ -248,7 +242,7 @@ std::vector<ExecStep> IntraOpProblem::Steps(const std::vector<int>& choice) cons
             if (weight) {
                 PushConversion(steps, s.inputGrads[k], s.inputs[k], t, static_cast<int>(i), CommPhase::Backward, true, *this);
             } else if (const Layout* from = SourceLayout(*this, choice, t)) {
-                PushConversion(steps, s.inputGrads[k], Resolved(*from), t, static_cast<int>(i), CommPhase::Backward, false, *this);
+                PushConversion(steps, s.inputGrads[k], from->Resolved(), t, static_cast<int>(i), CommPhase::Backward, false, *this);
             }
         }
     }

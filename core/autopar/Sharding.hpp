@@ -47,6 +47,14 @@ struct Layout {
     std::array<int8_t, 2> axis{kReplicated, kReplicated};
     bool operator==(const Layout&) const = default;
     bool HasPartial() const { return axis[0] == kPartial || axis[1] == kPartial; }
+    // Partial sums summed: what a partial-sum output's gradient must be (the whole gradient).
+    Layout Resolved() const
+    {
+        Layout l = *this;
+        for (int8_t& a : l.axis)
+            if (a == kPartial) a = kReplicated;
+        return l;
+    }
 };
 
 // "R", "S0", "P", "S0xS2" (axis 0 x axis 1) for tables; `tensor` names dims by the op's loop
