@@ -3,6 +3,8 @@
 #include "schedule/ScheduleDeps.hpp"
 
 #include <deque>
+#include <queue>
+#include <tuple>
 #include <limits>
 
 namespace paralens::core {
@@ -36,53 +38,65 @@ std::vector<std::vector<PipeOp>> ZeroBubbleOrder(const PipelineSpec& spec)
     }
     OpTable endNs(N, D); // end times, in ns, of scheduled F and B ops (-1: not yet)
     auto toNs = [](double s) { return static_cast<int64_t>(s * 1e9 + 0.5); };
-    std::array<OpKey, 2> deps{};
-    for (;;) {
-        int bestDevice = -1;
-        double bestTime = std::numeric_limits<double>::infinity();
-        bool bestIsW = false;
-        for (int d = 0; d < D; ++d) {
-            Device& x = dev[static_cast<size_t>(d)];
-            if (x.Finished()) continue;
-            double when = std::numeric_limits<double>::infinity();
-            bool isW = false;
-            if (x.next < x.base.size()) {
-                const OpKey key = KeyOf(x.base[x.next], d, D);
-                const int n = DependenciesOf(key, D, deps);
-                double ready = 0.0;
-                bool known = true;
-                for (int j = 0; j < n; ++j) {
-                    const int64_t e = endNs[deps[j]];
-                    if (e < 0) known = false;
-                    else ready = std::max(ready, static_cast<double>(e) * 1e-9);
-                }
-                if (known && (ready <= x.clock || x.pendingW.empty())) when = std::max(ready, x.clock);
-                else if (!x.pendingW.empty()) { when = x.clock; isW = true; }
-            } else {
-                when = x.clock;
-                isW = true;
-            }
-            if (when < bestTime) {
-                bestTime = when;
-                bestDevice = d;
-                bestIsW = isW;
-            }
+    // When device d could start its next op (F/B in 1F1B order, or a deferred W when it would
+    // otherwise wait), and whether that op is a W. Infinity when finished or blocked with no W.
+    auto nextOf = [&](int d) {
+        Device& x = dev[static_cast<size_t>(d)];
+        std::array<OpKey, 2> deps{};
+        if (x.Finished()) return std::pair{std::numeric_limits<double>::infinity(), false};
+        if (x.next >= x.base.size()) return std::pair{x.clock, true};
+        const OpKey key = KeyOf(x.base[x.next], d, D);
+        const int n = DependenciesOf(key, D, deps);
+        double ready = 0.0;
+        bool known = true;
+        for (int j = 0; j < n; ++j) {
+            const int64_t e = endNs[deps[static_cast<size_t>(j)]];
+            if (e < 0) known = false;
+            else ready = std::max(ready, static_cast<double>(e) * 1e-9);
         }
-        if (bestDevice < 0) break; // all finished (a 1F1B order cannot deadlock)
+        if (known && (ready <= x.clock || x.pendingW.empty())) return std::pair{std::max(ready, x.clock), false};
+        if (!x.pendingW.empty()) return std::pair{x.clock, true};
+        return std::pair{std::numeric_limits<double>::infinity(), false};
+    };
+    // The earliest device first, the lowest index among equals. A device's next op depends only on
+    // its own state and its neighbours' F and B, so only those are re-evaluated after a step; stale
+    // heap entries are skipped by their version.
+    using Entry = std::tuple<double, int, uint64_t>;
+    std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap;
+    std::vector<uint64_t> version(static_cast<size_t>(D), 0);
+    std::vector<std::pair<double, bool>> next(static_cast<size_t>(D));
+    auto refresh = [&](int d) {
+        if (d < 0 || d >= D) return;
+        next[static_cast<size_t>(d)] = nextOf(d);
+        ++version[static_cast<size_t>(d)];
+        if (next[static_cast<size_t>(d)].first < std::numeric_limits<double>::infinity())
+            heap.emplace(next[static_cast<size_t>(d)].first, d, version[static_cast<size_t>(d)]);
+    };
+    for (int d = 0; d < D; ++d) refresh(d);
+    while (!heap.empty()) {
+        const auto [bestTime, bestDevice, stamp] = heap.top();
+        heap.pop();
+        if (stamp != version[static_cast<size_t>(bestDevice)]) continue;
+        const bool bestIsW = next[static_cast<size_t>(bestDevice)].second;
         Device& x = dev[static_cast<size_t>(bestDevice)];
         const double slow = spec.Slowdown(bestDevice);
         if (bestIsW) {
             x.out.push_back({PipeOpKind::WeightGrad, x.pendingW.front(), 0});
             x.pendingW.pop_front();
             x.clock = bestTime + spec.WeightSec() * slow;
-            continue;
+        } else {
+            const PipeOp op = x.base[x.next++];
+            const double t = op.kind == PipeOpKind::Forward ? spec.forwardSec : spec.BackwardSec() - spec.WeightSec();
+            x.clock = bestTime + t * slow;
+            endNs[KeyOf(op, bestDevice, D)] = toNs(x.clock);
+            if (op.kind == PipeOpKind::Backward) x.pendingW.push_back(op.microBatch);
+            x.out.push_back(op);
         }
-        const PipeOp op = x.base[x.next++];
-        const double t = op.kind == PipeOpKind::Forward ? spec.forwardSec : spec.BackwardSec() - spec.WeightSec();
-        x.clock = bestTime + t * slow;
-        endNs[KeyOf(op, bestDevice, D)] = toNs(x.clock);
-        if (op.kind == PipeOpKind::Backward) x.pendingW.push_back(op.microBatch);
-        x.out.push_back(op);
+        refresh(bestDevice);
+        if (!bestIsW) { // a finished F or B may unblock a neighbour
+            refresh(bestDevice - 1);
+            refresh(bestDevice + 1);
+        }
     }
     std::vector<std::vector<PipeOp>> out;
     for (Device& x : dev) out.push_back(std::move(x.out));

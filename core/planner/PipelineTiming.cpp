@@ -1,0 +1,121 @@
+#include "planner/PipelineTiming.hpp"
+
+#include "schedule/ScheduleDeps.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+namespace paralens::core {
+
+namespace {
+
+std::shared_ptr<const PipelineStructure> Build(const PipelineShape& shape)
+{
+    PipelineSpec spec;
+    spec.kind = shape.kind;
+    spec.stages = shape.stages;
+    spec.microBatches = shape.microBatches;
+    spec.chunks = shape.chunks;
+    if (shape.kind == ScheduleKind::ZeroBubbleH1) {
+        spec.forwardSec = 1.0;
+        spec.backwardSec = shape.backwardRatio;
+        spec.weightSec = shape.weightRatio;
+    }
+    const Schedule schedule = BuildSchedule(spec);
+    const std::vector<std::pair<int, int>> order = ExecutionOrder(schedule);
+    const int D = spec.stages, V = spec.VirtualStages();
+    auto out = std::make_shared<PipelineStructure>();
+    out->shape = shape;
+    const size_t n = order.size();
+    out->kind.reserve(n);
+    out->device.reserve(n);
+    out->dep0.reserve(n);
+    out->dep1.reserve(n);
+    out->cross0.reserve(n);
+    out->cross1.reserve(n);
+    OpTableOf<int32_t> index(spec.TotalMicroBatches(), V);
+    std::array<OpKey, 2> deps{};
+    for (const auto& [d, i] : order) {
+        const PipeOp& op = schedule.stages[static_cast<size_t>(d)][static_cast<size_t>(i)];
+        const OpKey key = KeyOf(op, d, D);
+        const int count = DependenciesOf(key, V, deps);
+        int32_t dep[2] = {-1, -1};
+        uint8_t cross[2] = {0, 0};
+        for (int j = 0; j < count; ++j) {
+            dep[j] = index[deps[static_cast<size_t>(j)]];
+            cross[j] = DeviceOf(deps[static_cast<size_t>(j)].virtualStage, D) != d ? 1 : 0;
+        }
+        index[key] = static_cast<int32_t>(out->kind.size());
+        out->kind.push_back(static_cast<uint8_t>(op.kind));
+        out->device.push_back(d);
+        out->dep0.push_back(dep[0]);
+        out->dep1.push_back(dep[1]);
+        out->cross0.push_back(cross[0]);
+        out->cross1.push_back(cross[1]);
+        out->microBatch.push_back(op.microBatch);
+        out->chunk.push_back(op.chunk);
+    }
+    // Activations held: F stores one chunk's, B frees it; W when the weight gradient is split off,
+    // since the weight gradient needs the layer inputs (more than ScheduleGreedy's F-to-B count).
+    const PipeOpKind frees = spec.SplitsWeightGrad() ? PipeOpKind::WeightGrad : PipeOpKind::Backward;
+    out->peakInFlight.assign(static_cast<size_t>(D), 0.0);
+    for (int d = 0; d < D; ++d) {
+        int held = 0, peak = 0;
+        for (const PipeOp& op : schedule.stages[static_cast<size_t>(d)]) {
+            if (op.kind == PipeOpKind::Forward) peak = std::max(peak, ++held);
+            else if (op.kind == frees) --held;
+        }
+        out->peakInFlight[static_cast<size_t>(d)] = static_cast<double>(peak) / spec.chunks;
+    }
+    return out;
+}
+
+} // namespace
+
+std::shared_ptr<const PipelineStructure> PipelineStructureOf(const PipelineShape& shape)
+{
+    using Key = std::tuple<int, int, int, int, long long, long long>;
+    static std::mutex mutex;
+    static std::map<Key, std::shared_ptr<const PipelineStructure>> cache;
+    PipelineShape rounded = shape;
+    const bool timed = shape.kind == ScheduleKind::ZeroBubbleH1;
+    // Halves of F: building a zb-h1 order is the expensive part of a search, and any order is
+    // valid; the planner and its simulated step time the same order with the true times.
+    rounded.backwardRatio = timed ? std::max(1.0, std::round(shape.backwardRatio * 2) / 2) : 0.0;
+    rounded.weightRatio = timed ? std::clamp(std::round(shape.weightRatio * 2) / 2, 0.5, rounded.backwardRatio - 0.5) : 0.0;
+    const Key key{static_cast<int>(shape.kind), shape.stages, shape.microBatches, shape.chunks,
+                  std::llround(rounded.backwardRatio * 2), std::llround(rounded.weightRatio * 2)};
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (auto it = cache.find(key); it != cache.end()) return it->second;
+    }
+    std::shared_ptr<const PipelineStructure> built = Build(rounded);
+    std::lock_guard<std::mutex> lock(mutex);
+    if (cache.size() > 4096) cache.clear(); // bounded: a long session of slider moves
+    cache.emplace(key, built);
+    return built;
+}
+
+double PipelineSeconds(const PipelineStructure& s, const PipelineOpTimes& t)
+{
+    const double v = s.shape.chunks;
+    const bool split = s.shape.kind == ScheduleKind::ZeroBubbleH1;
+    const double dur[3] = {t.forward / v, (split ? t.backward - t.weight : t.backward) / v, t.weight / v};
+    std::vector<double> end(s.kind.size());
+    std::vector<double> free(static_cast<size_t>(s.shape.stages), 0.0);
+    double makespan = 0.0;
+    for (size_t i = 0; i < s.kind.size(); ++i) {
+        double start = free[static_cast<size_t>(s.device[i])];
+        if (s.dep0[i] >= 0) start = std::max(start, end[static_cast<size_t>(s.dep0[i])] + (s.cross0[i] ? t.send : 0.0));
+        if (s.dep1[i] >= 0) start = std::max(start, end[static_cast<size_t>(s.dep1[i])] + (s.cross1[i] ? t.send : 0.0));
+        end[i] = start + dur[s.kind[i]];
+        free[static_cast<size_t>(s.device[i])] = end[i];
+        makespan = std::max(makespan, end[i]);
+    }
+    return makespan;
+}
+
+} // namespace paralens::core

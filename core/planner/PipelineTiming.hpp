@@ -1,0 +1,51 @@
+// A pipeline schedule's step time for the planner, from the real schedule (BuildSchedule): its ops
+// in execution order with their dependencies, replayed with uniform op times and a fixed time per
+// stage-to-stage send. This is SimulatePipeline's timing without building a Workload or Trace
+// (tests hold the two equal while sends are at most a tenth of an op, as in every plan; longer
+// ones would queue on the simulator's single-port links, which this does not model), fast enough to time thousands of configurations. Also the peak
+// number of micro-batches whose activations each stage holds (F stores them; B frees them, or W
+// when the schedule splits the weight gradient off).
+// Structures are cached process-wide by their shape; thread-safe.
+#pragma once
+
+#include "schedule/Schedule.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace paralens::core {
+
+struct PipelineShape {
+    ScheduleKind kind = ScheduleKind::OneFOneB;
+    int stages = 1, microBatches = 1, chunks = 1;
+    // zb-h1 only: its order slots W by the op times, so the shape carries B / F and W / F (the
+    // order is built and cached for them rounded to halves).
+    double backwardRatio = 0, weightRatio = 0;
+};
+
+struct PipelineStructure {
+    PipelineShape shape;
+    // Ops in a valid execution order.
+    std::vector<uint8_t> kind;       // PipeOpKind
+    std::vector<int32_t> device;
+    std::vector<int32_t> dep0, dep1; // indices of the ops it waits for (-1: none)
+    std::vector<uint8_t> cross0, cross1; // the dependency comes from another device (a send)
+    std::vector<int32_t> microBatch, chunk;
+    std::vector<double> peakInFlight;    // per stage, in micro-batches through the whole stage (chunks / v)
+};
+
+// Throws Error (BuildSchedule's) for a shape the schedule does not allow.
+std::shared_ptr<const PipelineStructure> PipelineStructureOf(const PipelineShape& shape);
+
+struct PipelineOpTimes { // one micro-batch through a whole stage (all v chunks); seconds
+    double forward = 0;
+    double backward = 0; // recomputation included
+    double weight = 0;   // the part of backward a split schedule runs as W
+    double send = 0;     // one activation or gradient between stages
+};
+
+// The makespan of the F/B/W ops (no optimizer).
+double PipelineSeconds(const PipelineStructure& s, const PipelineOpTimes& t);
+
+} // namespace paralens::core

@@ -1,0 +1,130 @@
+// The training-configuration planner: for a transformer, a cluster and a global batch, every
+// DP x TP x PP (x EP) factorisation with its micro-batch size, pipeline schedule, activation
+// recomputation, ZeRO stage and sequence parallelism; each one's memory per GPU (weights,
+// gradients, optimizer states, activations as the schedule really holds them) and step time
+// (GEMMs at an efficiency, TP/EP collectives and DP gradient sync priced by the cost model, the
+// pipeline timed on the real schedule with its sends); ranked, with the Pareto front of time
+// against memory. The model's assumptions are documented beside each formula in Planner*.cpp and
+// in the README's planner section. Pure functions; thread-safe.
+#pragma once
+
+#include "model/Hardware.hpp"
+#include "planner/TransformerModel.hpp"
+#include "schedule/Schedule.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace paralens::core {
+
+enum class Recompute { None, Selective, Full };
+std::string_view Name(Recompute r);
+std::optional<Recompute> ParseRecompute(std::string_view name);
+
+struct PlanCluster {
+    GpuSpec gpu;                 // peak FLOPS, HBM size and bandwidth
+    std::string dtype = "bf16";  // the GEMMs' data type (peak from the spec table)
+    int gpus = 8;
+    int gpusPerNode = 8;
+    double nvlinkGBps = 0;       // one direction, per GPU, inside a node (0: the spec table's)
+    double networkGBps = 50;     // one direction, per GPU, between nodes (400 Gb/s NICs)
+    double nvlinkAlphaUs = 5;
+    double networkAlphaUs = 10;
+    double efficiency = 0.55;     // achieved fraction of peak in the GEMMs (memory-bound ops go at HBM bandwidth)
+    double memoryFraction = 0.9; // of HBM usable for the model (the rest: CUDA context, NCCL, allocator)
+
+    double PeakFlops() const { return gpu.PeakFlops(dtype); }
+    double NvlinkGBps() const { return nvlinkGBps > 0 ? nvlinkGBps : gpu.nvlinkUniGBps; }
+    double UsableBytes() const { return gpu.memoryGB * 1e9 * memoryFraction; }
+};
+
+struct TrainingConfig {
+    int dp = 1, tp = 1, pp = 1, ep = 1;
+    int microBatch = 1;
+    ScheduleKind schedule = ScheduleKind::OneFOneB;
+    int chunks = 1;               // v, interleaved only
+    Recompute recompute = Recompute::None;
+    int zero = 0;                 // 0..3; 3 is FSDP
+    bool sequenceParallel = false;
+};
+
+// "dp 6 tp 8 pp 64 mb 1 interleaved v2 full zero1 sp"
+std::string ConfigText(const TrainingConfig& c);
+// "interleaved v2", "1f1b", "-" without a pipeline.
+std::string ScheduleText(const TrainingConfig& c);
+// "69.4 GB" (decimal gigabytes, as HBM sizes are quoted).
+std::string GbText(double bytes);
+
+struct PlanRequest {
+    TransformerModel model;
+    PlanCluster cluster;
+    int globalBatch = 512;        // sequences per step
+    int seq = 0;                  // 0: the model's
+    bool flashAttention = true;   // attention scores are never stored (else 5 a s^2 b bytes per layer)
+    bool tpAcrossNodes = false;   // allow TP groups larger than a node
+    // Fixed choices (unset: searched).
+    std::optional<int> dp, tp, pp, ep, microBatch, chunks, zero;
+    std::optional<ScheduleKind> schedule;
+    std::optional<Recompute> recompute;
+    std::optional<bool> sequenceParallel;
+
+    int Seq() const { return seq > 0 ? seq : model.seq; }
+};
+
+struct MemoryBreakdown { // bytes per GPU, on the most loaded pipeline stage
+    double weights = 0, gradients = 0, optimizer = 0, activations = 0;
+    int stage = 0;                // which stage that is
+    double inFlight = 0;          // micro-batches whose activations that stage holds at its peak
+    double Total() const { return weights + gradients + optimizer + activations; }
+};
+
+struct StepBreakdown { // seconds of one training step
+    double compute = 0;    // GEMMs and the rest of the layers, recomputation included (N micro-batches on a stage)
+    double tpComm = 0;     // tensor-parallel collectives (not overlapped, as in Megatron-LM)
+    double epComm = 0;     // expert-parallel all-to-alls
+    double bubble = 0;     // pipeline idle with free sends
+    double ppComm = 0;     // what the stage-to-stage sends add to the pipeline
+    double dpComm = 0;     // gradient sync not hidden under the last backward
+    double optimizer = 0;
+    double step = 0;
+    // Per micro-batch on the heaviest stage (what the pipeline is timed with).
+    double forwardSec = 0, backwardSec = 0, weightSec = 0, sendSec = 0;
+    double dpSyncSec = 0;  // the whole gradient sync, before overlap
+};
+
+struct PlanRow {
+    TrainingConfig config;
+    int microBatches = 1;          // N per pipeline per step
+    MemoryBreakdown memory;
+    StepBreakdown time;            // valid when timed
+    bool fits = false;
+    bool timed = false;
+    double tokensPerSecond = 0, mfu = 0, hfu = 0;
+    std::string rejected;          // why it does not fit ("needs 93.1 GB of 72.0 GB: 21.1 GB over")
+};
+
+struct PlanResult {
+    std::vector<PlanRow> rows;     // fitting rows best first (timed), then rows that do not fit, least over first
+    std::vector<size_t> pareto;    // indices into rows: fastest to smallest, each faster than every smaller one
+    size_t candidates = 0;         // configurations looked at
+    size_t fitting = 0;
+    std::vector<std::string> notes;
+};
+
+// Throws Error naming the constraint for impossible requests: the GPU count not a multiple of a
+// fixed degree, heads (or KV heads, or FFN) not divisible by a fixed TP, layers fewer than PP,
+// the global batch not divisible, no configuration at all, ... When configurations exist but none
+// fits, the result has no fitting row and its first note says by how much the closest misses.
+PlanResult PlanTraining(const PlanRequest& request);
+
+// One configuration's memory and time (whether it fits or not). Throws Error naming what makes it
+// impossible (degrees not multiplying to the GPU count, ...).
+PlanRow Evaluate(const PlanRequest& request, const TrainingConfig& config);
+
+// Model FLOPs of one step (3 x forward x tokens) and what the hardware runs (recomputation added).
+double ModelFlopsPerStep(const PlanRequest& request);
+double HardwareFlopsPerStep(const PlanRequest& request, Recompute r);
+
+} // namespace paralens::core

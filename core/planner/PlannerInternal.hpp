@@ -1,0 +1,44 @@
+// Internal to core/planner: the pieces Evaluate is made of, for the search (PlannerSearch.cpp)
+// and the simulated step (PlannerTrace.cpp), so that all three use one model.
+#pragma once
+
+#include "planner/PipelineTiming.hpp"
+#include "planner/Planner.hpp"
+
+#include "model/CostModel.hpp"
+
+namespace paralens::core {
+
+struct Shape { // the derived quantities of one configuration
+    double layers = 0;     // on the heaviest stage
+    double tokens = 0;     // per micro-batch: b x s
+    double seq = 0, h = 0;
+    int microBatches = 1;
+};
+Shape ShapeOf(const PlanRequest& r, const TrainingConfig& c);
+
+struct StageParams {
+    double dense = 0, expert = 0; // on one GPU of the stage
+};
+StageParams ParamsOn(const PlanRequest& r, const TrainingConfig& c, const Shape& s, int stage);
+
+// One micro-batch through the heaviest stage: its parts and the op times the pipeline is timed with.
+struct OpCosts {
+    double computeF = 0, computeB = 0, tpF = 0, tpB = 0, epF = 0, epB = 0, gatherF = 0, gatherB = 0;
+    double flopsF = 0;          // model FLOPs of the forward on one GPU
+    double sendBytes = 0;       // per TP rank between stages
+    CostParams sendLink;
+    PipelineOpTimes times;
+};
+OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s);
+
+void CheckPlannerConfig(const PlanRequest& r, const TrainingConfig& c);
+PipelineShape PipelineShapeOf(const PlanRequest& r, const TrainingConfig& c);
+// `pipe` null: pp = 1 (or, for memory, a lower bound of one micro-batch in flight).
+MemoryBreakdown PlannerMemory(const PlanRequest& r, const TrainingConfig& c, const PipelineStructure* pipe);
+// `breakdown`: also time the pipeline with free sends, to split bubble from send time.
+StepBreakdown PlannerTime(const PlanRequest& r, const TrainingConfig& c, const PipelineStructure* pipe, bool breakdown);
+// fits / rejected / tokens per second / MFU / HFU from memory and time.
+void FinishRow(const PlanRequest& r, PlanRow& row);
+
+} // namespace paralens::core

@@ -1,0 +1,396 @@
+// One configuration's memory per GPU and step time. The formulas, and what they assume:
+//
+// Memory (bytes per GPU; the heaviest stage holds ceil(L / pp) layers):
+//   weights 2 (bf16), gradients 4 (fp32 main gradients, accumulated over micro-batches),
+//   optimizer 12 (Adam: fp32 master weights, m, v) per parameter, as Megatron-LM keeps them.
+//   ZeRO-1 divides the optimizer states by the data-parallel degree, ZeRO-2 the gradients too,
+//   ZeRO-3 the weights too (experts by the expert-data-parallel degree dp / ep), plus two layers'
+//   weights gathered whole (the running one and the prefetched next).
+//   The first stage holds the input embedding, the last the output head (one copy when tied and
+//   pp = 1), each split over TP.
+//   Activations per layer and micro-batch (Korthikanti et al. 2022, "Reducing Activation
+//   Recomputation in Large Transformer Models", generalised to GQA and gated MLPs): 10 s b h kept
+//   whole on every TP rank (norm inputs, the two linear inputs they feed, dropout masks) and, split
+//   over TP, attention sbh (4 + 4 kv/a) plus 5 a s^2 b for the scores unless flash attention or
+//   selective recomputation, and the MLP 4 s b f (6 s b f gated: gate and up outputs, their product; x top-k for experts). Sequence
+//   parallelism splits the whole-kept part too. Full recomputation keeps 2 s b h per layer (the
+//   layer's input) plus one layer's activations while it is recomputed. A stage holds them for as
+//   many micro-batches as its schedule has in flight at its peak (PipelineTiming); the last stage
+//   adds the fp32 logits of one micro-batch (4 s b V / tp).
+//
+// Time (one micro-batch through the heaviest stage; then the real schedule times the pipeline):
+//   compute = forward FLOPs / (peak x efficiency), FLOPs as TransformerModel counts them (the
+//   output head spread evenly over the stages), plus the memory-bound ops (norms, dropouts,
+//   residual adds, the MLP activation, and without flash attention the softmax over the scores)
+//   at HBM bandwidth: a roofline per op class, so small layers run further from peak than large
+//   ones, as measured; backward = 2 x forward (of which the weight gradient, W, is the GEMMs); full recomputation adds a forward to the backward, selective
+//   the attention scores. TP: 2 collectives of 2 s b h bytes per layer forward and 2 backward (+2
+//   recomputed), allreduce or with sequence parallelism allgather + reduce-scatter, on NVLink
+//   inside a node. EP: dispatch and combine all-to-alls per layer forward and backward. Sends
+//   between stages: 2 s b h / tp bytes per TP rank. ZeRO-3 gathers each stage's weights before
+//   each forward and backward, overlapped with that op's compute. DP: the gradients (bf16) of the
+//   stage's parameters, allreduce or reduce-scatter + allgather with ZeRO, hidden under the last
+//   micro-batch's backward as far as it lasts. Optimizer: 32 bytes of HBM traffic per local
+//   parameter. Ranks are laid out TP fastest, then DP (experts' EP inside DP), then PP, so a group
+//   is inside a node when its span fits one.
+#include "planner/Planner.hpp"
+
+#include "common/Error.hpp"
+#include "model/CostModel.hpp"
+#include "planner/PlannerInternal.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace paralens::core {
+
+namespace {
+
+CostParams Link(const PlanCluster& c, bool insideNode)
+{
+    const double gbps = insideNode ? c.NvlinkGBps() : c.networkGBps;
+    return CostParams{(insideNode ? c.nvlinkAlphaUs : c.networkAlphaUs) * 1e-6, gbps > 0 ? 1e-9 / gbps : 0.0, 0.0};
+}
+
+double CollectiveSec(Collective c, int ranks, double bytes, const CostParams& link)
+{
+    if (ranks <= 1 || bytes <= 0) return 0.0;
+    const Algorithm a = c == Collective::AllToAll ? Algorithm::Pairwise : Algorithm::Ring;
+    return PredictSeconds(CollectiveSpec{c, a, ranks, static_cast<uint64_t>(bytes), 0, 1}, link).seconds;
+}
+
+// Allreduce, or with sequence parallelism / ZeRO its two halves (the same bytes on a ring).
+double ReduceSec(bool split, int ranks, double bytes, const CostParams& link)
+{
+    return split ? CollectiveSec(Collective::ReduceScatter, ranks, bytes, link) + CollectiveSec(Collective::AllGather, ranks, bytes, link)
+                 : CollectiveSec(Collective::AllReduce, ranks, bytes, link);
+}
+
+std::string Num(int v) { return std::to_string(v); }
+
+void CheckConfig(const PlanRequest& r, const TrainingConfig& c)
+{
+    const TransformerModel& m = r.model;
+    Require(c.dp >= 1 && c.tp >= 1 && c.pp >= 1 && c.ep >= 1 && c.microBatch >= 1, "degrees and the micro-batch size must be at least 1");
+    Require(c.dp * c.tp * c.pp == r.cluster.gpus, "dp " + Num(c.dp) + " x tp " + Num(c.tp) + " x pp " + Num(c.pp) + " = " +
+                                                      Num(c.dp * c.tp * c.pp) + " GPUs, not --gpus " + Num(r.cluster.gpus));
+    Require(m.heads % c.tp == 0, "--heads " + Num(m.heads) + " is not divisible by tp " + Num(c.tp));
+    Require(m.kvHeads % c.tp == 0, "--kv-heads " + Num(m.kvHeads) + " is not divisible by tp " + Num(c.tp));
+    Require(m.ffn % c.tp == 0, "--ffn " + Num(m.ffn) + " is not divisible by tp " + Num(c.tp));
+    Require(c.pp * c.chunks <= m.layers, "pp " + Num(c.pp) + " x v " + Num(c.chunks) + " stages exceed --layers " + Num(m.layers));
+    Require(r.globalBatch % (c.dp * c.microBatch) == 0, "--global-batch " + Num(r.globalBatch) + " is not divisible by dp " +
+                                                             Num(c.dp) + " x micro-batch " + Num(c.microBatch));
+    Require(c.zero >= 0 && c.zero <= 3, "--zero must be 0, 1, 2 or 3 (got " + Num(c.zero) + ")");
+    if (m.IsMoe()) {
+        Require(m.experts % c.ep == 0, "--experts " + Num(m.experts) + " is not divisible by ep " + Num(c.ep));
+        Require(c.dp % c.ep == 0, "ep " + Num(c.ep) + " must divide dp " + Num(c.dp) + " (experts are spread over data-parallel ranks)");
+    } else {
+        Require(c.ep == 1, "ep " + Num(c.ep) + " needs a mixture-of-experts model (--experts)");
+    }
+    Require(c.chunks == 1 || c.schedule == ScheduleKind::Interleaved, "v (--chunks) > 1 needs the interleaved schedule");
+    Require(c.schedule != ScheduleKind::PipeDream && c.schedule != ScheduleKind::Naive,
+            "the planner times synchronous pipelines: gpipe, 1f1b, interleaved, zb-h1");
+}
+
+} // namespace
+
+Shape ShapeOf(const PlanRequest& r, const TrainingConfig& c)
+{
+    Shape s;
+    s.layers = std::ceil(static_cast<double>(r.model.layers) / c.pp);
+    s.seq = r.Seq();
+    s.h = r.model.hidden;
+    s.tokens = static_cast<double>(c.microBatch) * s.seq;
+    s.microBatches = r.globalBatch / (c.dp * c.microBatch);
+    return s;
+}
+
+StageParams ParamsOn(const PlanRequest& r, const TrainingConfig& c, const Shape& s, int stage)
+{
+    const TransformerModel& m = r.model;
+    StageParams p;
+    const double denseLayer = m.AttentionParams() + (m.IsMoe() ? s.h * m.experts : m.MlpParams());
+    p.dense = s.layers * denseLayer / c.tp;
+    p.expert = m.IsMoe() ? s.layers * m.experts * m.MlpParams() / (static_cast<double>(c.ep) * c.tp) : 0.0;
+    const double table = static_cast<double>(m.vocab) * m.hidden / c.tp;
+    if (stage == 0) p.dense += table;
+    if (stage == c.pp - 1 && (c.pp > 1 || !m.tiedEmbeddings)) p.dense += table;
+    return p;
+}
+
+namespace {
+
+// Activation bytes one micro-batch leaves stored per layer, and the working set of one layer.
+double LayerActivationBytes(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
+{
+    const TransformerModel& m = r.model;
+    const double sbh = s.tokens * s.h, sbf = s.tokens * m.ffn;
+    const double whole = 10.0 * sbh;
+    double split = sbh * (4.0 + 4.0 * m.kvHeads / m.heads);
+    if (!r.flashAttention && c.recompute == Recompute::None) split += 5.0 * m.heads * s.seq * s.tokens;
+    split += (m.gatedMlp ? 6.0 : 4.0) * sbf * (m.IsMoe() ? m.topK : 1);
+    return c.sequenceParallel ? (whole + split) / c.tp : whole + split / c.tp;
+}
+
+MemoryBreakdown MemoryOn(const PlanRequest& r, const TrainingConfig& c, const Shape& s, int stage, double inFlight)
+{
+    MemoryBreakdown mb;
+    const StageParams p = ParamsOn(r, c, s, stage);
+    const double edp = static_cast<double>(c.dp) / c.ep;
+    auto sharded = [&](double bytesPerParam, int fromStage) {
+        const bool on = c.zero >= fromStage;
+        return bytesPerParam * (p.dense / (on ? c.dp : 1.0) + p.expert / (on ? edp : 1.0));
+    };
+    mb.weights = sharded(2.0, 3);
+    if (c.zero == 3 && c.dp > 1) // two layers gathered whole at a time (the one running, the next prefetched)
+        mb.weights += 2.0 * 2.0 * (r.model.LayerParams() - r.model.LayerExpertParams() + r.model.LayerExpertParams() / c.ep) / c.tp;
+    mb.gradients = sharded(4.0, 2);
+    mb.optimizer = sharded(12.0, 1);
+    const double layer = LayerActivationBytes(r, c, s);
+    double perMicroBatch = s.layers * layer, working = 0.0;
+    if (c.recompute == Recompute::Full) {
+        perMicroBatch = s.layers * 2.0 * s.tokens * s.h / (c.sequenceParallel ? c.tp : 1);
+        working = layer;
+    }
+    mb.activations = inFlight * perMicroBatch + working;
+    if (stage == c.pp - 1) mb.activations += 4.0 * s.tokens * r.model.vocab / c.tp;
+    mb.stage = stage;
+    mb.inFlight = inFlight;
+    return mb;
+}
+
+// Bytes the memory-bound ops of one layer's forward move per GPU (read + write, bf16): the two
+// norms (8 s b h), the two dropout + residual adds (14 s b h), split over TP only with sequence
+// parallelism; the MLP activation (4 s b f, 6 gated; x top-k for experts) split over TP.
+double ElementwiseBytes(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
+{
+    const TransformerModel& m = r.model;
+    const double sbh = s.tokens * s.h, sbf = s.tokens * m.ffn * (m.IsMoe() ? m.topK : 1);
+    return 22.0 * sbh / (c.sequenceParallel ? c.tp : 1) + (m.gatedMlp ? 6.0 : 4.0) * sbf / c.tp;
+}
+
+// Without flash attention: the fused scale-mask-softmax and dropout over the a s^2 b scores
+// (read 2, write 2, dropout read 2, write 2 per element), split over TP by heads.
+double ScoreBytes(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
+{
+    return 8.0 * r.model.heads / c.tp * s.seq * s.tokens;
+}
+
+} // namespace
+
+OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
+{
+    const TransformerModel& m = r.model;
+    const PlanCluster& k = r.cluster;
+    const double rate = k.PeakFlops() * k.efficiency;
+    Require(rate > 0, "the GPU " + k.gpu.id + " has no " + k.dtype + " peak in the spec table");
+    OpCosts o;
+    const double layerFlops = 2.0 * s.tokens * m.LayerActiveParams() + 4.0 * s.tokens * s.seq * s.h;
+    const double headFlops = 2.0 * s.tokens * static_cast<double>(m.vocab) * m.hidden / c.pp;
+    const double hbm = k.gpu.hbmGBps * 1e9;
+    const double memoryBound = hbm > 0 ? s.layers * ElementwiseBytes(r, c, s) / hbm : 0.0;
+    o.computeF = (s.layers * layerFlops + headFlops) / c.tp / rate + memoryBound;
+    o.computeB = 2.0 * o.computeF;
+    const double scores = 4.0 * s.tokens * s.seq * s.h * s.layers / c.tp / rate + (r.flashAttention ? 0.0 : s.layers * ScoreBytes(r, c, s) / hbm);
+    const int recomputed = c.recompute == Recompute::Full ? 1 : 0;
+    if (c.recompute == Recompute::Full) o.computeB += o.computeF;
+    if (c.recompute == Recompute::Selective) o.computeB += scores;
+    const bool tpInNode = c.tp <= k.gpusPerNode;
+    const double tpOne = ReduceSec(c.sequenceParallel, c.tp, 2.0 * s.tokens * s.h, Link(k, tpInNode));
+    o.tpF = s.layers * 2.0 * tpOne;
+    o.tpB = s.layers * 2.0 * tpOne * (1 + recomputed);
+    if (m.IsMoe() && c.ep > 1) {
+        const double bytes = 2.0 * s.tokens * m.topK * s.h / (c.sequenceParallel ? c.tp : 1);
+        const double a2a = CollectiveSec(Collective::AllToAll, c.ep, bytes, Link(k, c.ep * c.tp <= k.gpusPerNode));
+        o.epF = s.layers * 2.0 * a2a;
+        o.epB = s.layers * 2.0 * a2a * (1 + recomputed);
+    }
+    if (c.zero == 3 && c.dp > 1) { // gather the stage's weights before each forward and backward
+        const StageParams p = ParamsOn(r, c, s, 0);
+        const CostParams dpLink = Link(k, c.tp * c.dp <= k.gpusPerNode);
+        const double g = CollectiveSec(Collective::AllGather, c.dp, 2.0 * p.dense, dpLink) +
+                         CollectiveSec(Collective::AllGather, c.dp / c.ep, 2.0 * p.expert, dpLink);
+        o.gatherF = std::max(0.0, g - o.computeF);
+        o.gatherB = std::max(0.0, g - o.computeB);
+    }
+    o.times.forward = o.computeF + o.tpF + o.epF + o.gatherF;
+    o.times.backward = o.computeB + o.tpB + o.epB + o.gatherB;
+    o.times.weight = (s.layers * layerFlops + headFlops) / c.tp / rate; // the weight-gradient GEMMs: the forward's FLOPs
+    const bool ppInNode = static_cast<long>(c.tp) * c.dp * 2 <= k.gpusPerNode;
+    o.sendBytes = 2.0 * s.tokens * s.h / c.tp;
+    o.sendLink = Link(k, ppInNode);
+    o.times.send = MessageSeconds(o.sendBytes, o.sendLink);
+    o.flopsF = (s.layers * layerFlops + headFlops) / c.tp;
+    return o;
+}
+
+namespace {
+
+double DpSyncSec(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
+{
+    const StageParams p = ParamsOn(r, c, s, 0);
+    const CostParams link = Link(r.cluster, static_cast<long>(c.tp) * c.dp <= r.cluster.gpusPerNode);
+    if (c.zero == 3) // the weights were gathered per op: only the gradients' reduce-scatter is left
+        return CollectiveSec(Collective::ReduceScatter, c.dp, 2.0 * p.dense, link) +
+               CollectiveSec(Collective::ReduceScatter, c.dp / c.ep, 2.0 * p.expert, link);
+    return ReduceSec(c.zero >= 1, c.dp, 2.0 * p.dense, link) + ReduceSec(c.zero >= 1, c.dp / c.ep, 2.0 * p.expert, link);
+}
+
+} // namespace
+
+std::string_view Name(Recompute r)
+{
+    switch (r) {
+    case Recompute::None: return "none";
+    case Recompute::Selective: return "selective";
+    case Recompute::Full: return "full";
+    }
+    return "none";
+}
+
+std::optional<Recompute> ParseRecompute(std::string_view name)
+{
+    for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full})
+        if (Name(r) == name) return r;
+    return std::nullopt;
+}
+
+std::string GbText(double bytes)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f GB", bytes / 1e9);
+    return buf;
+}
+
+std::string ScheduleText(const TrainingConfig& c)
+{
+    if (c.pp == 1) return "-";
+    return std::string(Name(c.schedule)) + (c.chunks > 1 ? " v" + Num(c.chunks) : "");
+}
+
+std::string ConfigText(const TrainingConfig& c)
+{
+    std::string s = "dp " + Num(c.dp) + " tp " + Num(c.tp) + " pp " + Num(c.pp);
+    if (c.ep > 1) s += " ep " + Num(c.ep);
+    s += " mb " + Num(c.microBatch);
+    if (c.pp > 1) {
+        s += ' ';
+        s += ScheduleText(c);
+    }
+    s += " recompute " + std::string(Name(c.recompute));
+    if (c.zero > 0) s += " zero" + Num(c.zero);
+    if (c.sequenceParallel) s += " sp";
+    return s;
+}
+
+double ModelFlopsPerStep(const PlanRequest& r)
+{
+    return 3.0 * r.model.ForwardFlopsPerToken(r.Seq()) * static_cast<double>(r.globalBatch) * r.Seq();
+}
+
+double HardwareFlopsPerStep(const PlanRequest& r, Recompute rc)
+{
+    const double tokens = static_cast<double>(r.globalBatch) * r.Seq();
+    const double f = r.model.ForwardFlopsPerToken(r.Seq()) * tokens;
+    if (rc == Recompute::Full) return 4.0 * f;
+    if (rc == Recompute::Selective) return 3.0 * f + r.model.AttentionScoreFlopsPerToken(r.Seq()) * tokens;
+    return 3.0 * f;
+}
+
+// Internal to the planner (PlannerSearch.cpp): memory with a given structure, and the timing.
+MemoryBreakdown PlannerMemory(const PlanRequest& r, const TrainingConfig& c, const PipelineStructure* pipe)
+{
+    const Shape s = ShapeOf(r, c);
+    MemoryBreakdown worst;
+    for (int stage = 0; stage < c.pp; ++stage) {
+        if (stage > 0 && stage < c.pp - 1) continue; // the middle stages hold no more than the first
+        const double inFlight = pipe ? pipe->peakInFlight[static_cast<size_t>(stage)] : 1.0;
+        const MemoryBreakdown m = MemoryOn(r, c, s, stage, inFlight);
+        if (stage == 0 || m.Total() > worst.Total()) worst = m;
+    }
+    return worst;
+}
+
+void CheckPlannerConfig(const PlanRequest& r, const TrainingConfig& c) { CheckConfig(r, c); }
+
+PipelineShape PipelineShapeOf(const PlanRequest& r, const TrainingConfig& c)
+{
+    const Shape s = ShapeOf(r, c);
+    PipelineShape p{c.schedule, c.pp, s.microBatches, c.chunks, 0.0, 0.0};
+    if (c.schedule == ScheduleKind::ZeroBubbleH1) {
+        const OpCosts o = OpCostsOf(r, c, s);
+        p.backwardRatio = o.times.backward / o.times.forward;
+        p.weightRatio = o.times.weight / o.times.forward;
+    }
+    return p;
+}
+
+StepBreakdown PlannerTime(const PlanRequest& r, const TrainingConfig& c, const PipelineStructure* pipe, bool breakdown)
+{
+    const Shape s = ShapeOf(r, c);
+    const OpCosts o = OpCostsOf(r, c, s);
+    StepBreakdown t;
+    t.forwardSec = o.times.forward;
+    t.backwardSec = o.times.backward;
+    t.weightSec = o.times.weight;
+    t.sendSec = c.pp > 1 ? o.times.send : 0.0;
+    const double N = s.microBatches, work = N * (o.times.forward + o.times.backward);
+    double pipeline = work, freeSends = work;
+    if (c.pp > 1 && pipe) {
+        pipeline = PipelineSeconds(*pipe, o.times);
+        PipelineOpTimes free = o.times;
+        free.send = 0.0;
+        freeSends = breakdown ? PipelineSeconds(*pipe, free) : pipeline;
+    }
+    t.compute = N * (o.computeF + o.computeB);
+    t.tpComm = N * (o.tpF + o.tpB);
+    t.epComm = N * (o.epF + o.epB);
+    t.bubble = freeSends - work;
+    t.ppComm = pipeline - freeSends;
+    t.dpSyncSec = DpSyncSec(r, c, s);
+    t.dpComm = std::max(0.0, t.dpSyncSec - o.times.backward) + N * (o.gatherF + o.gatherB);
+    const StageParams p = ParamsOn(r, c, s, 0);
+    const double local = p.dense / (c.zero >= 1 ? c.dp : 1.0) + p.expert / (c.zero >= 1 ? static_cast<double>(c.dp) / c.ep : 1.0);
+    t.optimizer = r.cluster.gpu.hbmGBps > 0 ? 32.0 * local / (r.cluster.gpu.hbmGBps * 1e9) : 0.0;
+    t.step = pipeline + std::max(0.0, t.dpSyncSec - o.times.backward) + t.optimizer;
+    return t;
+}
+
+void FinishRow(const PlanRequest& r, PlanRow& row)
+{
+    const double usable = r.cluster.UsableBytes();
+    row.fits = row.memory.Total() <= usable;
+    if (!row.fits)
+        row.rejected = "needs " + GbText(row.memory.Total()) + " of " + GbText(usable) + ": " + GbText(row.memory.Total() - usable) + " over";
+    if (row.timed && row.time.step > 0) {
+        const double peak = r.cluster.PeakFlops() * r.cluster.gpus * row.time.step;
+        row.tokensPerSecond = static_cast<double>(r.globalBatch) * r.Seq() / row.time.step;
+        row.mfu = ModelFlopsPerStep(r) / peak;
+        row.hfu = HardwareFlopsPerStep(r, row.config.recompute) / peak;
+    }
+}
+
+PlanRow Evaluate(const PlanRequest& r, const TrainingConfig& c)
+{
+    CheckModel(r.model);
+    CheckConfig(r, c);
+    PlanRow row;
+    row.config = c;
+    row.microBatches = ShapeOf(r, c).microBatches;
+    std::shared_ptr<const PipelineStructure> pipe;
+    if (c.pp > 1) {
+        try {
+            pipe = PipelineStructureOf(PipelineShapeOf(r, c));
+        } catch (const Error& e) {
+            throw Error(ConfigText(c) + ": " + e.what());
+        }
+    }
+    row.memory = PlannerMemory(r, c, pipe.get());
+    row.time = PlannerTime(r, c, pipe.get(), true);
+    row.timed = true;
+    FinishRow(r, row);
+    return row;
+}
+
+} // namespace paralens::core

@@ -1,0 +1,210 @@
+// The planner's search: every configuration the request leaves open, checked cheaply against
+// memory first (weights and a lower bound of activations), then timed on its real schedule.
+#include "common/Error.hpp"
+#include "planner/PlannerInternal.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <thread>
+#include <tuple>
+
+namespace paralens::core {
+
+namespace {
+
+std::vector<int> Divisors(int n)
+{
+    std::vector<int> out;
+    for (int d = 1; d <= n; ++d)
+        if (n % d == 0) out.push_back(d);
+    return out;
+}
+
+template <class T>
+std::vector<T> OneOr(const std::optional<T>& fixed, std::vector<T> all)
+{
+    if (fixed) return {*fixed};
+    return all;
+}
+
+std::string Num(int v) { return std::to_string(v); }
+
+// Constraints that hold for the whole request: a fixed degree that cannot work says so at once.
+void CheckFixed(const PlanRequest& r)
+{
+    const int gpus = r.cluster.gpus;
+    Require(gpus >= 1, "--gpus must be at least 1");
+    Require(r.globalBatch >= 1, "--global-batch must be at least 1");
+    Require(r.cluster.gpusPerNode >= 1, "--gpus-per-node must be at least 1");
+    for (const auto& [v, flag] : {std::pair{r.dp, "--dp"}, std::pair{r.tp, "--tp"}, std::pair{r.pp, "--pp"}}) {
+        if (!v) continue;
+        Require(*v >= 1, std::string(flag) + " must be at least 1");
+        Require(gpus % *v == 0, "--gpus " + Num(gpus) + " is not divisible by " + flag + " " + Num(*v));
+    }
+    if (r.tp) {
+        Require(r.model.heads % *r.tp == 0, "--heads " + Num(r.model.heads) + " is not divisible by --tp " + Num(*r.tp));
+        Require(r.model.kvHeads % *r.tp == 0, "--kv-heads " + Num(r.model.kvHeads) + " is not divisible by --tp " + Num(*r.tp));
+    }
+    if (r.dp) Require(r.globalBatch % (*r.dp * r.microBatch.value_or(1)) == 0,
+                      "--global-batch " + Num(r.globalBatch) + " is not divisible by --dp " + Num(*r.dp) +
+                          (r.microBatch ? " x --micro-batch " + Num(*r.microBatch) : std::string()));
+    if (r.pp) Require(*r.pp <= r.model.layers, "--pp " + Num(*r.pp) + " exceeds --layers " + Num(r.model.layers));
+    if (r.ep && !r.model.IsMoe()) Require(*r.ep == 1, "--ep needs a mixture-of-experts model (--experts)");
+}
+
+std::vector<std::pair<ScheduleKind, int>> SchedulesFor(const PlanRequest& r, int pp, int microBatches)
+{
+    if (pp == 1) return {{ScheduleKind::OneFOneB, 1}};
+    std::vector<std::pair<ScheduleKind, int>> out;
+    const std::vector<ScheduleKind> kinds = OneOr<ScheduleKind>(
+        r.schedule, {ScheduleKind::GPipe, ScheduleKind::OneFOneB, ScheduleKind::Interleaved, ScheduleKind::ZeroBubbleH1});
+    for (ScheduleKind k : kinds) {
+        if (k != ScheduleKind::Interleaved) {
+            out.push_back({k, 1});
+            continue;
+        }
+        if (microBatches % pp != 0) continue; // Megatron's interleaving needs N a multiple of pp
+        const int perStage = r.model.layers / pp;
+        for (int v : OneOr<int>(r.chunks, {2, 3, 4, 6, 8}))
+            if (v >= 2 && v <= perStage) out.push_back({k, v});
+    }
+    return out;
+}
+
+std::vector<TrainingConfig> Candidates(const PlanRequest& r)
+{
+    const TransformerModel& m = r.model;
+    const PlanCluster& k = r.cluster;
+    std::vector<TrainingConfig> out;
+    for (int tp : OneOr<int>(r.tp, Divisors(k.gpus))) {
+        if (m.heads % tp || m.kvHeads % tp || m.ffn % tp) continue;
+        if (!r.tp && !r.tpAcrossNodes && tp > k.gpusPerNode) continue;
+        for (int pp : OneOr<int>(r.pp, Divisors(k.gpus / tp))) {
+            if (pp > m.layers || (k.gpus / tp) % pp) continue;
+            const int dp = k.gpus / (tp * pp);
+            if ((r.dp && *r.dp != dp) || r.globalBatch % dp) continue;
+            for (int ep : OneOr<int>(r.ep, m.IsMoe() ? Divisors(dp) : std::vector<int>{1})) {
+                if (m.IsMoe() && (m.experts % ep || dp % ep)) continue;
+                for (int mb : OneOr<int>(r.microBatch, {1, 2, 4, 8, 16, 32})) {
+                    if ((r.globalBatch / dp) % mb) continue;
+                    const int N = r.globalBatch / (dp * mb);
+                    for (const auto& [kind, v] : SchedulesFor(r, pp, N))
+                        for (Recompute rc : OneOr<Recompute>(r.recompute, {Recompute::None, Recompute::Selective, Recompute::Full}))
+                            for (int zero : OneOr<int>(r.zero, pp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0, 1, 2, 3}))
+                                for (bool sp : OneOr<bool>(r.sequenceParallel, tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false}))
+                                    out.push_back(TrainingConfig{dp, tp, pp, ep, mb, kind, v, rc, zero, sp});
+                }
+            }
+        }
+    }
+    return out;
+}
+
+// Builds the schedules the search will time (those of candidates whose weights and one
+// micro-batch of activations fit) on every core, so the loop below finds them cached.
+void PrebuildSchedules(const PlanRequest& r, const std::vector<TrainingConfig>& candidates, double usable)
+{
+    std::set<std::tuple<int, int, int, int, double, double>> seen;
+    std::vector<PipelineShape> shapes;
+    for (const TrainingConfig& c : candidates) {
+        if (c.pp == 1 || PlannerMemory(r, c, nullptr).Total() > usable) continue;
+        const PipelineShape p = PipelineShapeOf(r, c);
+        const double b = p.kind == ScheduleKind::ZeroBubbleH1 ? std::round(p.backwardRatio * 2) : 0;
+        const double w = p.kind == ScheduleKind::ZeroBubbleH1 ? std::round(p.weightRatio * 2) : 0;
+        if (seen.emplace(static_cast<int>(p.kind), p.stages, p.microBatches, p.chunks, b, w).second) shapes.push_back(p);
+    }
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+        for (size_t i = next++; i < shapes.size(); i = next++) {
+            try {
+                PipelineStructureOf(shapes[i]);
+            } catch (const Error&) {
+                // the schedule does not allow this shape: the search skips it
+            }
+        }
+    };
+    const unsigned threads = std::max(1u, std::min(std::thread::hardware_concurrency(), 8u));
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+    for (std::thread& t : pool) t.join();
+}
+
+std::vector<size_t> ParetoFront(const std::vector<PlanRow>& rows)
+{
+    std::vector<size_t> front;
+    double smallest = 0;
+    for (size_t i = 0; i < rows.size() && rows[i].fits; ++i) // rows are fastest first
+        if (front.empty() || rows[i].memory.Total() < smallest) {
+            front.push_back(i);
+            smallest = rows[i].memory.Total();
+        }
+    return front;
+}
+
+void Rank(std::vector<PlanRow>& rows)
+{
+    std::stable_sort(rows.begin(), rows.end(), [](const PlanRow& a, const PlanRow& b) {
+        if (a.fits != b.fits) return a.fits;
+        if (a.fits) return a.time.step < b.time.step;
+        return a.memory.Total() < b.memory.Total();
+    });
+}
+
+} // namespace
+
+PlanResult PlanTraining(const PlanRequest& r)
+{
+    CheckModel(r.model);
+    CheckFixed(r);
+    const std::vector<TrainingConfig> candidates = Candidates(r);
+    if (candidates.empty())
+        throw Error("no configuration of " + Num(r.cluster.gpus) + " GPUs satisfies the request: the degrees must multiply to --gpus, "
+                    "TP must divide --heads " + Num(r.model.heads) + " and --kv-heads " + Num(r.model.kvHeads) +
+                    (r.tpAcrossNodes ? "" : " and stay inside a node of " + Num(r.cluster.gpusPerNode)) +
+                    ", DP x micro-batch must divide --global-batch " + Num(r.globalBatch));
+    PlanResult res;
+    res.candidates = candidates.size();
+    const double usable = r.cluster.UsableBytes();
+    PrebuildSchedules(r, candidates, usable);
+    for (const TrainingConfig& c : candidates) {
+        PlanRow row;
+        row.config = c;
+        row.microBatches = r.globalBatch / (c.dp * c.microBatch);
+        row.memory = PlannerMemory(r, c, nullptr); // a lower bound: one micro-batch in flight
+        std::shared_ptr<const PipelineStructure> pipe;
+        if (row.memory.Total() <= usable && c.pp > 1) {
+            try {
+                pipe = PipelineStructureOf(PipelineShapeOf(r, c));
+            } catch (const Error&) {
+                continue; // the schedule does not allow this shape
+            }
+            row.memory = PlannerMemory(r, c, pipe.get());
+        }
+        if (row.memory.Total() <= usable) {
+            row.time = PlannerTime(r, c, pipe.get(), false);
+            row.timed = true;
+        }
+        FinishRow(r, row);
+        if (!row.fits && c.pp > 1 && !pipe) row.rejected.insert(5, " at least"); // "needs at least ...": one micro-batch in flight counted
+        res.rows.push_back(std::move(row));
+    }
+    Rank(res.rows);
+    // The breakdown (bubble apart from sends) for the rows people read: the best and the front.
+    res.pareto = ParetoFront(res.rows);
+    for (size_t i = 0; i < res.rows.size() && res.rows[i].fits; ++i) {
+        res.fitting = i + 1;
+        const bool shown = i < 50 || std::find(res.pareto.begin(), res.pareto.end(), i) != res.pareto.end();
+        if (shown && res.rows[i].config.pp > 1)
+            res.rows[i].time = PlannerTime(r, res.rows[i].config, PipelineStructureOf(PipelineShapeOf(r, res.rows[i].config)).get(), true);
+    }
+    if (res.fitting == 0 && !res.rows.empty())
+        res.notes.push_back("nothing fits in " + std::to_string(static_cast<int>(usable / 1e9)) + " GB per GPU; the closest, " +
+                            ConfigText(res.rows.front().config) + ", " + res.rows.front().rejected);
+    return res;
+}
+
+} // namespace paralens::core

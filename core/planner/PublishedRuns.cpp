@@ -1,0 +1,149 @@
+#include "planner/PublishedRuns.hpp"
+
+#include "common/Error.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+namespace paralens::core {
+
+namespace {
+
+constexpr const char* kMegatron = "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using "
+                                  "Megatron-LM (SC'21, arXiv:2104.04473), Table 1";
+constexpr const char* kLlama3 = "Dubey et al. 2024, The Llama 3 Herd of Models (arXiv:2407.21783), Table 4";
+
+PlanCluster Selene(int gpus)
+{ // DGX A100 80GB: NVLink 3 (300 GB/s each way), 8 x 200 Gb/s HDR InfiniBand per node
+    PlanCluster c;
+    c.gpu = *FindGpu("a100-sxm");
+    c.gpus = gpus;
+    c.nvlinkGBps = 300;
+    c.networkGBps = 25;
+    return c;
+}
+
+PublishedRun Megatron(const char* size, int heads, int hidden, int layers, int tp, int pp, int gpus, int batch, double tflops)
+{
+    PublishedRun run;
+    run.id = std::string("megatron-") + size;
+    run.source = kMegatron;
+    TransformerModel& m = run.request.model;
+    m.id = run.id;
+    m.source = kMegatron;
+    m.layers = layers;
+    m.hidden = hidden;
+    m.heads = m.kvHeads = heads;
+    m.ffn = 4 * hidden;
+    m.vocab = 51200;
+    m.seq = 2048;
+    m.tiedEmbeddings = true;
+    run.request.cluster = Selene(gpus);
+    run.request.globalBatch = batch;
+    run.request.tp = tp;
+    run.request.pp = pp;
+    run.request.recompute = Recompute::Full; // the paper trains with activation recomputation
+    run.request.zero = 0;                    // 2021: no distributed optimizer, no sequence parallelism
+    run.request.sequenceParallel = false;
+    run.request.flashAttention = false;      // 2021: attention scores are stored (recomputed with the layer)
+    run.schedules = {ScheduleKind::OneFOneB, ScheduleKind::Interleaved};
+    run.tflopsPerGpu = tflops;
+    run.convention = FlopConvention::Megatron96;
+    return run;
+}
+
+PublishedRun Llama405(int gpus, int dp, double tflops)
+{
+    PublishedRun run;
+    run.id = "llama3-405b-" + std::to_string(gpus / 1024) + "k";
+    run.source = kLlama3;
+    run.request.model = *FindModelPreset("llama3-405b");
+    PlanCluster c; // H100 80GB HBM3 (700 W), NVLink 900 GB/s (450 each way), 400 Gb/s RoCE per GPU
+    c.gpu = *FindGpu("h100-sxm");
+    c.gpus = gpus;
+    c.networkGBps = 50;
+    run.request.cluster = c;
+    run.request.globalBatch = 2048; // 16M tokens of 8192
+    run.request.tp = 8;
+    run.request.pp = 16;
+    run.request.dp = dp;
+    run.schedules = {ScheduleKind::Interleaved, ScheduleKind::OneFOneB};
+    run.tflopsPerGpu = tflops;
+    run.convention = FlopConvention::ModelFlops;
+    return run;
+}
+
+const std::vector<PublishedRun>& Runs()
+{
+    static const std::vector<PublishedRun> runs = [] {
+        std::vector<PublishedRun> v;
+        v.push_back(Megatron("1.7b", 24, 2304, 24, 1, 1, 32, 512, 137));
+        v.push_back(Megatron("3.6b", 32, 3072, 30, 2, 1, 64, 512, 138));
+        v.push_back(Megatron("7.5b", 32, 4096, 36, 4, 1, 128, 512, 142));
+        v.push_back(Megatron("18b", 48, 6144, 40, 8, 1, 256, 1024, 135));
+        v.push_back(Megatron("39b", 64, 8192, 48, 8, 2, 512, 1536, 138));
+        v.push_back(Megatron("76b", 80, 10240, 60, 8, 4, 1024, 1792, 140));
+        v.push_back(Megatron("146b", 96, 12288, 80, 8, 8, 1536, 2304, 148));
+        v.push_back(Megatron("310b", 128, 16384, 96, 8, 16, 1920, 2160, 155));
+        v.push_back(Megatron("530b", 128, 20480, 105, 8, 35, 2520, 2520, 163));
+        v.push_back(Megatron("1t", 160, 25600, 128, 8, 64, 3072, 3072, 163));
+        v.push_back(Llama405(8192, 64, 430));
+        v.push_back(Llama405(16384, 128, 400));
+        return v;
+    }();
+    return runs;
+}
+
+} // namespace
+
+double PublishedRun::PublishedStepSeconds() const
+{
+    const PlanRequest& r = request;
+    const double B = r.globalBatch, s = r.Seq(), l = r.model.layers, h = r.model.hidden, V = r.model.vocab;
+    const double flops = convention == FlopConvention::Megatron96
+                             ? 96.0 * B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h))
+                             : ModelFlopsPerStep(r);
+    return flops / (tflopsPerGpu * 1e12 * r.cluster.gpus);
+}
+
+std::span<const PublishedRun> PublishedRuns() { return Runs(); }
+
+PublishedCheck CheckPublishedRun(const PublishedRun& run)
+{
+    PublishedCheck out;
+    out.run = &run;
+    out.publishedSeconds = run.PublishedStepSeconds();
+    bool found = false;
+    for (ScheduleKind k : run.schedules) {
+        PlanRequest r = run.request;
+        if (r.pp.value_or(1) > 1) r.schedule = k;
+        const PlanResult res = PlanTraining(r);
+        if (res.fitting == 0) continue;
+        if (!found || res.rows.front().time.step < out.predicted.time.step) out.predicted = res.rows.front();
+        found = true;
+    }
+    Require(found, run.id + ": the published configuration does not fit in the planner's memory model");
+    out.errorPct = (out.predicted.time.step - out.publishedSeconds) / out.publishedSeconds * 100.0;
+    // The same model, cluster, batch and techniques (recomputation, ZeRO, sequence parallelism as
+    // the run had them, its schedules); the degrees, micro-batch and chunks open.
+    PlanRequest free = run.request;
+    free.dp = free.tp = free.pp = free.ep = free.microBatch = free.chunks = std::nullopt;
+    free.schedule = std::nullopt;
+    const PlanResult all = PlanTraining(free);
+    bool any = false;
+    for (size_t i = 0; i < all.fitting; ++i) {
+        const PlanRow& row = all.rows[i];
+        const bool allowed = row.config.pp == 1 ||
+                             std::find(run.schedules.begin(), run.schedules.end(), row.config.schedule) != run.schedules.end();
+        if (!allowed) continue;
+        if (!any) out.best = row;
+        any = true;
+        if (row.time.step < out.predicted.time.step * (1 - 1e-9)) ++out.rank;
+    }
+    ++out.rank;
+    out.vsBestPct = (out.predicted.time.step / out.best.time.step - 1.0) * 100.0;
+    return out;
+}
+
+} // namespace paralens::core

@@ -1,0 +1,65 @@
+// A decoder-only transformer as the training planner sees it: its shape (layers, hidden, heads,
+// KV heads, FFN width, vocabulary, sequence; experts and top-k for a mixture of experts), the
+// parameter counts and the model FLOPs per token that follow from it, and presets from public
+// model configurations. Counts are exact for the shapes; what they leave out (biases, norms,
+// rotary tables) is below 0.1% of any preset.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace paralens::core {
+
+struct TransformerModel {
+    std::string id;           // "llama3-70b"; "custom" when given by hand
+    std::string source;       // where the shape comes from
+    int layers = 32;
+    int hidden = 4096;
+    int heads = 32;
+    int kvHeads = 32;         // grouped-query attention: fewer K/V heads than heads
+    int ffn = 16384;          // the MLP's inner width (each expert's, for a mixture of experts)
+    int vocab = 51200;
+    int seq = 2048;           // default training sequence length
+    bool gatedMlp = false;    // SwiGLU (three matrices) instead of GeLU (two)
+    bool tiedEmbeddings = false;
+    int experts = 0;          // 0: dense MLP; else every layer's MLP is `experts` experts
+    int topK = 0;             // experts each token visits
+
+    bool IsMoe() const { return experts > 0; }
+    int HeadDim() const { return hidden / heads; }
+    // Q and O projections h x h, K and V h x (kvHeads x headDim).
+    double AttentionParams() const;
+    // One MLP (one expert) of width ffn.
+    double MlpParams() const;
+    // Per layer: attention + MLP (+ all experts and the router for a mixture of experts).
+    double LayerParams() const;
+    // Per layer, what one token uses: attention + one MLP, or topK experts and the router.
+    double LayerActiveParams() const;
+    // The experts' share of a layer (0 for dense models).
+    double LayerExpertParams() const;
+    // Input embedding, plus the output head unless tied.
+    double EmbeddingParams() const;
+    double TotalParams() const;
+    double ActiveParams() const;
+    // Model FLOPs of one token's forward at sequence length `seq`: 2 x active matmul parameters
+    // (output head included) + attention scores and values 4 x seq x hidden per layer (the full
+    // square, as Megatron-LM counts it). Training is 3x this (Flops.hpp).
+    double ForwardFlopsPerToken(int seq) const;
+    // The attention-score part of it (4 x seq x hidden x layers): what selective recomputation re-runs.
+    double AttentionScoreFlopsPerToken(int seq) const;
+};
+
+// The presets: gpt3-175b, llama3-8b, llama3-70b, llama3-405b, mixtral-8x7b, megatron-1t,
+// bloom-176b. Each names its source.
+std::span<const TransformerModel> ModelPresets();
+// nullptr when `id` names none.
+const TransformerModel* FindModelPreset(std::string_view id);
+// "gpt3-175b, llama3-8b, ..." for errors and --help.
+std::string ModelPresetList();
+
+// Throws Error naming the field (as `--layers`, ...) when a dimension is not positive or heads do
+// not divide hidden or kvHeads do not divide heads, or topK is outside 1..experts.
+void CheckModel(const TransformerModel& m);
+
+} // namespace paralens::core
