@@ -81,6 +81,7 @@ int main(int argc, char** argv)
     paralens::app::AddFitCommand(app);
     paralens::app::AddMergeCommand(app);
     paralens::app::AddAutoparCommand(app);
+    paralens::app::AddPlanCommand(app);
     int runExitCode = 0;
     paralens::app::AddSweepCommand(app, runExitCode);
     paralens::app::AddRunCommand(app, runExitCode);

@@ -20,6 +20,7 @@ void AddMergeCommand(CLI::App& root);
 void AddRunCommand(CLI::App& root, int& exitCode);
 void AddRenderCommand(CLI::App& root);
 void AddAutoparCommand(CLI::App& root);
+void AddPlanCommand(CLI::App& root);
 
 // `paralens --version [--json]`: the version and whether CUDA, NCCL and CUPTI support was built.
 int PrintVersion(bool json);

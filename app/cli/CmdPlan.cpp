@@ -1,0 +1,284 @@
+// paralens plan: the training-configuration planner. For a transformer (a preset or dimensions by
+// hand), a cluster and a global batch: every DP x TP x PP (x EP) configuration with its
+// micro-batch size, schedule, recomputation, ZeRO stage and sequence parallelism, ranked by step
+// time with memory per GPU, the Pareto front of time against memory, the published runs it is
+// checked against (--validate), and one row's simulated step as a trace (--trace).
+#include "CliCommon.hpp"
+#include "Commands.hpp"
+
+#include "common/Error.hpp"
+#include "common/Units.hpp"
+#include "model/Fit.hpp"
+#include "planner/PlannerTrace.hpp"
+#include "planner/PublishedRuns.hpp"
+#include "trace/FileIO.hpp"
+#include "trace/TraceFile.hpp"
+
+#include <cstdio>
+#include <memory>
+
+namespace paralens::app {
+
+namespace {
+
+using Json = nlohmann::json;
+
+struct PlanOptions {
+    std::string model = "llama3-70b";
+    int layers = 0, hidden = 0, heads = 0, kvHeads = 0, ffn = 0, vocab = 0, experts = -1, topK = 0;
+    std::string mlp;
+    std::string gpu = "h100-sxm";
+    core::PlanRequest request;
+    int dp = 0, tp = 0, pp = 0, ep = 0, microBatch = 0, chunks = 0, zero = -1;
+    std::string schedule, recompute, sp, networkFit;
+    bool noFlash = false;
+    int top = 10, traceRow = 1;
+    std::string trace;
+    bool json = false, validate = false;
+};
+
+core::TransformerModel ModelOf(const PlanOptions& o)
+{
+    core::TransformerModel m;
+    if (const core::TransformerModel* p = core::FindModelPreset(o.model)) m = *p;
+    else if (o.model == "custom") m.id = "custom";
+    else throw Error("--model: unknown model '" + o.model + "' (one of " + core::ModelPresetList() + ", or custom with --layers ...)");
+    auto set = [](int& field, int value) { if (value > 0) field = value; };
+    set(m.layers, o.layers);
+    set(m.hidden, o.hidden);
+    set(m.heads, o.heads);
+    set(m.kvHeads, o.kvHeads);
+    set(m.ffn, o.ffn);
+    set(m.vocab, o.vocab);
+    if (o.heads > 0 && o.kvHeads <= 0 && m.kvHeads > m.heads) m.kvHeads = m.heads;
+    if (o.experts >= 0) m.experts = o.experts;
+    set(m.topK, o.topK);
+    if (m.IsMoe() && m.topK == 0) m.topK = 2;
+    if (!o.mlp.empty()) {
+        Require(o.mlp == "gelu" || o.mlp == "swiglu", "--mlp must be gelu or swiglu (got '" + o.mlp + "')");
+        m.gatedMlp = o.mlp == "swiglu";
+    }
+    if (o.layers > 0 || o.hidden > 0 || o.heads > 0 || o.ffn > 0 || o.vocab > 0 || o.experts >= 0) m.id = m.id + "*";
+    return m;
+}
+
+void ApplyNetworkFit(const std::string& path, core::PlanCluster& c)
+{
+    const core::FitFile file = core::ParseFitFile(core::ReadFileDecompressed(path), path);
+    std::string why;
+    const std::optional<core::CostParams> p = core::ModelFromFit(file, core::Collective::AllReduce, 8, &why);
+    Require(p.has_value() && p->betaSecPerByte > 0, "--network-fit: " + path + " holds no fit with a bandwidth");
+    c.networkAlphaUs = p->alphaSec * 1e6;
+    c.networkGBps = 1e-9 / p->betaSecPerByte;
+}
+
+core::PlanRequest ToRequest(const PlanOptions& o)
+{
+    core::PlanRequest r = o.request;
+    r.model = ModelOf(o);
+    const core::GpuSpec* gpu = core::FindGpu(o.gpu);
+    Require(gpu != nullptr, "--gpu: unknown GPU '" + o.gpu + "' (one of " + core::GpuIdsList() + ")");
+    r.cluster.gpu = *gpu;
+    Require(r.cluster.PeakFlops() > 0, "--dtype: " + o.gpu + " has no " + r.cluster.dtype + " peak in the spec table");
+    if (!o.networkFit.empty()) ApplyNetworkFit(o.networkFit, r.cluster);
+    r.flashAttention = !o.noFlash;
+    auto fix = [](std::optional<int>& field, int value, int unset) { if (value != unset) field = value; };
+    fix(r.dp, o.dp, 0);
+    fix(r.tp, o.tp, 0);
+    fix(r.pp, o.pp, 0);
+    fix(r.ep, o.ep, 0);
+    fix(r.microBatch, o.microBatch, 0);
+    fix(r.chunks, o.chunks, 0);
+    fix(r.zero, o.zero, -1);
+    if (!o.schedule.empty()) {
+        r.schedule = core::ParseScheduleKind(o.schedule);
+        Require(r.schedule && *r.schedule != core::ScheduleKind::Naive && *r.schedule != core::ScheduleKind::PipeDream,
+                "--schedule must be gpipe, 1f1b, interleaved or zb-h1 (got '" + o.schedule + "')");
+    }
+    if (!o.recompute.empty()) {
+        r.recompute = core::ParseRecompute(o.recompute);
+        Require(r.recompute.has_value(), "--recompute must be none, selective or full (got '" + o.recompute + "')");
+    }
+    if (!o.sp.empty()) {
+        Require(o.sp == "on" || o.sp == "off", "--sp must be on or off (got '" + o.sp + "')");
+        r.sequenceParallel = o.sp == "on";
+    }
+    return r;
+}
+
+Json RowJson(const core::PlanRow& row)
+{
+    const core::TrainingConfig& c = row.config;
+    const core::MemoryBreakdown& m = row.memory;
+    const core::StepBreakdown& t = row.time;
+    Json j = {{"dp", c.dp}, {"tp", c.tp}, {"pp", c.pp}, {"ep", c.ep}, {"microBatch", c.microBatch}, {"microBatches", row.microBatches},
+              {"schedule", c.pp > 1 ? std::string(core::Name(c.schedule)) : std::string("none")}, {"chunks", c.chunks},
+              {"recompute", core::Name(c.recompute)}, {"zero", c.zero}, {"sequenceParallel", c.sequenceParallel},
+              {"fits", row.fits}, {"memoryBytesPerGpu", m.Total()},
+              {"memory", {{"weights", m.weights}, {"gradients", m.gradients}, {"optimizer", m.optimizer}, {"activations", m.activations},
+                          {"stage", m.stage}, {"inFlightMicroBatches", m.inFlight}}}};
+    if (!row.fits) j["rejected"] = row.rejected;
+    if (row.timed) {
+        j["stepSeconds"] = t.step;
+        j["tokensPerSecond"] = row.tokensPerSecond;
+        j["mfu"] = row.mfu;
+        j["hfu"] = row.hfu;
+        j["time"] = {{"compute", t.compute}, {"tpComm", t.tpComm}, {"epComm", t.epComm}, {"bubble", t.bubble}, {"ppComm", t.ppComm},
+                     {"dpComm", t.dpComm}, {"optimizer", t.optimizer}, {"forwardPerMicroBatch", t.forwardSec},
+                     {"backwardPerMicroBatch", t.backwardSec}, {"sendPerMicroBatch", t.sendSec}, {"dpSync", t.dpSyncSec}};
+    }
+    return j;
+}
+
+void PrintRow(size_t rank, const core::PlanRow& row)
+{
+    const core::TrainingConfig& c = row.config;
+    const core::StepBreakdown& t = row.time;
+    auto pct = [&](double part) { return t.step > 0 ? 100.0 * part / t.step : 0.0; };
+    std::printf("%4zu %5d %3d %4d %3d %3d %5d  %-15s %-9s %4d %-3s %10s %11.0f %5.1f%% %5.1f%% %9s   %4.0f %4.0f %4.0f %4.0f %4.0f %4.0f\n",
+                rank, c.dp, c.tp, c.pp, c.ep, c.microBatch, row.microBatches, core::ScheduleText(c).c_str(), std::string(core::Name(c.recompute)).c_str(),
+                c.zero, c.sequenceParallel ? "on" : "off", core::FormatSeconds(t.step).c_str(), row.tokensPerSecond, row.mfu * 100, row.hfu * 100,
+                core::GbText(row.memory.Total()).c_str(), pct(t.compute), pct(t.tpComm + t.epComm), pct(t.bubble), pct(t.ppComm), pct(t.dpComm),
+                pct(t.optimizer));
+}
+
+void PrintHeader()
+{
+    std::printf("%4s %5s %3s %4s %3s %3s %5s  %-15s %-9s %4s %-3s %10s %11s %6s %6s %9s   %% of step: comp  tp+ep bubl send  dp  opt\n",
+                "rank", "dp", "tp", "pp", "ep", "mb", "N", "schedule", "recompute", "zero", "sp", "step", "tokens/s", "MFU", "HFU", "mem/GPU");
+}
+
+void PrintTable(const core::PlanRequest& r, const core::PlanResult& res, int top)
+{
+    const core::TransformerModel& m = r.model;
+    std::printf("# %s: %.1f B parameters (%.1f B active), %d layers, hidden %d, %d heads (%d KV), ffn %d%s\n", m.id.c_str(),
+                m.TotalParams() * 1e-9, m.ActiveParams() * 1e-9, m.layers, m.hidden, m.heads, m.kvHeads, m.ffn,
+                m.IsMoe() ? (", " + std::to_string(m.experts) + " experts top-" + std::to_string(m.topK)).c_str() : "");
+    std::printf("# %d x %s (%d per node; NVLink %.0f GB/s, network %.0f GB/s per GPU), %.0f TFLOPS %s x efficiency %.2f; %s usable per GPU\n",
+                r.cluster.gpus, r.cluster.gpu.id.c_str(), r.cluster.gpusPerNode, r.cluster.NvlinkGBps(), r.cluster.networkGBps,
+                r.cluster.PeakFlops() * 1e-12, r.cluster.dtype.c_str(), r.cluster.efficiency, core::GbText(r.cluster.UsableBytes()).c_str());
+    std::printf("# global batch %d x %d tokens; %zu configurations, %zu fit\n", r.globalBatch, r.Seq(), res.candidates, res.fitting);
+    PrintHeader();
+    const size_t shown = std::min(static_cast<size_t>(top), res.fitting);
+    for (size_t i = 0; i < shown; ++i) PrintRow(i + 1, res.rows[i]);
+    if (res.fitting > 0) {
+        std::printf("\n# Pareto front (faster needs more memory):\n");
+        for (size_t i : res.pareto)
+            std::printf("  #%-5zu %10s  %9s  %s\n", i + 1, core::FormatSeconds(res.rows[i].time.step).c_str(), core::GbText(res.rows[i].memory.Total()).c_str(),
+                        core::ConfigText(res.rows[i].config).c_str());
+    }
+    const size_t rejected = res.rows.size() - res.fitting;
+    if (rejected > 0) {
+        std::printf("\n# %zu do not fit; the closest:\n", rejected);
+        for (size_t i = res.fitting; i < std::min(res.rows.size(), res.fitting + 3); ++i)
+            std::printf("  %s: %s\n", core::ConfigText(res.rows[i].config).c_str(), res.rows[i].rejected.c_str());
+    }
+    for (const std::string& n : res.notes) std::printf("# %s\n", n.c_str());
+}
+
+void RunValidate(bool json)
+{
+    Json rows = Json::array();
+    if (!json)
+        std::printf("%-18s %6s %-32s %10s %10s %8s %6s %8s  %s\n", "run", "GPUs", "configuration (predicted)", "published", "predicted",
+                    "error", "rank", "vs best", "source");
+    for (const core::PublishedRun& run : core::PublishedRuns()) {
+        const core::PublishedCheck c = core::CheckPublishedRun(run);
+        if (json) {
+            rows.push_back({{"id", run.id}, {"source", run.source}, {"gpus", run.request.cluster.gpus}, {"gpu", run.request.cluster.gpu.id},
+                            {"publishedTflopsPerGpu", run.tflopsPerGpu}, {"publishedStepSeconds", c.publishedSeconds},
+                            {"predictedStepSeconds", c.predicted.time.step}, {"errorPct", c.errorPct}, {"rank", c.rank},
+                            {"vsBestPct", c.vsBestPct}, {"config", core::ConfigText(c.predicted.config)},
+                            {"bestConfig", core::ConfigText(c.best.config)}});
+            continue;
+        }
+        std::printf("%-18s %6d %-32s %10s %10s %+7.1f%% %6zu %+7.1f%%  %.40s\n", run.id.c_str(), run.request.cluster.gpus,
+                    core::ConfigText(c.predicted.config).c_str(), core::FormatSeconds(c.publishedSeconds).c_str(),
+                    core::FormatSeconds(c.predicted.time.step).c_str(), c.errorPct, c.rank, c.vsBestPct, run.source.c_str());
+    }
+    if (json) PrintJson({{"runs", rows}});
+}
+
+void Run(const PlanOptions& o)
+{
+    if (o.validate) {
+        RunValidate(o.json);
+        return;
+    }
+    const core::PlanRequest r = ToRequest(o);
+    if (!o.trace.empty()) CheckWritable("--trace", o.trace);
+    const core::PlanResult res = core::PlanTraining(r);
+    if (res.fitting == 0) throw Error(res.notes.empty() ? std::string("nothing fits") : res.notes.front());
+    if (o.json) {
+        Json rows = Json::array(), pareto = Json::array();
+        for (size_t i = 0; i < std::min(static_cast<size_t>(o.top), res.fitting); ++i) rows.push_back(RowJson(res.rows[i]));
+        for (size_t i : res.pareto) pareto.push_back(RowJson(res.rows[i]));
+        PrintJson({{"model", r.model.id}, {"parameters", r.model.TotalParams()}, {"gpus", r.cluster.gpus}, {"gpu", r.cluster.gpu.id},
+                   {"globalBatch", r.globalBatch}, {"seq", r.Seq()}, {"candidates", res.candidates}, {"fitting", res.fitting},
+                   {"rows", rows}, {"pareto", pareto}, {"notes", res.notes}});
+    } else {
+        PrintTable(r, res, o.top);
+    }
+    if (!o.trace.empty()) {
+        Require(o.traceRow >= 1 && static_cast<size_t>(o.traceRow) <= res.fitting,
+                "--trace-row " + std::to_string(o.traceRow) + " is not a fitting row (1.." + std::to_string(res.fitting) + ")");
+        const core::PlanStepSimulation sim = core::SimulatePlanStep(r, res.rows[static_cast<size_t>(o.traceRow - 1)].config);
+        core::WriteTraceFile(*sim.trace, o.trace);
+        std::fprintf(stderr, "wrote %s: row %d simulated, %s (planner %s)\n", o.trace.c_str(), o.traceRow,
+                     core::FormatSeconds(sim.seconds).c_str(), core::FormatSeconds(sim.predictedSeconds).c_str());
+    }
+}
+
+} // namespace
+
+void AddPlanCommand(CLI::App& root)
+{
+    auto o = std::make_shared<PlanOptions>();
+    CLI::App* cmd = root.add_subcommand("plan", "Plan a training run: DP/TP/PP/EP degrees, micro-batch, schedule, recomputation, ZeRO "
+                                                "for a transformer on a cluster, ranked by step time with memory per GPU");
+    cmd->add_option("--model", o->model, "A preset (" + core::ModelPresetList() + ") or custom; the options below change it")->capture_default_str();
+    cmd->add_option("--layers", o->layers, "Transformer layers");
+    cmd->add_option("--hidden", o->hidden, "Hidden size");
+    cmd->add_option("--heads", o->heads, "Attention heads");
+    cmd->add_option("--kv-heads", o->kvHeads, "Key/value heads (grouped-query attention)");
+    cmd->add_option("--ffn", o->ffn, "MLP inner size (each expert's)");
+    cmd->add_option("--vocab", o->vocab, "Vocabulary size");
+    cmd->add_option("--mlp", o->mlp, "gelu (two matrices) or swiglu (three)");
+    cmd->add_option("--experts", o->experts, "Experts per layer (0: dense)");
+    cmd->add_option("--top-k", o->topK, "Experts per token (default 2)");
+    cmd->add_option("--seq", o->request.seq, "Sequence length (default: the model's)");
+    cmd->add_option("--global-batch", o->request.globalBatch, "Sequences per step")->capture_default_str();
+    cmd->add_option("--gpus", o->request.cluster.gpus, "GPUs in all")->capture_default_str();
+    cmd->add_option("--gpu", o->gpu, "GPU of the spec table: " + core::GpuIdsList())->capture_default_str();
+    cmd->add_option("--dtype", o->request.cluster.dtype, "Data type of the GEMMs' peak")->capture_default_str();
+    cmd->add_option("--efficiency", o->request.cluster.efficiency, "Fraction of peak a layer's compute reaches")->capture_default_str()
+        ->check(CLI::Range(0.01, 1.0));
+    cmd->add_option("--gpus-per-node", o->request.cluster.gpusPerNode, "GPUs per node (NVLink inside)")->capture_default_str();
+    cmd->add_option("--nvlink-GBps", o->request.cluster.nvlinkGBps, "NVLink bandwidth per GPU, one direction (default: the spec table's)");
+    cmd->add_option("--network-GBps", o->request.cluster.networkGBps, "Network bandwidth per GPU between nodes, one direction")->capture_default_str();
+    cmd->add_option("--nvlink-alpha-us", o->request.cluster.nvlinkAlphaUs, "Latency inside a node")->capture_default_str();
+    cmd->add_option("--network-alpha-us", o->request.cluster.networkAlphaUs, "Latency between nodes")->capture_default_str();
+    cmd->add_option("--network-fit", o->networkFit, "A fit file (paralens fit --out) whose alpha and bandwidth price the network");
+    cmd->add_option("--memory-fraction", o->request.cluster.memoryFraction, "Fraction of HBM usable for the model")->capture_default_str()
+        ->check(CLI::Range(0.1, 1.0));
+    cmd->add_option("--dp", o->dp, "Fix the data-parallel degree");
+    cmd->add_option("--tp", o->tp, "Fix the tensor-parallel degree");
+    cmd->add_option("--pp", o->pp, "Fix the pipeline-parallel degree");
+    cmd->add_option("--ep", o->ep, "Fix the expert-parallel degree");
+    cmd->add_option("--micro-batch", o->microBatch, "Fix the micro-batch size");
+    cmd->add_option("--schedule", o->schedule, "Fix the schedule: gpipe, 1f1b, interleaved, zb-h1");
+    cmd->add_option("--chunks", o->chunks, "Fix v, the interleaved schedule's model chunks per stage");
+    cmd->add_option("--recompute", o->recompute, "Fix activation recomputation: none, selective, full");
+    cmd->add_option("--zero", o->zero, "Fix the ZeRO stage (0-3; 3 is FSDP)");
+    cmd->add_option("--sp", o->sp, "Fix sequence parallelism: on or off");
+    cmd->add_flag("--no-flash-attention", o->noFlash, "Attention stores its score matrices (5 a s^2 b bytes per layer)");
+    cmd->add_flag("--tp-across-nodes", o->request.tpAcrossNodes, "Allow TP groups larger than a node");
+    cmd->add_option("--top", o->top, "Rows to show")->capture_default_str()->check(CLI::PositiveNumber);
+    cmd->add_option("--trace", o->trace, "Write the simulated step of one row (.json or .json.gz)");
+    cmd->add_option("--trace-row", o->traceRow, "Which row --trace simulates (1: the best)")->capture_default_str();
+    cmd->add_flag("--validate", o->validate, "Compare the planner with published training runs (sources in the table)");
+    cmd->add_flag("--json", o->json, "Machine-readable output on stdout");
+    cmd->callback([o] { Run(*o); });
+}
+
+} // namespace paralens::app

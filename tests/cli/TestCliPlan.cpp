@@ -1,0 +1,93 @@
+// End-to-end: `paralens plan`, the training-configuration planner from the command line.
+#include "CliRunner.hpp"
+
+#include "trace/TraceFile.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+using Json = nlohmann::json;
+
+TEST_CASE("plan: ranked rows with the documented fields, best first, and a Pareto front", "[cli][plan]")
+{
+    const Json j = RunParalensJson("plan --model llama3-70b --gpus 64 --gpu h100-sxm --global-batch 128 --seq 4096 --top 5 --json");
+    REQUIRE(j["rows"].size() == 5);
+    CHECK(j["fitting"].get<int>() >= 5);
+    double previous = 0;
+    for (const Json& row : j["rows"]) {
+        for (const char* key : {"dp", "tp", "pp", "microBatch", "schedule", "recompute", "stepSeconds", "tokensPerSecond", "mfu",
+                                "memoryBytesPerGpu", "fits"})
+            CHECK(row.contains(key));
+        CHECK(row["fits"] == true);
+        CHECK(row["dp"].get<int>() * row["tp"].get<int>() * row["pp"].get<int>() == 64);
+        CHECK(row["stepSeconds"].get<double>() >= previous);
+        previous = row["stepSeconds"].get<double>();
+        CHECK(row["memoryBytesPerGpu"].get<double>() <= 80e9 * 0.9);
+        CHECK(row["tokensPerSecond"].get<double>() == Approx(128.0 * 4096 / row["stepSeconds"].get<double>()).epsilon(1e-9));
+    }
+    REQUIRE_FALSE(j["pareto"].empty());
+    CHECK(j["pareto"][0]["stepSeconds"] == j["rows"][0]["stepSeconds"]);
+}
+
+TEST_CASE("plan: fixing every choice evaluates that one configuration", "[cli][plan]")
+{
+    const Json j = RunParalensJson("plan --model gpt3-175b --gpu a100-sxm --gpus 1024 --global-batch 1536 --dp 8 --tp 8 --pp 16 "
+                                   "--micro-batch 1 --schedule interleaved --chunks 2 --recompute full --zero 1 --sp on --json");
+    REQUIRE(j["candidates"] == 1);
+    REQUIRE(j["rows"].size() == 1);
+    const Json& row = j["rows"][0];
+    CHECK(row["schedule"] == "interleaved");
+    CHECK(row["chunks"] == 2);
+    CHECK(row["recompute"] == "full");
+    CHECK(row["microBatches"] == 192);
+    CHECK(row["time"]["bubble"].get<double>() > 0);
+}
+
+TEST_CASE("plan: impossible requests are one line naming the constraint", "[cli][plan]")
+{
+    struct Case { const char* args; const char* message; };
+    const Case cases[] = {
+        {"plan --model llama3-70b --gpus 100 --tp 8", "--gpus 100 is not divisible by --tp 8"},
+        {"plan --model llama3-70b --gpus 96 --tp 3", "--heads 64 is not divisible by --tp 3"},
+        {"plan --model llama3-405b --gpus 8 --global-batch 8", "nothing fits in 72 GB per GPU"},
+        {"plan --model nope", "--model: unknown model 'nope'"},
+        {"plan --gpu tpu", "--gpu: unknown GPU 'tpu'"},
+        {"plan --schedule pipedream", "--schedule must be gpipe, 1f1b, interleaved or zb-h1"},
+        {"plan --recompute some", "--recompute must be none, selective or full"},
+        {"plan --model custom --layers 4 --hidden 1000 --heads 3", "--heads 3 must divide --hidden 1000"},
+    };
+    for (const Case& c : cases) {
+        const CliResult r = RunParalens(c.args);
+        INFO(c.args << "\n" << r.err);
+        CHECK(r.exitCode == 2);
+        CHECK_THAT(r.err, Catch::Contains(c.message));
+    }
+}
+
+TEST_CASE("plan: --trace writes the best row's simulated step, one lane per TP rank of each stage", "[cli][plan]")
+{
+    CliTempDir dir;
+    const std::string out = dir.File("plan.json.gz");
+    const CliResult r = RunParalens("plan --model llama3-8b --gpus 16 --global-batch 32 --seq 2048 --tp 2 --pp 4 --trace " + out);
+    INFO(r.err);
+    REQUIRE(r.exitCode == 0);
+    CHECK_THAT(r.err, Catch::Contains("row 1 simulated"));
+    const paralens::core::Trace t = paralens::core::ReadTraceFile(out);
+    CHECK(t.Devices().size() == 8);
+    CHECK(t.Meta().workload.GetString("kind") == "plan");
+    const double predicted = t.Meta().results.GetNumber("predictedSeconds"), simulated = t.Meta().results.GetNumber("simulatedSeconds");
+    CHECK(simulated == Approx(predicted).epsilon(0.01));
+    const CliResult a = RunParalens("analyze " + out + " --json");
+    CHECK(a.exitCode == 0);
+}
+
+TEST_CASE("plan: --validate compares the published runs", "[cli][plan]")
+{
+    const Json j = RunParalensJson("plan --validate --json");
+    REQUIRE(j["runs"].size() >= 10);
+    for (const Json& run : j["runs"]) {
+        CHECK_FALSE(run["source"].get<std::string>().empty());
+        CHECK(run["publishedStepSeconds"].get<double>() > 0);
+        CHECK(run["rank"].get<int>() >= 1);
+    }
+}
