@@ -17,7 +17,7 @@ namespace paralens::app {
 
 namespace {
 
-const char* const kViews = "timeline, flow, model, mfu, stats, autopar or window";
+const char* const kViews = "timeline, flow, model, mfu, stats, autopar, planner or window";
 
 struct RenderCliOptions {
     std::vector<std::string> files;
@@ -49,7 +49,7 @@ void RunRender(const RenderCliOptions& o)
 {
     Require(o.files.empty() != o.scenario.empty(), "render: give either trace FILEs or --scenario NAME (not both)");
     Require(o.view == "timeline" || o.view == "flow" || o.view == "model" || o.view == "mfu" || o.view == "stats" ||
-                o.view == "autopar" || o.view == "window",
+                o.view == "autopar" || o.view == "planner" || o.view == "window",
             "--view: expected " + std::string(kViews) + " (got '" + o.view + "')");
     Require(!o.out.empty() || o.benchFrames > 0, "render: --out PNG is required (or --bench-frames N to time frames)");
     Require(o.benchFrames >= 0 && o.benchFrames <= 100000, "--bench-frames: from 0 to 100000");

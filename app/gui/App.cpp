@@ -88,6 +88,7 @@ void App::Publish(std::shared_ptr<const Snapshot> snapshot, bool resetViews)
     m_mfu.SetSnapshot(m_snapshot);
     m_stats.SetSnapshot(m_snapshot);
     m_autopar.SetSnapshot(m_snapshot);
+    m_planner.SetSnapshot(m_snapshot);
 }
 
 void App::Poll()
@@ -231,7 +232,7 @@ void App::DrawTabs(ImVec2 size)
             ViewTab tab;
             const char* label;
         } tabs[] = {{ViewTab::Flow, "Flow"},   {ViewTab::Model, "Model"}, {ViewTab::Mfu, "MFU"},
-                    {ViewTab::Stats, "Stats"}, {ViewTab::Autopar, "Auto-parallel"}};
+                    {ViewTab::Stats, "Stats"}, {ViewTab::Autopar, "Auto-parallel"}, {ViewTab::Planner, "Planner"}};
         for (const auto& t : tabs) {
             const ImGuiTabItemFlags flags = m_selectTab && m_settings.tab == t.tab ? ImGuiTabItemFlags_SetSelected : 0;
             if (!ImGui::BeginTabItem(t.label, nullptr, flags)) continue;
@@ -245,6 +246,7 @@ void App::DrawTabs(ImVec2 size)
             case ViewTab::Mfu: m_mfu.Draw(m_settings, view); break;
             case ViewTab::Stats: m_stats.Draw(m_settings, view); break;
             case ViewTab::Autopar: m_autopar.Draw(m_settings, view); break;
+            case ViewTab::Planner: m_planner.Draw(m_settings, view); break;
             }
             ImGui::EndTabItem();
         }
@@ -270,6 +272,7 @@ void App::FrameView(const std::string& view, ImVec2 display)
     else if (view == "mfu") m_mfu.Draw(m_settings, display);
     else if (view == "stats") m_stats.Draw(m_settings, display);
     else if (view == "autopar") m_autopar.Draw(m_settings, display);
+    else if (view == "planner") m_planner.Draw(m_settings, display);
     ImGui::End();
 }
 
@@ -288,6 +291,7 @@ nlohmann::json App::Layout(const std::string& view) const
     if (view == "model") return m_model.Layout();
     if (view == "mfu") return m_mfu.Layout();
     if (view == "autopar") return m_autopar.Layout();
+    if (view == "planner") return m_planner.Layout();
     return nlohmann::json{{"view", view}};
 }
 

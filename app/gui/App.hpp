@@ -10,6 +10,7 @@
 
 #include "AppState.hpp"
 #include "AutoparView.hpp"
+#include "PlannerView.hpp"
 #include "ControlsPanel.hpp"
 #include "FileBrowser.hpp"
 #include "FlowView.hpp"
@@ -53,7 +54,7 @@ public:
     void Poll();
     // The whole window.
     void Frame(ImVec2 display);
-    // One view filling the window: "timeline", "flow", "model", "mfu", "stats", "autopar" (or "window").
+    // One view filling the window: "timeline", "flow", "model", "mfu", "stats", "autopar", "planner" (or "window").
     void FrameView(const std::string& view, ImVec2 display);
     nlohmann::json Layout(const std::string& view) const;
 
@@ -134,6 +135,7 @@ private:
     MfuView m_mfu;
     StatsView m_stats;
     AutoparView m_autopar;
+    PlannerView m_planner;
     ControlsPanel m_controls;
     FileBrowser m_browser;
 };

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "autopar/Autopar.hpp"
+#include "planner/Planner.hpp"
 #include "model/Collective.hpp"
 #include "schedule/Schedule.hpp"
 #include "sim/ClusterModel.hpp"
@@ -16,7 +17,7 @@
 
 namespace paralens::app {
 
-enum class ExperimentKind { Collective, Pipeline, Training, Autopar, File };
+enum class ExperimentKind { Collective, Pipeline, Training, Autopar, Plan, File };
 std::string_view Name(ExperimentKind k);
 
 // The modelled cluster: alpha in microseconds, bandwidths in GB/s (1e9 bytes/s), one optional
@@ -123,6 +124,27 @@ struct AutoparParams {
     bool operator==(const AutoparParams&) const = default;
 };
 
+// The training-configuration planner (core/planner): a transformer on a cluster, every DP x TP x
+// PP (x EP) configuration ranked; the Planner tab shows the table, the explanation bar and the
+// Pareto front; the timeline shows row `row`'s simulated step (one pipeline of TP groups).
+struct PlanParams {
+    std::string model = "llama3-70b"; // a preset (core/planner/TransformerModel.hpp)
+    int layers = 0;                   // 0: the preset's
+    int hidden = 0;                   // 0: the preset's (heads and FFN scale with it)
+    std::string gpu = "h100-sxm";
+    int gpus = 64;
+    int gpusPerNode = 8;
+    int globalBatch = 128;
+    int seq = 0;                      // 0: the preset's
+    double nvlinkGBps = 0;            // 0: the spec table's
+    double networkGBps = 50;
+    double efficiency = 0.55;
+    int row = 0;                      // the ranked row the timeline simulates
+
+    core::PlanRequest ToRequest() const; // throws Error naming the field
+    bool operator==(const PlanParams&) const = default;
+};
+
 // Where an experiment runs: the modelled cluster, real messages between processes of this machine
 // (an mpirun job of paralens itself), or this machine's GPUs. A real backend's run is started by
 // the Run button (or `render`); until then the experiment shows the simulator's prediction.
@@ -152,13 +174,14 @@ struct Experiment {
     PipelineParams pipeline;
     TrainingParams training;
     AutoparParams autopar;
+    PlanParams plan;
     ClusterParams cluster;
     std::vector<std::string> files; // ExperimentKind::File: one trace, or the per-rank files of one job
 
     bool operator==(const Experiment&) const = default;
 };
 
-enum class ViewTab { Flow, Model, Mfu, Stats, Autopar };
+enum class ViewTab { Flow, Model, Mfu, Stats, Autopar, Planner };
 std::string_view Name(ViewTab t);
 bool ParseViewTab(std::string_view text, ViewTab& out);
 

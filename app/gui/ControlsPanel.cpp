@@ -108,10 +108,10 @@ bool ControlsPanel::Draw(std::vector<Experiment>& experiments, ViewSettings& set
             if (ImGui::Button("Open another file...")) ctx.openFile = true;
         } else {
             constexpr ExperimentKind kKinds[] = {ExperimentKind::Collective, ExperimentKind::Pipeline, ExperimentKind::Training,
-                                                 ExperimentKind::Autopar};
+                                                 ExperimentKind::Autopar, ExperimentKind::Plan};
             int kind = static_cast<int>(std::find(std::begin(kKinds), std::end(kKinds), e.kind) - std::begin(kKinds));
             bool k = false;
-            for (int i = 0; i < 4; ++i) {
+            for (int i = 0; i < 5; ++i) {
                 if (i % 2) ImGui::SameLine();
                 k |= ImGui::RadioButton(std::string(Name(kKinds[i])).c_str(), &kind, i);
             }
@@ -130,6 +130,7 @@ bool ControlsPanel::Draw(std::vector<Experiment>& experiments, ViewSettings& set
                 devices = e.training.workload == "interop" ? 2 : e.training.devices;
             }
             if (e.kind == ExperimentKind::Autopar) changed |= DrawAutopar(e.autopar);
+            else if (e.kind == ExperimentKind::Plan) changed |= DrawPlan(e.plan);
             else changed |= DrawCluster(e.cluster, e.kind == ExperimentKind::Pipeline, devices);
         }
     }
@@ -393,6 +394,57 @@ bool ControlsPanel::DrawAutopar(AutoparParams& a)
         a.show = names[shown];
         changed = true;
     }
+    return changed;
+}
+
+bool ControlsPanel::DrawPlan(PlanParams& p)
+{
+    bool changed = false;
+    if (ImGui::BeginCombo("model", p.model.c_str())) {
+        for (const core::TransformerModel& m : core::ModelPresets())
+            if (ImGui::Selectable(m.id.c_str(), p.model == m.id)) {
+                changed |= p.model != m.id;
+                p.model = m.id;
+                p.layers = p.hidden = p.seq = 0;
+            }
+        ImGui::EndCombo();
+    }
+    const core::TransformerModel* preset = core::FindModelPreset(p.model);
+    if (preset) {
+        if (p.layers == 0) p.layers = preset->layers;
+        if (p.hidden == 0) p.hidden = preset->hidden;
+        if (p.seq == 0) p.seq = preset->seq;
+    }
+    changed |= ImGui::SliderInt("layers", &p.layers, 2, 256, "%d", ImGuiSliderFlags_AlwaysClamp);
+    int hidden = p.hidden / 1024;
+    if (ImGui::SliderInt("hidden", &hidden, 1, 32, "%d x 1024", ImGuiSliderFlags_AlwaysClamp)) {
+        p.hidden = hidden * 1024;
+        changed = true;
+    }
+    int64_t seq = p.seq, gpus = p.gpus, batch = p.globalBatch;
+    changed |= Pow2Slider("sequence", seq, 9, 17);
+    changed |= Pow2Slider("GPUs", gpus, 3, 15);
+    changed |= Pow2Slider("global batch", batch, 3, 13);
+    p.seq = static_cast<int>(seq);
+    p.gpus = static_cast<int>(gpus);
+    p.globalBatch = static_cast<int>(batch);
+    if (ImGui::BeginCombo("GPU", p.gpu.c_str())) {
+        for (const core::GpuSpec& g : core::HardwareTable())
+            if (g.PeakFlops("bf16") > 0 && ImGui::Selectable(g.id.c_str(), p.gpu == g.id)) {
+                changed |= p.gpu != g.id;
+                p.gpu = g.id;
+            }
+        ImGui::EndCombo();
+    }
+    const core::GpuSpec* gpu = core::FindGpu(p.gpu);
+    double nvlink = p.nvlinkGBps > 0 ? p.nvlinkGBps : gpu ? gpu->nvlinkUniGBps : 0.0;
+    if (SliderDouble("NVLink GB/s", nvlink, 10.0, 2000.0, "%.4g GB/s", true)) {
+        p.nvlinkGBps = nvlink;
+        changed = true;
+    }
+    changed |= SliderDouble("network GB/s", p.networkGBps, 1.0, 400.0, "%.4g GB/s", true);
+    changed |= SliderDouble("GEMM efficiency", p.efficiency, 0.1, 1.0, "%.2f of peak", false);
+    changed |= ImGui::SliderInt("timeline shows row", &p.row, 1, 20, "#%d", ImGuiSliderFlags_AlwaysClamp);
     return changed;
 }
 

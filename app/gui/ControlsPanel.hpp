@@ -55,6 +55,7 @@ private:
     bool DrawPipeline(PipelineParams& p);
     bool DrawTraining(TrainingParams& t);
     bool DrawAutopar(AutoparParams& a);
+    bool DrawPlan(PlanParams& p);
     bool DrawCluster(ClusterParams& c, bool pipeline, int ranks);
     void DrawJobs(ControlsContext& ctx);
 

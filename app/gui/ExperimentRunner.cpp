@@ -308,6 +308,7 @@ std::string BackendRefusal(const Experiment& e)
     const std::string where = e.backend == Backend::Processes ? "the processes backend" : "the GPU backend";
     if (e.kind == ExperimentKind::File) return "a trace file is read, not run";
     if (e.kind == ExperimentKind::Autopar) return "an auto-parallel strategy runs on the modelled mesh only";
+    if (e.kind == ExperimentKind::Plan) return "a training plan is modelled, not run";
     if (e.live.iterations < 1 || e.live.warmup < 0) return "iterations must be at least 1 and warm-up at least 0";
     if (e.kind == ExperimentKind::Training) return TrainingRefusal(e, where);
     if (e.backend == Backend::Processes) {

@@ -1,6 +1,7 @@
 #include "RunBuilder.hpp"
 
 #include "AutoparRuns.hpp"
+#include "PlanRuns.hpp"
 #include "TrainingRuns.hpp"
 
 #include "common/Error.hpp"
@@ -374,6 +375,7 @@ std::string Describe(const Experiment& e)
     }
     case ExperimentKind::Training: return TrainingTitle(e.training);
     case ExperimentKind::Autopar: return AutoparTitle(e.autopar);
+    case ExperimentKind::Plan: return PlanTitle(e.plan);
     case ExperimentKind::File:
         return e.files.size() == 1 ? e.files[0] : e.files.empty() ? std::string() : e.files[0] + " and " + std::to_string(e.files.size() - 1) + " more";
     }
@@ -445,6 +447,7 @@ std::shared_ptr<const RunResult> BuildRun(const Experiment& e, JobContext* conte
     case ExperimentKind::Pipeline: r = BuildPipeline(e); break;
     case ExperimentKind::Training: r = BuildTraining(e); break;
     case ExperimentKind::Autopar: r = BuildAutopar(e); break;
+    case ExperimentKind::Plan: r = BuildTrainingPlan(e); break;
     case ExperimentKind::File: {
         auto trace = std::make_shared<const core::Trace>(ReadFiles(e.files, context));
         if (context && context->Cancelled()) return nullptr;

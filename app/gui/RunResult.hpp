@@ -10,6 +10,7 @@
 
 #include "analysis/DeviceUsage.hpp"
 #include "autopar/Autopar.hpp"
+#include "planner/Planner.hpp"
 #include "analysis/PipelineMetrics.hpp"
 #include "analysis/TraceReport.hpp"
 #include "model/Fit.hpp"
@@ -139,6 +140,13 @@ struct RunResult {
     // autopar->solutions) and, when the inter-op search ran, its pipeline simulated with the sends.
     std::shared_ptr<const core::AutoparResult> autopar;
     int autoparShown = -1;
+
+    // The planner: its ranked rows and the request (the Planner tab), and which row the timeline
+    // shows simulated (-1: none fits; planTraceNote says why a row's step was not drawn).
+    std::shared_ptr<const core::PlanResult> trainingPlan;
+    std::shared_ptr<const core::PlanRequest> trainingPlanRequest;
+    int trainingPlanShown = -1;
+    std::string trainingPlanNote;
     double interOpSimulatedSeconds = 0.0;
 
     MfuData mfu;

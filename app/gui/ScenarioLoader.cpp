@@ -210,6 +210,32 @@ void ReadAutopar(Reader& r, AutoparParams& a)
     }
 }
 
+void ReadPlan(Reader& r, PlanParams& p)
+{
+    r.Get("model", p.model);
+    r.Get("layers", p.layers);
+    r.Get("hidden", p.hidden);
+    r.Get("gpu", p.gpu);
+    r.Get("gpus", p.gpus);
+    r.Get("gpusPerNode", p.gpusPerNode);
+    r.Get("globalBatch", p.globalBatch);
+    r.Get("seq", p.seq);
+    r.Get("nvlinkGBps", p.nvlinkGBps);
+    r.Get("networkGBps", p.networkGBps);
+    r.Get("efficiency", p.efficiency);
+    r.Get("row", p.row);
+    try {
+        (void)p.ToRequest();
+    } catch (const Error& e) { // the message names the command line's option: name the key it came from
+        const std::string what = e.what();
+        const char* key = "model";
+        for (const auto& [flag, k] : {std::pair{"--gpu:", "gpu"}, std::pair{"--gpus", "gpus"}, std::pair{"--layers", "layers"},
+                                      std::pair{"--hidden", "hidden"}, std::pair{"--global-batch", "globalBatch"}})
+            if (what.find(flag) != std::string::npos) key = k;
+        r.Fail(key, what);
+    }
+}
+
 Experiment ReadExperiment(const json& j, const std::string& where)
 {
     Reader r(j, where);
@@ -221,12 +247,14 @@ Experiment ReadExperiment(const json& j, const std::string& where)
     else if (kind == "pipeline") e.kind = ExperimentKind::Pipeline;
     else if (kind == "training") e.kind = ExperimentKind::Training;
     else if (kind == "autopar") e.kind = ExperimentKind::Autopar;
+    else if (kind == "plan") e.kind = ExperimentKind::Plan;
     else if (kind == "file") e.kind = ExperimentKind::File;
-    else r.Fail("kind", "expected \"collective\", \"pipeline\", \"training\", \"autopar\" or \"file\" (got \"" + kind + "\")");
+    else r.Fail("kind", "expected \"collective\", \"pipeline\", \"training\", \"autopar\", \"plan\" or \"file\" (got \"" + kind + "\")");
     if (e.kind == ExperimentKind::Collective) ReadCollective(r, e.collective);
     if (e.kind == ExperimentKind::Pipeline) ReadPipeline(r, e.pipeline);
     if (e.kind == ExperimentKind::Training) ReadTraining(r, e.training);
     if (e.kind == ExperimentKind::Autopar) ReadAutopar(r, e.autopar);
+    if (e.kind == ExperimentKind::Plan) ReadPlan(r, e.plan);
     if (e.kind == ExperimentKind::File) {
         std::string file;
         r.Get("file", file);
@@ -265,7 +293,7 @@ ViewSettings ReadView(const json& j, const std::string& where)
     ViewSettings v;
     std::string tab, colorBy;
     r.Get("tab", tab);
-    if (!tab.empty() && !ParseViewTab(tab, v.tab)) r.Fail("tab", "expected flow, model, mfu, stats or autopar (got \"" + tab + "\")");
+    if (!tab.empty() && !ParseViewTab(tab, v.tab)) r.Fail("tab", "expected flow, model, mfu, stats, autopar or planner (got \"" + tab + "\")");
     r.Get("colorBy", colorBy);
     if (colorBy == "category") v.colorBy = ColorMode::Category;
     else if (colorBy == "micro-batch" || colorBy.empty()) v.colorBy = ColorMode::MicroBatch;
@@ -292,6 +320,7 @@ std::string_view Name(ExperimentKind k)
     case ExperimentKind::Pipeline: return "pipeline";
     case ExperimentKind::Training: return "training";
     case ExperimentKind::Autopar: return "autopar";
+    case ExperimentKind::Plan: return "plan";
     case ExperimentKind::File: return "file";
     }
     return "?";
@@ -325,13 +354,14 @@ std::string_view Name(ViewTab t)
     case ViewTab::Mfu: return "mfu";
     case ViewTab::Stats: return "stats";
     case ViewTab::Autopar: return "autopar";
+    case ViewTab::Planner: return "planner";
     }
     return "?";
 }
 
 bool ParseViewTab(std::string_view text, ViewTab& out)
 {
-    for (ViewTab t : {ViewTab::Flow, ViewTab::Model, ViewTab::Mfu, ViewTab::Stats, ViewTab::Autopar})
+    for (ViewTab t : {ViewTab::Flow, ViewTab::Model, ViewTab::Mfu, ViewTab::Stats, ViewTab::Autopar, ViewTab::Planner})
         if (Name(t) == text) {
             out = t;
             return true;

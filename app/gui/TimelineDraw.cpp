@@ -111,6 +111,7 @@ void TimelineView::DrawRuler(const Section& s, DrawContext& dc, float y)
                        : first.experiment.kind == ExperimentKind::Pipeline ? "pipelines"
                        : first.experiment.kind == ExperimentKind::Training ? "training steps"
                        : first.experiment.kind == ExperimentKind::Autopar ? "auto-parallel strategies"
+                       : first.experiment.kind == ExperimentKind::Plan    ? "planned training steps"
                        : first.experiment.label.empty()                    ? "trace file"
                                                                            : first.experiment.label.c_str();
     const float fontH = ImGui::GetFontSize();

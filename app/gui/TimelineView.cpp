@@ -22,6 +22,7 @@ int SectionKey(const RunResult& r, size_t index)
     case ExperimentKind::Pipeline: return 1;
     case ExperimentKind::Training: return 2;
     case ExperimentKind::Autopar: return 3;
+    case ExperimentKind::Plan: return 4;
     case ExperimentKind::File: return 100 + static_cast<int>(index);
     }
     return 0;

@@ -97,6 +97,7 @@ bool HasContent(const nlohmann::json& j)
     if (view == "model") return j.value("curves", 0) > 0;
     if (view == "mfu") return j.value("runs", 0) > 0;
     if (view == "autopar") return j.contains("nodes") && !j["nodes"].empty();
+    if (view == "planner") return j.contains("rows") && !j["rows"].empty();
     return true;
 }
 
@@ -107,7 +108,7 @@ TEST_CASE("every scenario renders every view into a real picture", "[gui]")
     REQUIRE_DISPLAY();
     CliTempDir dir;
     for (const paralens::app::Scenario& s : paralens::app::BuiltinScenarios())
-        for (const char* view : {"timeline", "flow", "model", "mfu", "stats", "autopar", "window"}) {
+        for (const char* view : {"timeline", "flow", "model", "mfu", "stats", "autopar", "planner", "window"}) {
             INFO(s.name << " / " << view);
             const std::string png = dir.File(s.name + "-" + view + ".png");
             nlohmann::json j = Render("--scenario " + s.name + " --view " + view + " --size 960x540", png);
@@ -207,6 +208,40 @@ TEST_CASE("the auto-parallel view colours the lectures' MLP as the slides do", "
     CHECK(j["bars"][0]["name"] == "ilp");
     CHECK(j["bars"][0]["shown"] == true);
     for (const auto& b : j["bars"]) CHECK(j["bars"][0]["seconds"].get<double>() <= b["seconds"].get<double>() * (1 + 1e-9));
+}
+
+TEST_CASE("the planner view ranks, explains the shown row and draws the Pareto front", "[gui][planner]")
+{
+    REQUIRE_DISPLAY();
+    CliTempDir dir;
+    const std::string png = dir.File("planner.png");
+    const nlohmann::json j = Render("--scenario plan-llama70b --view planner --size 1600x900", png);
+    const Image img = Load(png);
+    REQUIRE(j["rows"].size() >= 10);
+    for (size_t i = 1; i < j["rows"].size(); ++i)
+        CHECK(j["rows"][i - 1]["stepSeconds"].get<double>() <= j["rows"][i]["stepSeconds"].get<double>());
+    CHECK(j["shownRow"] == 1);
+    // The explanation bar's segments add up to the step and compute is the widest.
+    double sum = 0, widest = 0;
+    std::string widestLabel;
+    for (const auto& s : j["stepBar"]) {
+        sum += s["seconds"].get<double>();
+        if (s["rect"][2].get<double>() > widest) {
+            widest = s["rect"][2].get<double>();
+            widestLabel = s["label"];
+        }
+    }
+    CHECK(sum == Approx(j["rows"][0]["stepSeconds"].get<double>()).epsilon(1e-6));
+    CHECK(widestLabel == "compute");
+    REQUIRE_FALSE(j["memoryBar"].empty());
+    // The compute segment is drawn.
+    const auto& first = j["stepBar"][0];
+    const unsigned char* px = img.At(static_cast<int>(first["rect"][0].get<double>() + first["rect"][2].get<double>() / 2),
+                                     static_cast<int>(first["rect"][1].get<double>() + first["rect"][3].get<double>() / 2));
+    const unsigned char* bg = img.At(2, img.height - 3);
+    CHECK((px[0] != bg[0] || px[1] != bg[1] || px[2] != bg[2])); // the segment is filled, not background
+    REQUIRE(j["front"].size() >= 2);
+    CHECK(j["points"].get<int>() >= static_cast<int>(j["front"].size()));
 }
 
 TEST_CASE("the flow view draws one node per rank", "[gui]")

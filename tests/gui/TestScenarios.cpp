@@ -50,11 +50,15 @@ TEST_CASE("a bad scenario names the file, the place and what was expected", "[gu
     CHECK_THROWS_WITH(ParseScenario("{\"experiments\": []}", "e.json"), Catch::Contains("non-empty array"));
     CHECK_THROWS_WITH(ParseScenario("{\"experiments\": [{}], ", "t.json"), Catch::Contains("t.json: not valid JSON at byte"));
     CHECK_THROWS_WITH(ParseScenario("{\"experiments\": [{}], \"view\": {\"tab\": \"gantt\"}}", "v.json"),
-                      Catch::Contains("expected flow, model, mfu, stats or autopar"));
+                      Catch::Contains("expected flow, model, mfu, stats, autopar or planner"));
     CHECK_THROWS_WITH(ParseScenario(R"({"experiments": [{"kind": "autopar", "mesh": "2y4"}]})", "a.json"),
                       Catch::Contains("a.json") && Catch::Contains("key \"mesh\"") && Catch::Contains("2y4"));
     CHECK_THROWS_WITH(ParseScenario(R"({"experiments": [{"kind": "autopar", "solvers": "ilp,magic"}]})", "a.json"),
                       Catch::Contains("key \"solvers\"") && Catch::Contains("magic"));
+    CHECK_THROWS_WITH(ParseScenario(R"({"experiments": [{"kind": "plan", "model": "gpt5"}]})", "p.json"),
+                      Catch::Contains("p.json") && Catch::Contains("key \"model\"") && Catch::Contains("gpt5"));
+    CHECK_THROWS_WITH(ParseScenario(R"({"experiments": [{"kind": "plan", "gpu": "tpu-v5"}]})", "p.json"),
+                      Catch::Contains("key \"gpu\"") && Catch::Contains("tpu-v5"));
     CHECK_THROWS_WITH(ResolveScenario("no-such-scenario"), Catch::Contains("built in: default"));
 }
 

@@ -1,0 +1,103 @@
+#include "PlanRuns.hpp"
+
+#include "TrainingRuns.hpp"
+
+#include "common/Error.hpp"
+#include "model/Hardware.hpp"
+#include "planner/PlannerTrace.hpp"
+#include "trace/TraceBuilder.hpp"
+
+#include <algorithm>
+
+namespace paralens::app {
+
+namespace {
+
+// A simulated step with more ops than this is not drawn on a slider move (the CLI's --trace draws it).
+constexpr double kMaxTraceOps = 400'000;
+
+// The views want a Trace: an empty one titled with why there is no step to draw.
+void EmptyTrace(RunResult& r, const std::string& why)
+{
+    core::TraceBuilder b;
+    b.Meta().title = why;
+    b.Meta().workload.Set("kind", std::string("plan"));
+    r.trace = std::make_shared<const core::Trace>(std::move(b).Finish());
+    r.trainingPlanNote = why;
+    FillUsage(r);
+}
+
+} // namespace
+
+core::PlanRequest PlanParams::ToRequest() const
+{
+    core::PlanRequest r;
+    const core::TransformerModel* preset = core::FindModelPreset(model);
+    Require(preset != nullptr, "--model: unknown model '" + model + "' (one of " + core::ModelPresetList() + ")");
+    r.model = *preset;
+    if (layers > 0 && layers != preset->layers) r.model.layers = layers;
+    if (hidden > 0 && hidden != preset->hidden) { // heads keep their width; the FFN keeps its ratio
+        const double scale = static_cast<double>(hidden) / preset->hidden;
+        r.model.hidden = hidden;
+        r.model.heads = std::max(1, hidden / preset->HeadDim());
+        r.model.kvHeads = std::max(1, std::min(r.model.heads, static_cast<int>(preset->kvHeads * scale + 0.5)));
+        while (r.model.heads % r.model.kvHeads) --r.model.kvHeads;
+        r.model.ffn = static_cast<int>(preset->ffn * scale / 64 + 0.5) * 64;
+    }
+    if (r.model.layers != preset->layers || r.model.hidden != preset->hidden) r.model.id += "*";
+    core::CheckModel(r.model);
+    const core::GpuSpec* g = core::FindGpu(gpu);
+    Require(g != nullptr, "--gpu: unknown GPU '" + gpu + "' (one of " + core::GpuIdsList() + ")");
+    r.cluster.gpu = *g;
+    r.cluster.gpus = gpus;
+    r.cluster.gpusPerNode = gpusPerNode;
+    r.cluster.nvlinkGBps = nvlinkGBps;
+    r.cluster.networkGBps = networkGBps;
+    r.cluster.efficiency = efficiency;
+    r.globalBatch = globalBatch;
+    r.seq = seq;
+    Require(gpus >= 1, "--gpus must be at least 1");
+    Require(globalBatch >= 1, "--global-batch must be at least 1");
+    return r;
+}
+
+std::string PlanTitle(const PlanParams& p)
+{
+    return "plan: " + p.model + " on " + std::to_string(p.gpus) + " x " + p.gpu + ", batch " + std::to_string(p.globalBatch) + ", row " +
+           std::to_string(std::max(1, p.row));
+}
+
+std::shared_ptr<RunResult> BuildTrainingPlan(const Experiment& e)
+{
+    const PlanParams& p = e.plan;
+    auto request = std::make_shared<const core::PlanRequest>(p.ToRequest());
+    auto result = std::make_shared<const core::PlanResult>(core::PlanTraining(*request));
+    auto r = std::make_shared<RunResult>();
+    r->trainingPlan = result;
+    r->trainingPlanRequest = request;
+    if (result->fitting == 0) {
+        EmptyTrace(*r, result->notes.empty() ? "nothing fits" : result->notes.front());
+        return r;
+    }
+    r->trainingPlanShown = std::clamp(p.row, 1, static_cast<int>(result->fitting)) - 1;
+    const core::PlanRow& row = result->rows[static_cast<size_t>(r->trainingPlanShown)];
+    const double ops = static_cast<double>(row.microBatches) * row.config.pp * row.config.tp * 3;
+    r->predictedSeconds = row.time.step;
+    r->predictionExact = true;
+    if (ops > kMaxTraceOps) {
+        EmptyTrace(*r, "row " + std::to_string(r->trainingPlanShown + 1) + "'s step has about " + std::to_string(static_cast<long>(ops)) + " ops on " +
+                           std::to_string(row.config.pp * row.config.tp) +
+                           " lanes: too many to re-simulate on every change; paralens plan --trace writes it");
+        return r;
+    }
+    core::PlanStepSimulation sim = core::SimulatePlanStep(*request, row.config);
+    r->trace = std::make_shared<const core::Trace>(std::move(*sim.trace));
+    r->windowBeginNs = r->trace->BeginNs();
+    r->windowEndNs = r->trace->EndNs();
+    FillUsage(*r);
+    r->simulatedSeconds = sim.seconds;
+    FillMfu(*r, request->cluster.PeakFlops(), request->cluster.gpu.name + ", bf16 dense peak: spec table (assets/hardware.json)");
+    return r;
+}
+
+} // namespace paralens::app
