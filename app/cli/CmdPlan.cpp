@@ -253,6 +253,8 @@ void AddPlanCommand(CLI::App& root)
     cmd->add_option("--dtype", o->request.cluster.dtype, "Data type of the GEMMs' peak")->capture_default_str();
     cmd->add_option("--efficiency", o->request.cluster.efficiency, "Fraction of peak a layer's compute reaches")->capture_default_str()
         ->check(CLI::Range(0.01, 1.0));
+    cmd->add_option("--gemm-tflops", o->request.cluster.gemmTflops,
+                    "Measured GEMM TFLOP/s per GPU (paralens run --workload gemm) instead of peak x --efficiency");
     cmd->add_option("--gpus-per-node", o->request.cluster.gpusPerNode, "GPUs per node (NVLink inside)")->capture_default_str();
     cmd->add_option("--nvlink-GBps", o->request.cluster.nvlinkGBps, "NVLink bandwidth per GPU, one direction (default: the spec table's)");
     cmd->add_option("--network-GBps", o->request.cluster.networkGBps, "Network bandwidth per GPU between nodes, one direction")->capture_default_str();

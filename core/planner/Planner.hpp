@@ -34,8 +34,10 @@ struct PlanCluster {
     double networkAlphaUs = 10;
     double efficiency = 0.55;     // achieved fraction of peak in the GEMMs (memory-bound ops go at HBM bandwidth)
     double memoryFraction = 0.9; // of HBM usable for the model (the rest: CUDA context, NCCL, allocator)
+    double gemmTflops = 0;       // measured GEMM throughput (the GEMM probe's); 0: peak x efficiency
 
-    double PeakFlops() const { return gpu.PeakFlops(dtype); }
+    double PeakFlops() const { return gpu.PeakFlops(dtype); } // MFU is against this, the spec sheet's
+    double GemmFlops() const { return gemmTflops > 0 ? gemmTflops * 1e12 : PeakFlops() * efficiency; }
     double NvlinkGBps() const { return nvlinkGBps > 0 ? nvlinkGBps : gpu.nvlinkUniGBps; }
     double UsableBytes() const { return gpu.memoryGB * 1e9 * memoryFraction; }
 };

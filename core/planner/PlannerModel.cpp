@@ -183,7 +183,7 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
 {
     const TransformerModel& m = r.model;
     const PlanCluster& k = r.cluster;
-    const double rate = k.PeakFlops() * k.efficiency;
+    const double rate = k.GemmFlops();
     Require(rate > 0, "the GPU " + k.gpu.id + " has no " + k.dtype + " peak in the spec table");
     OpCosts o;
     const double layerFlops = 2.0 * s.tokens * m.LayerActiveParams() + 4.0 * s.tokens * s.seq * s.h;

@@ -115,6 +115,11 @@ TEST_CASE("planner: one GPU's step by hand: 3 x forward FLOPs at the efficiency,
     CHECK(row.mfu == Approx(0.5).epsilon(1e-9));
     CHECK(row.time.bubble == Approx(0).margin(1e-12));
     CHECK(row.time.tpComm == 0);
+    // A measured GEMM rate replaces peak x efficiency; MFU stays against the spec sheet's peak.
+    r.cluster.gemmTflops = 600;
+    const PlanRow measured = Evaluate(r, Config(1, 1, 1, 2));
+    CHECK(measured.time.step == Approx(flops / 600e12).epsilon(1e-9));
+    CHECK(measured.mfu == Approx(600.0 / 989.0).epsilon(1e-9));
 }
 
 TEST_CASE("planner: the pipeline timing equals the pipeline simulator on the real schedules", "[planner]")
