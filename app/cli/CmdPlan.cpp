@@ -24,6 +24,11 @@ namespace {
 using Json = nlohmann::json;
 
 struct PlanOptions {
+    PlanOptions()
+    {
+        request.cluster.gpus = 64; // 8 nodes: the default model fits and every kind of parallelism shows
+        request.globalBatch = 128;
+    }
     std::string model = "llama3-70b";
     int layers = 0, hidden = 0, heads = 0, kvHeads = 0, ffn = 0, vocab = 0, experts = -1, topK = 0;
     std::string mlp;
@@ -251,7 +256,7 @@ void AddPlanCommand(CLI::App& root)
     cmd->add_option("--gpus", o->request.cluster.gpus, "GPUs in all")->capture_default_str();
     cmd->add_option("--gpu", o->gpu, "GPU of the spec table: " + core::GpuIdsList())->capture_default_str();
     cmd->add_option("--dtype", o->request.cluster.dtype, "Data type of the GEMMs' peak")->capture_default_str();
-    cmd->add_option("--efficiency", o->request.cluster.efficiency, "Fraction of peak a layer's compute reaches")->capture_default_str()
+    cmd->add_option("--efficiency", o->request.cluster.efficiency, "Fraction of peak the GEMMs reach (memory-bound ops go at HBM bandwidth)")->capture_default_str()
         ->check(CLI::Range(0.01, 1.0));
     cmd->add_option("--gemm-tflops", o->request.cluster.gemmTflops,
                     "Measured GEMM TFLOP/s per GPU (paralens run --workload gemm) instead of peak x --efficiency");

@@ -1,6 +1,8 @@
 // End-to-end: `paralens plan`, the training-configuration planner from the command line.
 #include "CliRunner.hpp"
 
+#include "model/Fit.hpp"
+#include "trace/FileIO.hpp"
 #include "trace/TraceFile.hpp"
 
 #include <catch2/catch.hpp>
@@ -79,6 +81,35 @@ TEST_CASE("plan: --trace writes the best row's simulated step, one lane per TP r
     CHECK(simulated == Approx(predicted).epsilon(0.01));
     const CliResult a = RunParalens("analyze " + out + " --json");
     CHECK(a.exitCode == 0);
+}
+
+TEST_CASE("plan: --network-fit prices the network with a fitted alpha and bandwidth", "[cli][plan]")
+{
+    CliTempDir dir;
+    paralens::core::FitFile file;
+    paralens::core::FitResult fit;
+    fit.collective = paralens::core::Collective::AllReduce;
+    fit.ranks = 8;
+    fit.params = paralens::core::CostParams{7e-6, 1.0 / 20e9, 0.0};
+    file.fits.push_back(fit);
+    file.sources.push_back("synthetic");
+    paralens::core::WriteFileAtomic(dir.File("fit.json"), paralens::core::FitFileToJson(file));
+    const std::string common = "plan --model llama3-8b --gpus 32 --global-batch 64 --seq 4096 --top 3 --json ";
+    const Json fitted = RunParalensJson(common + "--network-fit " + dir.File("fit.json"));
+    const Json direct = RunParalensJson(common + "--network-alpha-us 7 --network-GBps 20");
+    const Json fast = RunParalensJson(common + "--network-alpha-us 7 --network-GBps 400");
+    CHECK(fitted["rows"][0]["stepSeconds"].get<double>() == Approx(direct["rows"][0]["stepSeconds"].get<double>()).epsilon(1e-9));
+    CHECK(fast["rows"][0]["stepSeconds"].get<double>() < direct["rows"][0]["stepSeconds"].get<double>());
+    const CliResult bad = RunParalens("plan --network-fit " + dir.File("missing.json"));
+    CHECK(bad.exitCode == 2);
+    CHECK_THAT(bad.err, Catch::Contains("missing.json"));
+}
+
+TEST_CASE("plan: the defaults give an answer", "[cli][plan]")
+{
+    const Json j = RunParalensJson("plan --json");
+    CHECK(j["fitting"].get<int>() > 0);
+    CHECK(j["gpus"] == 64);
 }
 
 TEST_CASE("plan: --validate compares the published runs", "[cli][plan]")
