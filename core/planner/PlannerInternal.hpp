@@ -34,7 +34,8 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
 
 void CheckPlannerConfig(const PlanRequest& r, const TrainingConfig& c);
 PipelineShape PipelineShapeOf(const PlanRequest& r, const TrainingConfig& c);
-// `pipe` null: pp = 1 (or, for memory, a lower bound of one micro-batch in flight).
+// `pipe` null: pp = 1, or for the search a lower bound (the first stage holding GPipe's N or
+// 1F1B's min(pp, N) micro-batches, which every schedule holds at least).
 MemoryBreakdown PlannerMemory(const PlanRequest& r, const TrainingConfig& c, const PipelineStructure* pipe);
 // `breakdown`: also time the pipeline with free sends, to split bubble from send time.
 StepBreakdown PlannerTime(const PlanRequest& r, const TrainingConfig& c, const PipelineStructure* pipe, bool breakdown);

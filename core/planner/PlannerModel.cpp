@@ -305,7 +305,10 @@ MemoryBreakdown PlannerMemory(const PlanRequest& r, const TrainingConfig& c, con
     MemoryBreakdown worst;
     for (int stage = 0; stage < c.pp; ++stage) {
         if (stage > 0 && stage < c.pp - 1) continue; // the middle stages hold no more than the first
-        const double inFlight = pipe ? pipe->peakInFlight[static_cast<size_t>(stage)] : 1.0;
+        // Without the schedule: a lower bound of what its first stage holds (GPipe all N, the others
+        // at least 1F1B's min(pp, N); tests hold the built schedules to it), the last stage one.
+        const double bound = c.schedule == ScheduleKind::GPipe ? s.microBatches : std::min(c.pp, s.microBatches);
+        const double inFlight = pipe ? pipe->peakInFlight[static_cast<size_t>(stage)] : stage == 0 && c.pp > 1 ? bound : 1.0;
         const MemoryBreakdown m = MemoryOn(r, c, s, stage, inFlight);
         if (stage == 0 || m.Total() > worst.Total()) worst = m;
     }

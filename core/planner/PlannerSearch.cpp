@@ -174,7 +174,7 @@ PlanResult PlanTraining(const PlanRequest& r)
         PlanRow row;
         row.config = c;
         row.microBatches = r.globalBatch / (c.dp * c.microBatch);
-        row.memory = PlannerMemory(r, c, nullptr); // a lower bound: one micro-batch in flight
+        row.memory = PlannerMemory(r, c, nullptr); // a lower bound until the schedule is built
         std::shared_ptr<const PipelineStructure> pipe;
         if (row.memory.Total() <= usable && c.pp > 1) {
             try {
@@ -189,7 +189,7 @@ PlanResult PlanTraining(const PlanRequest& r)
             row.timed = true;
         }
         FinishRow(r, row);
-        if (!row.fits && c.pp > 1 && !pipe) row.rejected.insert(5, " at least"); // "needs at least ...": one micro-batch in flight counted
+        if (!row.fits && c.pp > 1 && !pipe) row.rejected.insert(5, " at least"); // "needs at least ...": the lower bound of micro-batches in flight
         res.rows.push_back(std::move(row));
     }
     Rank(res.rows);

@@ -149,6 +149,13 @@ TEST_CASE("planner: the pipeline timing equals the pipeline simulator on the rea
             INFO(Name(c.kind) << " D " << c.D << " N " << c.N << " v " << c.v << " send " << send << " s");
             CHECK(timed == Approx(simulated).epsilon(1e-9));
         }
+    // The search's lower bound of the first stage's micro-batches in flight holds for every schedule.
+    for (const Case& c : cases) {
+        const auto s = PipelineStructureOf(PipelineShape{c.kind, c.D, c.N, c.v, 2.5, 1.0});
+        const double bound = c.kind == ScheduleKind::GPipe ? c.N : std::min(c.D, c.N);
+        INFO(Name(c.kind) << " D " << c.D << " N " << c.N << " v " << c.v);
+        CHECK(s->peakInFlight[0] >= bound - 1e-12);
+    }
 }
 
 TEST_CASE("planner: a row's simulated step (one pipeline of TP groups) is its predicted step time", "[planner]")
