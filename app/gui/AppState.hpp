@@ -139,7 +139,7 @@ struct PlanParams {
     double nvlinkGBps = 0;            // 0: the spec table's
     double networkGBps = 50;
     double efficiency = 0.55;
-    int row = 0;                      // the ranked row the timeline simulates
+    int row = 1;                      // the ranked row (1: the best) the timeline simulates
 
     core::PlanRequest ToRequest() const; // throws Error naming the field
     bool operator==(const PlanParams&) const = default;
