@@ -75,13 +75,7 @@ void AutoparView::SetSnapshot(std::shared_ptr<const Snapshot> snapshot)
 
 const RunResult* AutoparView::Chosen(const ViewSettings& settings) const
 {
-    if (!m_snapshot) return nullptr;
-    const auto& runs = m_snapshot->runs;
-    if (settings.selected >= 0 && static_cast<size_t>(settings.selected) < runs.size() && runs[static_cast<size_t>(settings.selected)]->autopar)
-        return runs[static_cast<size_t>(settings.selected)].get();
-    for (const auto& r : runs)
-        if (r->autopar) return r.get();
-    return nullptr;
+    return m_snapshot ? m_snapshot->SelectedOrFirst(settings.selected, [](const RunResult& r) { return r.autopar != nullptr; }) : nullptr;
 }
 
 void AutoparView::Prepare(const RunResult& run)

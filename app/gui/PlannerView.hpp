@@ -5,33 +5,48 @@
 // exposed DP gradient sync, optimizer) and its memory per GPU (weights, gradients, optimizer
 // states, activations) against the usable HBM, and below them every fitting configuration as a
 // point of step time against memory with the Pareto front drawn through. The controls' sliders
-// re-rank at once. GUI thread only.
+// re-rank at once. Texts are made once per run (Prepare), not per frame. GUI thread only.
 #pragma once
 
 #include "RunResult.hpp"
 
+#include <array>
 #include <imgui.h>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 namespace paralens::app {
 
 class PlannerView {
 public:
-    void SetSnapshot(std::shared_ptr<const Snapshot> snapshot) { m_snapshot = std::move(snapshot); }
+    void SetSnapshot(std::shared_ptr<const Snapshot> snapshot);
     void Draw(ViewSettings& settings, ImVec2 size);
-    nlohmann::json Layout() const { return m_layout; }
+    nlohmann::json Layout() const;
 
 private:
+    static constexpr int kColumns = 10;
+    struct Segment {
+        const char* label = "";
+        double value = 0.0;
+        ImVec4 rect{}; // the last frame's (x, y, w, h)
+    };
+    void Prepare(const RunResult& run);
     const RunResult* Chosen(const ViewSettings& settings) const;
     void DrawTable(const RunResult& run, ImVec2 min, ImVec2 max);
-    float DrawStepBar(const RunResult& run, ImVec2 min, float width);
-    float DrawMemoryBar(const RunResult& run, ImVec2 min, float width);
+    float DrawBar(const std::string& title, std::array<Segment, 6>& parts, size_t count, const ImU32* colors, double total,
+                  ImVec2 at, float width);
     void DrawPareto(const RunResult& run, ImVec2 min, ImVec2 max);
 
     std::shared_ptr<const Snapshot> m_snapshot;
-    nlohmann::json m_layout;
+    const RunResult* m_prepared = nullptr;
+    std::string m_header, m_stepTitle, m_memoryTitle;
+    std::vector<std::array<std::string, kColumns>> m_cells; // the table's rows
+    std::array<Segment, 6> m_step{};
+    std::array<Segment, 6> m_memory{};
+    std::vector<ImVec2> m_front; // the last frame's Pareto points
+    bool m_drawn = false;
 };
 
 } // namespace paralens::app

@@ -157,6 +157,18 @@ struct RunResult {
 
 struct Snapshot {
     std::vector<std::shared_ptr<const RunResult>> runs;
+
+    // The run at `selected` when `has` holds for it, else the first run for which it does; null
+    // when none (a tab that shows one kind of run picks its run this way).
+    template <class Has>
+    const RunResult* SelectedOrFirst(int selected, Has has) const
+    {
+        if (selected >= 0 && static_cast<size_t>(selected) < runs.size() && has(*runs[static_cast<size_t>(selected)]))
+            return runs[static_cast<size_t>(selected)].get();
+        for (const auto& r : runs)
+            if (has(*r)) return r.get();
+        return nullptr;
+    }
 };
 
 } // namespace paralens::app

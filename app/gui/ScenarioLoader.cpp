@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -169,6 +170,23 @@ void ReadTraining(Reader& r, TrainingParams& t)
     if (t.consistency != "bsp" && t.consistency != "ssp" && t.consistency != "async") r.Fail("consistency", "expected bsp, ssp or async");
 }
 
+// Runs `check` (building the core request from what was read) and turns its Error, whose message
+// starts with the command line's option, into a failure naming the scenario key it came from
+// (`options`: option prefix -> key; `fallback` when none matches).
+template <class Check>
+void CheckAsRequest(Reader& r, Check check, const char* fallback, std::initializer_list<std::pair<const char*, const char*>> options)
+{
+    try {
+        check();
+    } catch (const Error& e) {
+        const std::string what = e.what();
+        const char* key = fallback;
+        for (const auto& [option, k] : options)
+            if (what.rfind(option, 0) == 0) key = k;
+        r.Fail(key, what);
+    }
+}
+
 void ReadAutopar(Reader& r, AutoparParams& a)
 {
     r.Get("graph", a.graph);
@@ -199,15 +217,8 @@ void ReadAutopar(Reader& r, AutoparParams& a)
     r.Get("solvers", a.solvers);
     r.Get("microBatches", a.microBatches);
     r.Get("show", a.show);
-    try {
-        (void)a.ToRequest();
-    } catch (const Error& e) { // the message names the command line's option: name the key it came from
-        const std::string what = e.what();
-        const char* key = "mesh";
-        for (const char* k : {"solvers", "gpu", "dtype", "efficiency"})
-            if (what.rfind(std::string("--") + k, 0) == 0) key = k;
-        r.Fail(key, what);
-    }
+    CheckAsRequest(r, [&] { (void)a.ToRequest(); }, "mesh",
+                   {{"--solvers", "solvers"}, {"--gpu", "gpu"}, {"--dtype", "dtype"}, {"--efficiency", "efficiency"}});
 }
 
 void ReadPlan(Reader& r, PlanParams& p)
@@ -224,16 +235,8 @@ void ReadPlan(Reader& r, PlanParams& p)
     r.Get("networkGBps", p.networkGBps);
     r.Get("efficiency", p.efficiency);
     r.Get("row", p.row);
-    try {
-        (void)p.ToRequest();
-    } catch (const Error& e) { // the message names the command line's option: name the key it came from
-        const std::string what = e.what();
-        const char* key = "model";
-        for (const auto& [flag, k] : {std::pair{"--gpu:", "gpu"}, std::pair{"--gpus", "gpus"}, std::pair{"--layers", "layers"},
-                                      std::pair{"--hidden", "hidden"}, std::pair{"--global-batch", "globalBatch"}})
-            if (what.find(flag) != std::string::npos) key = k;
-        r.Fail(key, what);
-    }
+    CheckAsRequest(r, [&] { (void)p.ToRequest(); }, "model",
+                   {{"--gpu:", "gpu"}, {"--gpus ", "gpus"}, {"--layers", "layers"}, {"--hidden", "hidden"}, {"--global-batch", "globalBatch"}});
 }
 
 Experiment ReadExperiment(const json& j, const std::string& where)

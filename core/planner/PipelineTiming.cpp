@@ -6,7 +6,6 @@
 #include <cmath>
 #include <map>
 #include <mutex>
-#include <tuple>
 
 namespace paralens::core {
 
@@ -75,24 +74,31 @@ std::shared_ptr<const PipelineStructure> Build(const PipelineShape& shape)
 
 } // namespace
 
+PipelineShape CachedShape(const PipelineShape& shape)
+{
+    PipelineShape out = shape;
+    const bool timed = shape.kind == ScheduleKind::ZeroBubbleH1;
+    out.backwardRatio = timed ? std::max(1.0, std::round(shape.backwardRatio * 2) / 2) : 0.0;
+    out.weightRatio = timed ? std::clamp(std::round(shape.weightRatio * 2) / 2, 0.5, out.backwardRatio - 0.5) : 0.0;
+    return out;
+}
+
+PipelineCacheKey CacheKey(const PipelineShape& shape)
+{
+    const PipelineShape c = CachedShape(shape);
+    return {static_cast<int>(c.kind), c.stages, c.microBatches, c.chunks, std::llround(c.backwardRatio * 2), std::llround(c.weightRatio * 2)};
+}
+
 std::shared_ptr<const PipelineStructure> PipelineStructureOf(const PipelineShape& shape)
 {
-    using Key = std::tuple<int, int, int, int, long long, long long>;
     static std::mutex mutex;
-    static std::map<Key, std::shared_ptr<const PipelineStructure>> cache;
-    PipelineShape rounded = shape;
-    const bool timed = shape.kind == ScheduleKind::ZeroBubbleH1;
-    // Halves of F: building a zb-h1 order is the expensive part of a search, and any order is
-    // valid; the planner and its simulated step time the same order with the true times.
-    rounded.backwardRatio = timed ? std::max(1.0, std::round(shape.backwardRatio * 2) / 2) : 0.0;
-    rounded.weightRatio = timed ? std::clamp(std::round(shape.weightRatio * 2) / 2, 0.5, rounded.backwardRatio - 0.5) : 0.0;
-    const Key key{static_cast<int>(shape.kind), shape.stages, shape.microBatches, shape.chunks,
-                  std::llround(rounded.backwardRatio * 2), std::llround(rounded.weightRatio * 2)};
+    static std::map<PipelineCacheKey, std::shared_ptr<const PipelineStructure>> cache;
+    const PipelineCacheKey key = CacheKey(shape);
     {
         std::lock_guard<std::mutex> lock(mutex);
         if (auto it = cache.find(key); it != cache.end()) return it->second;
     }
-    std::shared_ptr<const PipelineStructure> built = Build(rounded);
+    std::shared_ptr<const PipelineStructure> built = Build(CachedShape(shape));
     std::lock_guard<std::mutex> lock(mutex);
     if (cache.size() > 4096) cache.clear(); // bounded: a long session of slider moves
     cache.emplace(key, built);

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <tuple>
 #include <vector>
 
 namespace paralens::core {
@@ -34,6 +35,13 @@ struct PipelineStructure {
     std::vector<int32_t> microBatch, chunk;
     std::vector<double> peakInFlight;    // per stage, in micro-batches through the whole stage (chunks / v)
 };
+
+// The shape's structure is built for and cached under: zb-h1's ratios rounded to halves of F (its
+// order is valid for any times; the planner and its simulated step time the same order with the
+// true ones), the ratios of other schedules zeroed. Equal keys, one structure.
+using PipelineCacheKey = std::tuple<int, int, int, int, long long, long long>;
+PipelineShape CachedShape(const PipelineShape& shape);
+PipelineCacheKey CacheKey(const PipelineShape& shape);
 
 // Throws Error (BuildSchedule's) for a shape the schedule does not allow.
 std::shared_ptr<const PipelineStructure> PipelineStructureOf(const PipelineShape& shape);

@@ -107,14 +107,12 @@ std::vector<TrainingConfig> Candidates(const PlanRequest& r)
 // micro-batch of activations fit) on every core, so the loop below finds them cached.
 void PrebuildSchedules(const PlanRequest& r, const std::vector<TrainingConfig>& candidates, double usable)
 {
-    std::set<std::tuple<int, int, int, int, double, double>> seen;
+    std::set<PipelineCacheKey> seen;
     std::vector<PipelineShape> shapes;
     for (const TrainingConfig& c : candidates) {
         if (c.pp == 1 || PlannerMemory(r, c, nullptr).Total() > usable) continue;
         const PipelineShape p = PipelineShapeOf(r, c);
-        const double b = p.kind == ScheduleKind::ZeroBubbleH1 ? std::round(p.backwardRatio * 2) : 0;
-        const double w = p.kind == ScheduleKind::ZeroBubbleH1 ? std::round(p.weightRatio * 2) : 0;
-        if (seen.emplace(static_cast<int>(p.kind), p.stages, p.microBatches, p.chunks, b, w).second) shapes.push_back(p);
+        if (seen.insert(CacheKey(p)).second) shapes.push_back(p);
     }
     std::atomic<size_t> next{0};
     auto work = [&] {
