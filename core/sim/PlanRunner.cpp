@@ -74,7 +74,43 @@ struct Write {
     int rank;
     uint32_t segment;
     double time;
+    int32_t writer; // the transfer whose bytes these are (-1: the rank's input)
 };
+
+constexpr int32_t kInput = -1;
+
+// Which transfers wrote the atoms [begin, end) of one rank (kept only for observers that ask).
+class Writers {
+public:
+    Writers(bool wanted, size_t size) : m_wanted(wanted) { if (wanted) m_of.assign(size, kInput); }
+    bool Wanted() const { return m_wanted; }
+    void Collect(size_t base, uint32_t begin, uint32_t end, std::vector<uint32_t>& out) const
+    {
+        for (uint32_t a = begin; a < end; ++a)
+            if (int32_t w = m_of[base + a]; w != kInput && (out.empty() || out.back() != static_cast<uint32_t>(w)))
+                out.push_back(static_cast<uint32_t>(w));
+    }
+    // The writer of the latest-ready atom: what a free local copy passes on.
+    int32_t Latest(const double* ready, size_t base, uint32_t begin, uint32_t end) const
+    {
+        int32_t w = kInput;
+        double best = -1.0;
+        for (uint32_t a = begin; a < end; ++a)
+            if (ready[a] > best) { best = ready[a]; w = m_of[base + a]; }
+        return w;
+    }
+    void Set(size_t index, int32_t w) { m_of[index] = w; }
+
+private:
+    bool m_wanted;
+    std::vector<int32_t> m_of;
+};
+
+void Unique(std::vector<uint32_t>& v)
+{
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+}
 
 double MaxReady(const double* ready, uint32_t begin, uint32_t end, double init)
 {
@@ -96,6 +132,8 @@ PlanRunResult RunPlan(const Plan& plan, Network& net, std::span<const int> devic
     PlanRunResult result;
     result.rankEnd.assign(rankJoin.begin(), rankJoin.end());
 
+    Writers writers(observer && observer->WantsInputs(), ready.size());
+    std::vector<uint32_t> dataFrom, accFrom;
     std::vector<Write> writes;
     for (size_t stepIndex = 0; stepIndex < plan.steps.size(); ++stepIndex) {
         const PlanStep& step = plan.steps[stepIndex];
@@ -105,10 +143,25 @@ PlanRunResult RunPlan(const Plan& plan, Network& net, std::span<const int> devic
             double dataReady = 0.0;
             for (uint32_t sg = t.firstSegment; sg < t.firstSegment + t.segmentCount; ++sg)
                 dataReady = MaxReady(srcReady, atoms.Of(sg).srcBegin, atoms.Of(sg).srcEnd, dataReady);
+            const uint32_t index = static_cast<uint32_t>(&t - plan.transfers.data());
+            const size_t srcBase = static_cast<size_t>(t.src) * atomCount, dstBase = static_cast<size_t>(t.dst) * atomCount;
             if (t.src == t.dst) { // local copy: free
-                for (uint32_t sg = t.firstSegment; sg < t.firstSegment + t.segmentCount; ++sg)
-                    writes.push_back({t.dst, sg, dataReady});
+                for (uint32_t sg = t.firstSegment; sg < t.firstSegment + t.segmentCount; ++sg) {
+                    const int32_t from = writers.Wanted() ? writers.Latest(srcReady, srcBase, atoms.Of(sg).srcBegin, atoms.Of(sg).srcEnd) : kInput;
+                    writes.push_back({t.dst, sg, dataReady, from});
+                }
                 continue;
+            }
+            if (writers.Wanted()) {
+                dataFrom.clear();
+                accFrom.clear();
+                for (uint32_t sg = t.firstSegment; sg < t.firstSegment + t.segmentCount; ++sg) {
+                    writers.Collect(srcBase, atoms.Of(sg).srcBegin, atoms.Of(sg).srcEnd, dataFrom);
+                    if (t.op == TransferOp::Reduce) writers.Collect(dstBase, atoms.Of(sg).dstBegin, atoms.Of(sg).dstEnd, accFrom);
+                }
+                Unique(dataFrom);
+                Unique(accFrom);
+                observer->OnInputs(t, dataFrom, accFrom);
             }
             double accReady = 0.0; // a reduction needs every earlier write to its accumulator
             if (t.op == TransferOp::Reduce) {
@@ -129,12 +182,17 @@ PlanRunResult RunPlan(const Plan& plan, Network& net, std::span<const int> devic
                 if (m.usable > redStart && t.op == TransferOp::Reduce)
                     observer->OnReduction(t, dstDev, static_cast<int>(stepIndex), step.phase, redStart, m.usable, m.idealReduce);
             }
-            for (uint32_t sg = t.firstSegment; sg < t.firstSegment + t.segmentCount; ++sg) writes.push_back({t.dst, sg, m.usable});
+            for (uint32_t sg = t.firstSegment; sg < t.firstSegment + t.segmentCount; ++sg)
+                writes.push_back({t.dst, sg, m.usable, static_cast<int32_t>(index)});
         }
         for (const Write& w : writes) {
             double* r = &ready[static_cast<size_t>(w.rank) * atomCount];
             const AtomMap::Range& range = atoms.Of(w.segment);
-            for (uint32_t a = range.dstBegin; a < range.dstEnd; ++a) r[a] = std::max(r[a], w.time);
+            const size_t base = static_cast<size_t>(w.rank) * atomCount;
+            for (uint32_t a = range.dstBegin; a < range.dstEnd; ++a) {
+                if (writers.Wanted() && w.time >= r[a]) writers.Set(base + a, w.writer);
+                r[a] = std::max(r[a], w.time);
+            }
         }
     }
     return result;

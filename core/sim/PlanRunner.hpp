@@ -21,6 +21,11 @@ public:
     // Only for reducing transfers whose reduction takes time (gamma > 0).
     virtual void OnReduction(const Transfer& t, int dstDevice, int step, int phase, double start, double end,
                              double ideal) = 0;
+    // Observers that return true are told, before each OnTransfer, which earlier transfers (indices
+    // into plan.transfers) wrote the bytes it sends (`data`) and, for a reduction, the bytes it
+    // adds into (`accumulator`); a local copy passes on the writer of what it copied.
+    virtual bool WantsInputs() const { return false; }
+    virtual void OnInputs(const Transfer&, std::span<const uint32_t> /*data*/, std::span<const uint32_t> /*accumulator*/) {}
 };
 
 struct PlanRunResult {

@@ -22,14 +22,24 @@ public:
                     const MessageTiming& timing) override;
     void OnReduction(const core::Transfer& t, int dstDevice, int step, int phase, double start, double end,
                      double ideal) override;
+    bool WantsInputs() const override { return true; }
+    void OnInputs(const core::Transfer& t, std::span<const uint32_t> data, std::span<const uint32_t> accumulator) override;
     Trace Finish(const SimResult& result, const Plan& plan, const ClusterModel& cluster);
 
 private:
+    uint32_t IndexOf(const core::Transfer& t) const { return static_cast<uint32_t>(&t - m_transfers); }
+
     static int64_t Ns(double seconds) { return static_cast<int64_t>(seconds * 1e9 + 0.5); } // times are >= 0
 
     TraceBuilder m_b;
     std::vector<uint32_t> m_send, m_recv, m_reduce;
     std::vector<StringId> m_phaseNames;
+    // The dependencies each transfer's spans carry: its inputs' writers, and the receiver's
+    // port, busy until the previous reduction into it ended.
+    const core::Transfer* m_transfers = nullptr;
+    std::vector<SpanRef> m_usable;     // per transfer: the span after which its bytes are usable
+    std::vector<SpanRef> m_lastReduce; // per rank: its latest reduction span
+    std::vector<uint32_t> m_dataFrom, m_accFrom;
 };
 
 TraceRecorder::TraceRecorder(const Plan& plan, const ClusterModel&, const std::vector<size_t>& sendsPerRank,
@@ -51,6 +61,15 @@ TraceRecorder::TraceRecorder(const Plan& plan, const ClusterModel&, const std::v
     }
     for (const std::string& name : plan.phases) m_phaseNames.push_back(m_b.Intern(name));
     m_b.ReserveFlows(plan.transfers.size());
+    m_transfers = plan.transfers.data();
+    m_usable.resize(plan.transfers.size());
+    m_lastReduce.resize(static_cast<size_t>(p));
+}
+
+void TraceRecorder::OnInputs(const core::Transfer&, std::span<const uint32_t> data, std::span<const uint32_t> accumulator)
+{
+    m_dataFrom.assign(data.begin(), data.end());
+    m_accFrom.assign(accumulator.begin(), accumulator.end());
 }
 
 void TraceRecorder::OnTransfer(const core::Transfer& t, int, int, int step, int phase, const MessageTiming& timing)
@@ -79,6 +98,11 @@ void TraceRecorder::OnTransfer(const core::Transfer& t, int, int, int step, int 
     f.chunk = t.block;
     f.name = s.name;
     m_b.AddFlow(f);
+    const SpanRef sent{m_send[t.src], s.startNs, s.endNs};
+    for (uint32_t from : m_dataFrom)
+        if (m_usable[from].track != kNoTrack) m_b.AddDependency({m_usable[from], sent});
+    if (SpanRef& port = m_lastReduce[t.dst]; port.track != kNoTrack) m_b.AddDependency({port, sent});
+    m_usable[IndexOf(t)] = {m_recv[t.dst], s.startNs, s.endNs};
 }
 
 void TraceRecorder::OnReduction(const core::Transfer& t, int, int step, int phase, double start, double end,
@@ -94,6 +118,11 @@ void TraceRecorder::OnReduction(const core::Transfer& t, int, int step, int phas
     s.step = step;
     s.category = SpanCategory::Compute;
     m_b.AddSpan(m_reduce[t.dst], s);
+    const SpanRef reduced{m_reduce[t.dst], s.startNs, s.endNs};
+    m_b.AddDependency({m_usable[IndexOf(t)], reduced}); // the bytes arrive, then are added
+    for (uint32_t from : m_accFrom)
+        if (m_usable[from].track != kNoTrack) m_b.AddDependency({m_usable[from], reduced});
+    m_usable[IndexOf(t)] = m_lastReduce[t.dst] = reduced;
 }
 
 Trace TraceRecorder::Finish(const SimResult& result, const Plan& plan, const ClusterModel& cluster)

@@ -1,5 +1,7 @@
 #include "sim/WorkloadSimulator.hpp"
 
+#include "trace/CollectiveTag.hpp"
+
 #include "model/CostModel.hpp"
 #include "plan/Plan.hpp"
 #include "sim/Network.hpp"
@@ -12,6 +14,7 @@
 #include <memory>
 #include <queue>
 #include <span>
+#include <tuple>
 
 namespace paralens::core {
 
@@ -84,7 +87,7 @@ public:
         m_b.AddFlow(f);
     }
 
-    void Compute(const ComputeTask& c, double start, double end)
+    void Compute(TaskId task, const ComputeTask& c, double start, double end)
     {
         Span s = Tagged(c.tags, start, end);
         s.category = c.category;
@@ -92,9 +95,10 @@ public:
         s.predictedNs = Ns(c.seconds);
         if (c.recompute) s.detail = m_recompute;
         m_b.AddSpan(m_compute[static_cast<size_t>(c.device)], s);
+        m_spans[task] = {m_compute[static_cast<size_t>(c.device)], s.startNs, s.endNs};
     }
 
-    void Message(const MessageTask& m, const MessageTiming& t)
+    void Message(TaskId task, const MessageTask& m, const MessageTiming& t)
     {
         Flow f;
         f.srcDevice = static_cast<uint32_t>(m.src);
@@ -117,6 +121,7 @@ public:
         m_b.AddSpan(m_send[static_cast<size_t>(m.src)], s);
         s.category = SpanCategory::Recv;
         m_b.AddSpan(m_recv[static_cast<size_t>(m.dst)], s);
+        m_spans[task] = {m_send[static_cast<size_t>(m.src)], s.startNs, s.endNs};
         if (t.usable > t.end) { // the receiver's reduction, right after the bytes arrive
             Span r = Tagged(m.tags, t.end, t.usable);
             r.bytes = m.bytes;
@@ -124,16 +129,19 @@ public:
             r.category = SpanCategory::Compute;
             r.detail = m_reduce;
             m_b.AddSpan(m_recv[static_cast<size_t>(m.dst)], r);
+            m_usable[task] = {m_recv[static_cast<size_t>(m.dst)], r.startNs, r.endNs};
         }
     }
 
-    void CollectiveMember(const CollectiveTask& c, int device, double join, double end, double predicted)
+    void CollectiveMember(TaskId task, const CollectiveTask& c, int device, double join, double end, double predicted)
     {
         Span s = Tagged(c.tags, join, end);
         s.category = SpanCategory::Collective;
+        s.detail = TagOf(c.spec);
         s.bytes = c.spec.bytes;
         s.predictedNs = Ns(predicted);
         m_b.AddSpan(m_comm[static_cast<size_t>(device)], s);
+        m_members[task].push_back({device, {m_comm[static_cast<size_t>(device)], s.startNs, s.endNs}});
     }
 
     void OnTransfer(const Transfer& t, int srcDevice, int dstDevice, int step, int, const MessageTiming& timing) override
@@ -167,9 +175,25 @@ public:
 
     void SetCurrentName(uint16_t name) { m_currentName = m_names[name]; }
     Metadata& Meta() { return m_b.Meta(); }
-    Trace Finish() { return std::move(m_b).Finish(); }
+    Trace Finish()
+    {
+        AddDependencies();
+        return std::move(m_b).Finish();
+    }
 
 private:
+    // What the collective ran, for the analysis and the what-if replay (CollectiveTag.hpp).
+    StringId TagOf(const CollectiveSpec& spec)
+    {
+        StringId& id = m_tags[{static_cast<int>(spec.collective), static_cast<int>(spec.algorithm), spec.ranks}];
+        if (id != 0) return id;
+        CollectiveTag tag;
+        tag.collective = std::string(Name(spec.collective));
+        tag.algorithm = std::string(Name(spec.algorithm));
+        tag.ranks = spec.ranks;
+        return id = m_b.Intern(FormatCollectiveTag(tag));
+    }
+
     Span Tagged(const TaskTags& tags, double start, double end) const
     {
         Span s;
@@ -182,8 +206,72 @@ private:
         return s;
     }
 
+    // The spans after which task `t` is done as far as `device` is concerned (a collective:
+    // that member's, or every member's for a device outside it; a free message, which draws
+    // nothing: what it waited for).
+    void EndsFor(TaskId t, int device, std::vector<SpanRef>& out) const
+    {
+        if (m_w.KindOf(t) == TaskKind::Collective) {
+            auto it = m_members.find(t);
+            if (it == m_members.end()) return;
+            bool member = false;
+            for (const auto& [d, ref] : it->second) member = member || d == device;
+            for (const auto& [d, ref] : it->second)
+                if (!member || d == device) out.push_back(ref);
+            return;
+        }
+        if (m_usable[t].track != kNoTrack) { out.push_back(m_usable[t]); return; }
+        if (m_spans[t].track != kNoTrack) { out.push_back(m_spans[t]); return; }
+        if (m_w.KindOf(t) == TaskKind::Message)
+            for (TaskId d : m_w.DepsOf(t)) EndsFor(d, m_w.MessageOf(t).src, out);
+    }
+
+    // As the engine's Joins(): a collective member waits for its own device's dependencies and
+    // for those of devices outside the group.
+    bool CountsFor(TaskId t, TaskId dep, int device) const
+    {
+        if (m_w.KindOf(t) != TaskKind::Collective) return true;
+        const int owner = m_w.KindOf(dep) == TaskKind::Compute   ? m_w.ComputeOf(dep).device
+                          : m_w.KindOf(dep) == TaskKind::Message ? m_w.MessageOf(dep).dst
+                                                                 : -1;
+        const auto& group = m_w.CollectiveOf(t).devices;
+        return owner == device || std::find(group.begin(), group.end(), owner) == group.end();
+    }
+
+    void DependOn(TaskId t, int device, const SpanRef& to, std::vector<SpanRef>& scratch)
+    {
+        scratch.clear();
+        for (TaskId d : m_w.DepsOf(t))
+            if (CountsFor(t, d, device)) EndsFor(d, device, scratch);
+        for (const SpanRef& from : scratch) m_b.AddDependency({from, to});
+    }
+
+    // Each task's own dependencies as span pairs (lane order is the tracks' and not repeated).
+    void AddDependencies()
+    {
+        std::vector<SpanRef> scratch;
+        for (TaskId t = 0; t < m_w.TaskCount(); ++t) {
+            switch (m_w.KindOf(t)) {
+            case TaskKind::Compute:
+                if (m_spans[t].track != kNoTrack) DependOn(t, m_w.ComputeOf(t).device, m_spans[t], scratch);
+                break;
+            case TaskKind::Message:
+                if (m_spans[t].track != kNoTrack) DependOn(t, m_w.MessageOf(t).src, m_spans[t], scratch);
+                break;
+            case TaskKind::Collective:
+                if (auto it = m_members.find(t); it != m_members.end())
+                    for (const auto& [device, ref] : it->second) DependOn(t, device, ref, scratch);
+                break;
+            }
+        }
+    }
+
     const Workload& m_w;
     TraceBuilder m_b;
+    std::vector<SpanRef> m_spans = std::vector<SpanRef>(m_w.TaskCount());  // per task: its span
+    std::vector<SpanRef> m_usable = std::vector<SpanRef>(m_w.TaskCount()); // per message: its reduction, if any
+    std::map<TaskId, std::vector<std::pair<int, SpanRef>>> m_members;      // per collective: member spans
+    std::map<std::tuple<int, int, int>, StringId> m_tags;                  // collective, algorithm, ranks
     std::vector<uint32_t> m_compute, m_comm, m_send, m_recv;
     std::vector<StringId> m_names;
     StringId m_recompute = 0;
@@ -343,7 +431,7 @@ private:
         m_result.tasks[t] = {start, end};
         Extend(c.device, end);
         if (m_rec) {
-            m_rec->Compute(c, start, end);
+            m_rec->Compute(t, c, start, end);
             for (TaskId d : m_w.DepsOf(t))
                 if (m_w.KindOf(d) == TaskKind::Compute && m_w.ComputeOf(d).device != c.device)
                     m_rec->Dependency(m_w.ComputeOf(d), m_result.tasks[d].end, c, start);
@@ -384,7 +472,7 @@ private:
         if (m.src != m.dst) m_result.wireBytes += m.bytes;
         Extend(m.src, timing.end);
         Extend(m.dst, timing.usable);
-        if (m_rec) m_rec->Message(m, timing);
+        if (m_rec) m_rec->Message(t, m, timing);
         Done(t);
     }
 
@@ -418,7 +506,7 @@ private:
         for (size_t r = 0; r < c.devices.size(); ++r) {
             timing.end = std::max(timing.end, run.rankEnd[r]);
             Extend(c.devices[r], run.rankEnd[r]);
-            if (m_rec) m_rec->CollectiveMember(c, c.devices[r], joins[r], run.rankEnd[r], predicted);
+            if (m_rec) m_rec->CollectiveMember(t, c, c.devices[r], joins[r], run.rankEnd[r], predicted);
         }
         m_memberEnd[t] = std::move(run.rankEnd);
         m_result.wireBytes += run.wireBytes;

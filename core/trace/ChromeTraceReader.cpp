@@ -61,6 +61,12 @@ public:
             } catch (const Json::exception& e) {
                 throw Error(m_assembly.Origin() + ": the \"paralens\" metadata is not valid JSON: " + e.what());
             }
+        } else if (key == "paralensDependencies" && kind == JsonKind::Array) {
+            try {
+                m_dependencies = Json::parse(raw);
+            } catch (const Json::exception& e) {
+                throw Error(m_assembly.Origin() + ": \"paralensDependencies\" is not valid JSON: " + e.what());
+            }
         }
     }
 
@@ -76,12 +82,37 @@ private:
     void AddDevices(std::map<std::string, uint32_t>& deviceOf);
     void AddTracks(std::map<std::string, uint32_t>& deviceOf, std::map<std::string, uint32_t>& trackOf);
     void AddFlowsAndCounters(std::map<std::string, uint32_t>& deviceOf, std::map<std::string, uint32_t>& trackOf);
+    void AddDependencies();
     uint32_t DeviceFor(std::map<std::string, uint32_t>& deviceOf, const std::string& pid);
 
     TraceBuilder m_builder;
     ChromeAssembly m_assembly;
     Json m_paralens;
+    Json m_dependencies;
 };
+
+// Rows of [fromTrack, fromStartNs, fromEndNs, toTrack, toStartNs, toEndNs]; tracks are indices
+// into the paralens metadata's track list (the builder's ids, which are made in that order).
+void ChromeReader::AddDependencies()
+{
+    if (!m_dependencies.is_array()) return;
+    const size_t tracks = m_builder.TrackCount();
+    size_t row = 0;
+    for (const Json& d : m_dependencies) {
+        auto bad = [&](const std::string& why) {
+            return Error(m_assembly.Origin() + ": paralensDependencies[" + std::to_string(row) + "] " + why);
+        };
+        if (!d.is_array() || d.size() != 6) throw bad("is not [fromTrack, fromStart, fromEnd, toTrack, toStart, toEnd]");
+        for (const Json& v : d)
+            if (!v.is_number_integer()) throw bad("holds a value that is not an integer");
+        Dependency dep{{d[0].get<uint32_t>(), d[1].get<int64_t>(), d[2].get<int64_t>()},
+                       {d[3].get<uint32_t>(), d[4].get<int64_t>(), d[5].get<int64_t>()}};
+        if (dep.from.track >= tracks || dep.to.track >= tracks)
+            throw bad("names a track outside the " + std::to_string(tracks) + " the metadata lists");
+        m_builder.AddDependency(dep);
+        ++row;
+    }
+}
 
 void ChromeReader::ApplyParalensMetadata(std::map<std::string, uint32_t>& deviceOf,
                                          std::map<std::string, uint32_t>& trackOf)
@@ -226,6 +257,7 @@ Trace ChromeReader::Finish()
     AddDevices(deviceOf);
     AddTracks(deviceOf, trackOf);
     AddFlowsAndCounters(deviceOf, trackOf);
+    if (m_paralens.is_object()) AddDependencies();
     MetaSection& extra = m_builder.Meta().extra;
     if (m_assembly.UnclosedCount() > 0) extra.Set("unclosedSpans", static_cast<int64_t>(m_assembly.UnclosedCount()));
     if (m_assembly.SkippedCount() > 0) extra.Set("skippedEvents", static_cast<int64_t>(m_assembly.SkippedCount()));

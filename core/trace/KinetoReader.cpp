@@ -91,6 +91,7 @@ private:
     void ResolveRank();
     void AddDevices(std::map<std::string, uint32_t>& deviceOf, std::map<std::string, uint32_t>& trackOf);
     void AddFlows(const std::map<std::string, uint32_t>& deviceOf, const std::map<std::string, uint32_t>& trackOf);
+    void AddLaunchFlows(const std::map<std::string, uint32_t>& trackOf);
     void FillMetadata();
     void Shift(Span& s) const;
     int64_t Based(int64_t ns) const;
@@ -108,6 +109,22 @@ private:
     int32_t m_rank = 0;
     std::string m_rankFrom = "assumed";
     std::string m_host;
+    // Launches and GPU activities by correlation id: launch flows for files that have none.
+    struct Correlated {
+        int64_t correlation;
+        int64_t startNs; // before baseTimeNanoseconds (the spans move into the builder)
+        uint32_t track;
+        bool operator<(const Correlated& o) const { return correlation < o.correlation; }
+    };
+    std::vector<Correlated> m_launchOf, m_activityOf;
+    // Host ops by record-function id, for an execution trace's dependencies.
+    struct Recorded {
+        int64_t rfId;
+        int64_t startNs, endNs; // before baseTimeNanoseconds
+        uint32_t track;         // pending track
+    };
+    std::vector<Recorded> m_byRfId;
+    void AddExecutionTraceDependencies(const std::map<std::string, uint32_t>& trackOf);
 };
 
 void KinetoReader::OnTopLevel(std::string_view key, std::string_view raw, JsonKind kind)
@@ -149,6 +166,13 @@ void KinetoReader::FillSpan(const ChromeEvent& e, Span& s)
 void KinetoReader::OnComplete(const ChromeEvent& e)
 {
     auto [track, index] = m_assembly.AddComplete(e, [this](const ChromeEvent& ev, Span& s) { FillSpan(ev, s); });
+    int64_t correlation = -1;
+    if (const ChromeArg* c = e.Arg("correlation"); c && c->AsInt64(correlation) && correlation >= 0) {
+        const bool launch = e.cat == "cuda_runtime" || e.cat == "Runtime" || e.cat == "cuda_driver";
+        if (launch || SideOf(e.cat) == Side::Gpu)
+            (launch ? m_launchOf : m_activityOf)
+                .push_back({correlation, m_assembly.Tracks()[track].spans[index].startNs, static_cast<uint32_t>(track)});
+    }
     if (SideOf(e.cat) == Side::Gpu) {
         if (e.pid != m_lastGpuPid) { // a set insertion per kernel would cost an allocation each
             m_lastGpuPid = e.pid;
@@ -157,6 +181,15 @@ void KinetoReader::OnComplete(const ChromeEvent& e)
         if ((e.cat == "kernel" || e.cat == "Kernel") && e.name.find("ccl") != std::string_view::npos)
             m_collectives.OnKernel(e, track, index);
         return;
+    }
+    if (!m_options.executionTraces.empty() && (e.cat == "cpu_op" || e.cat == "user_annotation")) {
+        const ChromeArg* rf = e.Arg("Record function id");
+        if (!rf) rf = e.Arg("External id"); // older traces: the rf_id itself
+        int64_t id = -1;
+        if (rf && rf->AsInt64(id)) {
+            const Span& s = m_assembly.Tracks()[track].spans[index];
+            m_byRfId.push_back({id, s.startNs, s.endNs, static_cast<uint32_t>(track)});
+        }
     }
     if (const ChromeArg* c = e.Arg("correlation"); c && (e.cat == "cuda_runtime" || e.cat == "Runtime" ||
                                                         e.cat == "cuda_driver"))
@@ -278,6 +311,76 @@ void KinetoReader::AddFlows(const std::map<std::string, uint32_t>& deviceOf, con
         for (const CounterSample& s : c.samples) m_builder.AddSample(id, Based(s.timeNs), s.value);
     }
     if (dropped > 0) m_builder.Meta().extra.Set("flowsWithoutBothEnds", static_cast<int64_t>(dropped));
+    if (m_assembly.Flows().empty()) AddLaunchFlows(trackOf);
+    AddExecutionTraceDependencies(trackOf);
+}
+
+// The execution trace of this process (by pid; the only one, when only one was given) joined to
+// the host ops through their record-function ids.
+void KinetoReader::AddExecutionTraceDependencies(const std::map<std::string, uint32_t>& trackOf)
+{
+    if (m_byRfId.empty()) return;
+    const std::vector<PendingTrack>& tracks = m_assembly.Tracks();
+    const ExecutionTraceLinks* et = nullptr;
+    const std::string& pid = tracks[m_byRfId.front().track].pid;
+    const bool knownPid = IsNumericId(pid);
+    for (const auto& candidate : m_options.executionTraces)
+        if (knownPid && candidate->pid == NumericId(pid)) et = candidate.get();
+    // The only execution trace given with the only profiler trace, when their pids cannot be compared.
+    if (!et && m_options.executionTraces.size() == 1 && !m_options.executionTraceByPid &&
+        (!knownPid || m_options.executionTraces.front()->pid < 0))
+        et = m_options.executionTraces.front().get();
+    if (!et) return;
+    std::sort(m_byRfId.begin(), m_byRfId.end(), [](const Recorded& a, const Recorded& b) { return a.rfId < b.rfId; });
+    auto find = [&](int64_t rf) -> const Recorded* {
+        auto it = std::lower_bound(m_byRfId.begin(), m_byRfId.end(), rf, [](const Recorded& r, int64_t x) { return r.rfId < x; });
+        return it != m_byRfId.end() && it->rfId == rf ? &*it : nullptr;
+    };
+    auto ref = [&](const Recorded& r) {
+        auto it = trackOf.find(tracks[r.track].pid + '\x1f' + tracks[r.track].tid);
+        return SpanRef{it == trackOf.end() ? kNoTrack : it->second, Based(r.startNs), Based(r.endNs)};
+    };
+    int64_t added = 0;
+    for (const auto& [producer, consumer] : et->dependencies) {
+        const Recorded* a = find(producer);
+        const Recorded* b = find(consumer);
+        if (!a || !b) continue;
+        const Dependency d{ref(*a), ref(*b)};
+        if (d.from.track == kNoTrack || d.to.track == kNoTrack) continue;
+        m_builder.AddDependency(d);
+        ++added;
+    }
+    m_builder.Meta().extra.Set("executionTrace", std::filesystem::path(et->origin).filename().string());
+    m_builder.Meta().extra.Set("executionTraceDependencies", added);
+}
+
+// Files without ac2g flow events (sampled or older traces) still pair each launch with its GPU
+// activity through the correlation id both carry: one flow per pair, as the flow events would.
+void KinetoReader::AddLaunchFlows(const std::map<std::string, uint32_t>& trackOf)
+{
+    std::sort(m_launchOf.begin(), m_launchOf.end());
+    std::sort(m_activityOf.begin(), m_activityOf.end());
+    const std::vector<PendingTrack>& tracks = m_assembly.Tracks();
+    auto trackId = [&](uint32_t t) {
+        auto it = trackOf.find(tracks[t].pid + '\x1f' + tracks[t].tid);
+        return it == trackOf.end() ? kNoTrack : it->second;
+    };
+    size_t l = 0;
+    for (const Correlated& a : m_activityOf) {
+        while (l < m_launchOf.size() && m_launchOf[l].correlation < a.correlation) ++l;
+        if (l == m_launchOf.size() || m_launchOf[l].correlation != a.correlation) continue;
+        const Correlated& launch = m_launchOf[l];
+        Flow flow;
+        flow.srcTrack = trackId(launch.track);
+        flow.dstTrack = trackId(a.track);
+        if (flow.srcTrack == kNoTrack || flow.dstTrack == kNoTrack) continue; // host threads left out
+        flow.srcDevice = m_builder.TrackAt(flow.srcTrack).device;
+        flow.dstDevice = m_builder.TrackAt(flow.dstTrack).device;
+        flow.srcNs = Based(launch.startNs);
+        flow.dstNs = Based(a.startNs);
+        flow.name = m_builder.Intern("launch");
+        m_builder.AddFlow(flow);
+    }
 }
 
 void KinetoReader::FillMetadata()

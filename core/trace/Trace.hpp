@@ -109,6 +109,20 @@ struct Flow {
     StringId name = 0;
 };
 
+// A span named by its track and times (a track's spans move when the builder sorts them).
+struct SpanRef {
+    uint32_t track = kNoTrack;
+    int64_t startNs = 0;
+    int64_t endNs = 0;
+};
+
+// "`to` could not start before `from` ended": a dependency the producer knew (a simulator's data
+// and schedule dependencies). Lane order and messages are not repeated here: analyses infer
+// those from the tracks and flows.
+struct Dependency {
+    SpanRef from, to;
+};
+
 struct CounterSample {
     int64_t timeNs = 0;
     double value = 0.0;
@@ -158,6 +172,7 @@ public:
     std::span<const Track> Tracks() const { return m_tracks; }
     std::span<const Flow> Flows() const { return m_flows; }         // sorted by srcNs
     std::span<const Counter> Counters() const { return m_counters; }
+    std::span<const Dependency> Dependencies() const { return m_dependencies; }
 
     int64_t BeginNs() const { return m_beginNs; } // earliest span/flow/sample start (0 when empty)
     int64_t EndNs() const { return m_endNs; }     // latest end
@@ -172,6 +187,7 @@ private:
     std::vector<Track> m_tracks;
     std::vector<Flow> m_flows;
     std::vector<Counter> m_counters;
+    std::vector<Dependency> m_dependencies;
     int64_t m_beginNs = 0;
     int64_t m_endNs = 0;
     size_t m_spanCount = 0;

@@ -12,8 +12,10 @@
 #include "trace/FileIO.hpp"
 #include "trace/Trace.hpp"
 
+#include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace paralens::core {
@@ -23,18 +25,33 @@ void WriteTraceFile(const Trace& trace, const std::string& path);
 // The same document as text (small traces, tests).
 std::string TraceToJsonText(const Trace& trace);
 
+// The data dependencies of one PyTorch execution trace (ExecutionTrace.hpp), for the Kineto
+// reader to add to the profiler trace of the same process.
+struct ExecutionTraceLinks {
+    std::string origin;
+    int64_t pid = -1;
+    std::vector<std::pair<int64_t, int64_t>> dependencies; // (producer rf_id, consumer rf_id)
+};
+
 struct ReadOptions {
     ProgressFn progress;   // called after each block of a large JSON file (optional)
+    // Kineto: execution traces given beside the profiler traces; a reader adds the dependencies of
+    // the one whose pid is its host process's (or of the only one, when a single trace is read)
+    // and names it in the metadata (extra.executionTrace).
+    std::vector<std::shared_ptr<const ExecutionTraceLinks>> executionTraces;
+    bool executionTraceByPid = false; // several profiler traces: never the only one by default
     bool keepCpu = true;   // Kineto, Nsight Systems: keep host threads (CPU ops, NVTX ranges, runtime calls) as Cpu devices
     bool apiSpans = false; // Nsight Systems: CUDA runtime calls as host spans, with an arrow to what each launched
     size_t blockBytes = 0; // JSON read block (0: 16 MiB); see ChromeEvents.hpp
 };
 
-enum class TraceFormat { Chrome, Kineto, NcclTests, Nsys, Unknown };
+enum class TraceFormat { Chrome, Kineto, NcclTests, Nsys, ExecutionTrace, Unknown };
 std::string_view Name(TraceFormat f);
 // The format of a file from its first bytes (decompressed): a JSON object or array is Chrome
 // unless Kineto's keys or categories show in it (and ours do not); text with nccl-tests' table
-// header is an nccl-tests log; an SQLite database is taken for an Nsight Systems export.
+// header is an nccl-tests log; an SQLite database is taken for an Nsight Systems export; a JSON
+// object with "schema" and "nodes" is a PyTorch execution trace (no timeline: read it beside a
+// profiler trace with ReadTraceFiles).
 TraceFormat DetectTraceFormat(std::string_view prefix);
 
 // Reads a Chrome Trace Event JSON document, ours or another tool's (array or object form).
@@ -55,7 +72,10 @@ Trace ReadTraceFile(const std::string& path, const ReadOptions& options = {});
 Trace ReadTraceText(const std::string& text, const std::string& origin, const ReadOptions& options = {});
 
 // Several files of one job on one timeline: each read with ReadTraceFile, then merged with
-// MergeTraces (TraceMerge.hpp). One file is returned as it is.
+// MergeTraces (TraceMerge.hpp). One file is returned as it is. PyTorch execution traces among
+// the files are not timelines: each gives its data dependencies to the profiler trace of the
+// same process (by pid; a lone execution trace to a lone profiler trace). Throws Error naming an
+// execution trace that matches no profiler trace, or one given alone.
 Trace ReadTraceFiles(const std::vector<std::string>& paths, const ReadOptions& options = {});
 
 } // namespace paralens::core

@@ -163,6 +163,30 @@ void AppendFlow(std::string& out, const Trace& t, size_t id, const Flow& f)
     out += ",\"cat\":\"flow\"}";
 }
 
+// After the events, as [fromTrack, fromStartNs, fromEndNs, toTrack, toStartNs, toEndNs] rows.
+template <class Sink>
+void AppendDependencies(std::string& out, const Trace& t, Sink& sink)
+{
+    if (t.Dependencies().empty()) return;
+    out += ",\n\"paralensDependencies\":[";
+    bool first = true;
+    for (const Dependency& d : t.Dependencies()) {
+        out += first ? "\n[" : ",\n[";
+        first = false;
+        for (const SpanRef* ref : {&d.from, &d.to}) {
+            if (ref == &d.to) out += ',';
+            AppendUint(out, ref->track);
+            out += ',';
+            AppendInt(out, ref->startNs);
+            out += ',';
+            AppendInt(out, ref->endNs);
+        }
+        out += ']';
+        if (out.size() > kFlushBytes) { sink(out); out.clear(); }
+    }
+    out += "]";
+}
+
 template <class Sink>
 void WriteTrace(const Trace& t, Sink&& sink)
 {
@@ -205,7 +229,9 @@ void WriteTrace(const Trace& t, Sink&& sink)
             if (out.size() > kFlushBytes) { sink(out); out.clear(); }
         }
     }
-    out += "\n]}\n";
+    out += "\n]";
+    AppendDependencies(out, t, sink);
+    out += "}\n";
     sink(out);
 }
 

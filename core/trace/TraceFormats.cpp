@@ -1,5 +1,6 @@
 // ReadTraceFile: which reader opens a file, decided by its content.
 #include "common/Error.hpp"
+#include "trace/ExecutionTrace.hpp"
 #include "trace/FileIO.hpp"
 #include "trace/NcclTestsLog.hpp"
 #include "trace/NsysReader.hpp"
@@ -56,6 +57,9 @@ Trace ReadByFormat(TraceFormat format, ByteSource& source, const std::string& or
     case TraceFormat::NcclTests: break; // read whole by the callers (logs are small)
     case TraceFormat::Nsys:
         throw Error(origin + ": an SQLite database (an Nsight Systems export?) is read from a file, uncompressed: gunzip it first");
+    case TraceFormat::ExecutionTrace:
+        throw Error(origin + ": a PyTorch execution trace has no timeline of its own: open it together with the profiler "
+                             "(Kineto) trace of the same process, e.g. `paralens whatif rank0.pt.trace.json rank0_et.json`");
     case TraceFormat::Unknown:
         throw Error(origin + ": not a trace paralens can read: expected Chrome/Perfetto trace JSON, a PyTorch "
                              "profiler (Kineto) trace, an nccl-tests log (optionally .gz) or an Nsight Systems report "
@@ -74,6 +78,7 @@ std::string_view Name(TraceFormat f)
     case TraceFormat::Kineto: return "kineto";
     case TraceFormat::NcclTests: return "nccl-tests";
     case TraceFormat::Nsys: return "nsys";
+    case TraceFormat::ExecutionTrace: return "execution-trace";
     case TraceFormat::Unknown: return "unknown";
     }
     return "unknown";
@@ -86,6 +91,7 @@ TraceFormat DetectTraceFormat(std::string_view prefix)
     if (start.empty()) return TraceFormat::Unknown;
     if (start[0] == '{' || start[0] == '[') {
         if (Contains(prefix, "\"paralens-trace\"")) return TraceFormat::Chrome;
+        if (LooksLikeExecutionTrace(prefix)) return TraceFormat::ExecutionTrace;
         return LooksLikeKineto(prefix) ? TraceFormat::Kineto : TraceFormat::Chrome;
     }
     if (LooksLikeNcclTestsLog(prefix)) return TraceFormat::NcclTests;
@@ -116,13 +122,48 @@ Trace ReadTraceText(const std::string& text, const std::string& origin, const Re
     return ReadByFormat(format, *source, origin, options, prefix);
 }
 
+namespace {
+
+// Each execution trace must have given its dependencies to one of the profiler traces.
+void CheckExecutionTracesUsed(const std::vector<std::shared_ptr<const ExecutionTraceLinks>>& ets, const std::vector<Trace>& parts)
+{
+    for (const auto& et : ets) {
+        const std::string name = std::filesystem::path(et->origin).filename().string();
+        bool used = false;
+        for (const Trace& t : parts) used |= t.Meta().extra.GetString("executionTrace") == name;
+        if (!used)
+            throw Error(et->origin + ": this execution trace (pid " + std::to_string(et->pid) +
+                        ") matches none of the profiler traces given with it: give each process's execution trace beside "
+                        "its own PyTorch profiler trace (the pids must agree)");
+    }
+}
+
+} // namespace
+
 Trace ReadTraceFiles(const std::vector<std::string>& paths, const ReadOptions& options)
 {
     Require(!paths.empty(), "no trace files given");
+    std::vector<std::string> traces;
+    ReadOptions withEts = options;
+    for (const std::string& p : paths) {
+        if (std::filesystem::path(p).extension() == ".nsys-rep" || DetectTraceFormat(ReadFilePrefix(p, kSniffBytes)) != TraceFormat::ExecutionTrace) {
+            traces.push_back(p);
+            continue;
+        }
+        const ExecutionTrace et = ReadExecutionTrace(p);
+        auto links = std::make_shared<ExecutionTraceLinks>();
+        links->origin = p;
+        links->pid = et.pid;
+        links->dependencies = CrossThreadDataDependencies(et);
+        withEts.executionTraces.push_back(std::move(links));
+    }
+    if (traces.empty()) return ReadTraceFile(paths.front(), options); // says what an execution trace is
+    withEts.executionTraceByPid = traces.size() > 1;
     std::vector<Trace> parts;
-    parts.reserve(paths.size());
-    for (const std::string& p : paths) parts.push_back(ReadTraceFile(p, options));
-    return MergeTraces(std::move(parts), paths);
+    parts.reserve(traces.size());
+    for (const std::string& p : traces) parts.push_back(ReadTraceFile(p, withEts));
+    CheckExecutionTracesUsed(withEts.executionTraces, parts);
+    return MergeTraces(std::move(parts), traces);
 }
 
 } // namespace paralens::core

@@ -20,7 +20,7 @@ int64_t Shifted(int64_t t, int64_t shift)
     return shift > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
 }
 
-// Copies a source trace into a builder: devices through `deviceMap` (source device -> new id),
+// Copies a source trace into a builder (spans, flows, recorded dependencies, counters): devices through `deviceMap` (source device -> new id),
 // times moved by the ClockMap of their source device.
 class TraceCopier {
 public:
@@ -49,7 +49,7 @@ public:
         }
     }
 
-    void CopyFlowsAndCounters(const std::vector<uint32_t>& deviceMap, const std::vector<ClockMap>& shift)
+    void CopyLinksAndCounters(const std::vector<uint32_t>& deviceMap, const std::vector<ClockMap>& shift)
     {
         for (const Flow& f : m_src.Flows()) {
             Flow g = f;
@@ -61,6 +61,17 @@ public:
             g.dstNs = shift[f.dstDevice].Apply(g.dstNs);
             g.name = Map(f.name);
             m_b.AddFlow(g);
+        }
+        for (const Dependency& d : m_src.Dependencies()) {
+            Dependency e = d;
+            for (SpanRef* ref : {&e.from, &e.to}) {
+                if (ref->track >= m_trackMap.size()) continue;
+                const ClockMap& clock = shift[m_src.Tracks()[ref->track].device];
+                ref->track = m_trackMap[ref->track];
+                ref->startNs = clock.Apply(ref->startNs);
+                ref->endNs = std::max(clock.Apply(ref->endNs), ref->startNs); // as CopyTracks moves the span
+            }
+            m_b.AddDependency(e);
         }
         for (const Counter& c : m_src.Counters()) {
             uint32_t id = m_b.AddCounter(deviceMap[c.device], m_src.Str(c.name), m_src.Str(c.unit));
@@ -123,7 +134,7 @@ Trace MergeTraces(std::vector<Trace>&& parts, const std::vector<std::string>& or
         std::vector<ClockMap> noShift(parts[p].Devices().size());
         TraceCopier copier(b, parts[p]);
         copier.CopyTracks(deviceMap[p], noShift);
-        copier.CopyFlowsAndCounters(deviceMap[p], noShift);
+        copier.CopyLinksAndCounters(deviceMap[p], noShift);
         parts[p] = Trace{}; // free each part as soon as it is copied
     }
     b.Meta().workload.Set("ranksInFiles", static_cast<int64_t>(ranks.size()));
@@ -147,7 +158,7 @@ Trace MapDeviceClocks(const Trace& trace, const std::vector<ClockMap>& maps, con
     b.Meta() = meta ? *meta : trace.Meta();
     TraceCopier copier(b, trace);
     copier.CopyTracks(deviceMap, maps);
-    copier.CopyFlowsAndCounters(deviceMap, maps);
+    copier.CopyLinksAndCounters(deviceMap, maps);
     return std::move(b).Finish();
 }
 
@@ -169,7 +180,7 @@ Trace WithExtraFlows(const Trace& trace, const std::vector<Flow>& flows)
     const std::vector<ClockMap> none(trace.Devices().size());
     TraceCopier copier(b, trace);
     copier.CopyTracks(deviceMap, none);
-    copier.CopyFlowsAndCounters(deviceMap, none);
+    copier.CopyLinksAndCounters(deviceMap, none);
     for (const Flow& f : flows) {
         Flow g = f;
         g.srcDevice = deviceMap[f.srcDevice];
