@@ -82,6 +82,8 @@ int main(int argc, char** argv)
     paralens::app::AddMergeCommand(app);
     paralens::app::AddAutoparCommand(app);
     paralens::app::AddPlanCommand(app);
+    paralens::app::AddWhatIfCommand(app);
+    paralens::app::AddDiffCommand(app);
     int runExitCode = 0;
     paralens::app::AddSweepCommand(app, runExitCode);
     paralens::app::AddRunCommand(app, runExitCode);

@@ -31,6 +31,8 @@ struct RenderCliOptions {
     bool dark = false;
     float scale = 1.0f;
     std::string colorBy;
+    bool criticalPath = false;
+    std::string whatIf;
     bool json = false;
 };
 
@@ -54,6 +56,7 @@ void RunRender(const RenderCliOptions& o)
     Require(!o.out.empty() || o.benchFrames > 0, "render: --out PNG is required (or --bench-frames N to time frames)");
     Require(o.benchFrames >= 0 && o.benchFrames <= 100000, "--bench-frames: from 0 to 100000");
     Require(o.scale >= 0.5f && o.scale <= 4.0f, "--scale: from 0.5 to 4 (got " + std::to_string(o.scale) + ")");
+    Require(o.whatIf.empty() || !o.files.empty(), "--whatif replays trace files: give the FILEs (not --scenario)");
     Require(o.colorBy.empty() || o.colorBy == "category" || o.colorBy == "micro-batch",
             "--color-by: expected category or micro-batch (got '" + o.colorBy + "')");
     int width = 0, height = 0;
@@ -74,6 +77,8 @@ void RunRender(const RenderCliOptions& o)
     r.dark = o.dark;
     r.scale = o.scale;
     r.colorBy = o.colorBy;
+    r.criticalPath = o.criticalPath;
+    r.whatIf = o.whatIf;
     const nlohmann::json report = RenderToPng(r);
     if (o.json) {
         PrintJson(report);
@@ -110,6 +115,10 @@ void AddRenderCommand(CLI::App& root)
     cmd->add_flag("--dark", opts->dark, "Dark theme");
     cmd->add_option("--scale", opts->scale, "DPI scale of fonts and sizes (2 for a 4K screen at 200%)")->capture_default_str();
     cmd->add_option("--color-by", opts->colorBy, "Timeline colours: category or micro-batch (default: the scenario's)");
+    cmd->add_flag("--critical-path", opts->criticalPath, "Outline each step's critical path on the timeline");
+    cmd->add_option("--whatif", opts->whatIf,
+                    "Also replay the files with these changes (PATTERN=FACTOR, ...: 'comm=0.5', '*gemm*=0.8'), drawn under them "
+                    "(`paralens whatif --help` explains the rules)");
     cmd->add_flag("--json", opts->json, "Print the layout of what was drawn (and frame times) as JSON");
     cmd->callback([opts] { RunRender(*opts); });
 }

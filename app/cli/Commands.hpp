@@ -21,6 +21,8 @@ void AddRunCommand(CLI::App& root, int& exitCode);
 void AddRenderCommand(CLI::App& root);
 void AddAutoparCommand(CLI::App& root);
 void AddPlanCommand(CLI::App& root);
+void AddWhatIfCommand(CLI::App& root);
+void AddDiffCommand(CLI::App& root);
 
 // `paralens --version [--json]`: the version and whether CUDA, NCCL and CUPTI support was built.
 int PrintVersion(bool json);

@@ -55,6 +55,25 @@ void App::OpenFiles(const std::vector<std::string>& files)
     });
 }
 
+void App::AddWhatIf(int fileIndex, const WhatIfParams& params)
+{
+    int seen = -1;
+    for (size_t i = 0; i < m_experiments.size(); ++i) {
+        if (m_experiments[i].kind != ExperimentKind::File || ++seen != fileIndex) continue;
+        Experiment w;
+        w.kind = ExperimentKind::WhatIf;
+        w.files = m_experiments[i].files;
+        w.label = "what-if";
+        w.whatIf = params;
+        m_experiments.insert(m_experiments.begin() + static_cast<ptrdiff_t>(i) + 1, std::move(w));
+        m_settings.selected = static_cast<int>(i) + 1;
+        m_settings.showCriticalPath = true;
+        Resimulate(false);
+        return;
+    }
+    throw Error("a what-if replays an opened trace file, and there is none (" + std::to_string(fileIndex + 1) + " asked for)");
+}
+
 void App::Resimulate(bool resetViews)
 {
     if (!m_jobs) {
@@ -156,6 +175,7 @@ void App::HandleShortcuts()
         m_browser.Show(FileBrowser::Mode::Open, "Open a trace", "", {".json", ".json.gz", ".gz", ".log", ".txt"});
     }
     if (io.KeyCtrl && ImGui::IsKeyPressed('Q')) m_quit = true;
+    if (!io.KeyCtrl && ImGui::IsKeyPressed('C')) m_settings.showCriticalPath = !m_settings.showCriticalPath;
 }
 
 void App::Frame(ImVec2 display)

@@ -49,6 +49,9 @@ public:
     // Replaces the experiments by these trace files (one run each). Synchronously (no JobRunner)
     // this throws Error naming the file; otherwise errors open a dialog.
     void OpenFiles(const std::vector<std::string>& files);
+    // Adds a what-if replay of file experiment `fileIndex` (counted among the file experiments)
+    // right after it, selects it and outlines the critical paths; throws Error when there is none.
+    void AddWhatIf(int fileIndex, const WhatIfParams& params);
 
     // Runs the closures of finished jobs (publishing snapshots, opening dialogs).
     void Poll();

@@ -53,6 +53,9 @@ void App::DrawMenus()
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip("For measured runs with a fit (a live sweep): the outlines and tooltips use the fitted alpha and beta");
         ImGui::MenuItem("Show messages as arrows", nullptr, &m_settings.showFlows);
+        ImGui::MenuItem("Critical path", "C", &m_settings.showCriticalPath);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("Outline the chain of ops that bounds each step (the Stats tab breaks it down by category)");
         if (ImGui::MenuItem("Expand every device into its lanes", nullptr, m_settings.expandTracks)) {
             m_settings.expandTracks = !m_settings.expandTracks;
             m_timeline.ExpandAll(m_settings.expandTracks);
@@ -118,7 +121,7 @@ void App::DrawDialogs()
                 "Timeline: wheel zooms around the cursor; drag pans (sideways: time, up and down: rows); right-drag or "
                 "Shift+drag measures a range; double-click a span to fit it, empty space to fit everything; click a "
                 "device's name to expand it into its lanes; wheel over the names scrolls.\n\n"
-                "Keys (timeline hovered): arrows or A/D pan, W/S or +/- zoom, Home fits.\n\n"
+                "Keys (timeline hovered): arrows or A/D pan, W/S or +/- zoom, Home fits; C outlines each step's critical path.\n\n"
                 "Flow: play, pause and step with the buttons (or Space, Left and Right over the view); the slider "
                 "picks a step; click a panel to focus it.\n\n"
                 "Model: hover to read every algorithm's time at that size.\n\n"

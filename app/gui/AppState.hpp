@@ -13,11 +13,12 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace paralens::app {
 
-enum class ExperimentKind { Collective, Pipeline, Training, Autopar, Plan, File };
+enum class ExperimentKind { Collective, Pipeline, Training, Autopar, Plan, File, WhatIf };
 std::string_view Name(ExperimentKind k);
 
 // The modelled cluster: alpha in microseconds, bandwidths in GB/s (1e9 bytes/s), one optional
@@ -145,6 +146,30 @@ struct PlanParams {
     bool operator==(const PlanParams&) const = default;
 };
 
+// A what-if replay of a trace (core/sim/TraceReplay.hpp): the trace's ops re-timed along its
+// dependencies under these changes; the timeline shows the replayed trace below the measured one.
+// Factors of 1 change nothing.
+struct WhatIfParams {
+    double computeX = 1.0;       // GPU compute ops' time x this
+    double commX = 1.0;          // communication ops' time x this (collectives, sends, receives)
+    double cpuX = 1.0;           // host ops' time x this
+    std::string scale;           // more rules, "PATTERN=FACTOR, ...": a category or a glob on op names ("*gemm*=0.8")
+    double bandwidthX = 1.0;     // the network's bandwidth x this, priced by the cost model
+    double alphaX = 1.0;         // its latency alpha x this
+    double bandwidthGBps = 0.0;  // > 0: the network's bandwidth after the change (before bandwidthX)
+    double alphaUs = -1.0;       // >= 0: its alpha after the change (before alphaX)
+    std::string model;           // the network the trace ran on, as a fit file, for traces that do not say
+    std::vector<int> noStragglers;                // ranks whose ops take the other ranks' median time
+    std::vector<std::pair<int, double>> skewUs;   // ranks that start later, by microseconds
+
+    bool ChangesNetwork() const { return bandwidthX != 1 || alphaX != 1 || bandwidthGBps > 0 || alphaUs >= 0; }
+    bool Empty() const
+    {
+        return computeX == 1 && commX == 1 && cpuX == 1 && scale.empty() && !ChangesNetwork() && noStragglers.empty() && skewUs.empty();
+    }
+    bool operator==(const WhatIfParams&) const = default;
+};
+
 // Where an experiment runs: the modelled cluster, real messages between processes of this machine
 // (an mpirun job of paralens itself), or this machine's GPUs. A real backend's run is started by
 // the Run button (or `render`); until then the experiment shows the simulator's prediction.
@@ -176,7 +201,8 @@ struct Experiment {
     AutoparParams autopar;
     PlanParams plan;
     ClusterParams cluster;
-    std::vector<std::string> files; // ExperimentKind::File: one trace, or the per-rank files of one job
+    std::vector<std::string> files; // File and WhatIf: one trace, or the per-rank files of one job
+    WhatIfParams whatIf;            // ExperimentKind::WhatIf
 
     bool operator==(const Experiment&) const = default;
 };
@@ -195,6 +221,7 @@ struct ViewSettings {
     bool outlinesFromFit = false; // predicted outlines of measured runs: alpha, beta fitted to the run, else the lecture's
     bool showFlows = true;
     bool showBubbles = true;
+    bool showCriticalPath = false; // each step's critical path outlined on the timeline
     bool expandTracks = true;
     int flowStep = 0;        // 0 = before the first step
     int selected = 0;        // the experiment the controls edit

@@ -103,9 +103,28 @@ bool ControlsPanel::Draw(std::vector<Experiment>& experiments, ViewSettings& set
     if (settings.selected >= 0 && static_cast<size_t>(settings.selected) < experiments.size()) {
         Experiment& e = experiments[static_cast<size_t>(settings.selected)];
         ImGui::Spacing();
-        if (e.kind == ExperimentKind::File) {
+        if (e.kind == ExperimentKind::File || e.kind == ExperimentKind::WhatIf) {
             for (const std::string& f : e.files) ImGui::TextWrapped("Trace file: %s", f.c_str());
-            if (ImGui::Button("Open another file...")) ctx.openFile = true;
+            if (e.kind == ExperimentKind::WhatIf) changed |= DrawWhatIf(e.whatIf);
+            else if (ImGui::Button("Open another file...")) ctx.openFile = true;
+            if (e.kind == ExperimentKind::File) {
+                ImGui::SameLine();
+                if (ImGui::Button("What-if replay")) {
+                    Experiment w;
+                    w.kind = ExperimentKind::WhatIf;
+                    w.files = e.files;
+                    w.label = "what-if";
+                    w.whatIf.commX = 0.5; // a first change to see: communication twice as fast
+                    const size_t at = static_cast<size_t>(settings.selected) + 1;
+                    experiments.insert(experiments.begin() + static_cast<ptrdiff_t>(at), std::move(w));
+                    settings.selected = static_cast<int>(at);
+                    settings.showCriticalPath = true;
+                    changed = true;
+                }
+                if (ImGui::IsItemHovered())
+                    ImGui::SetTooltip("Replay this trace along its dependencies with changes you choose (faster communication, "
+                                      "a straggler removed, ...) and see the new timeline under the measured one");
+            }
         } else {
             constexpr ExperimentKind kKinds[] = {ExperimentKind::Collective, ExperimentKind::Pipeline, ExperimentKind::Training,
                                                  ExperimentKind::Autopar, ExperimentKind::Plan};
@@ -154,8 +173,8 @@ bool ControlsPanel::DrawList(std::vector<Experiment>& experiments, ViewSettings&
     Experiment* selected = settings.selected >= 0 && static_cast<size_t>(settings.selected) < experiments.size()
                                ? &experiments[static_cast<size_t>(settings.selected)]
                                : nullptr;
-    const bool file = selected && selected->kind == ExperimentKind::File;
-    const char* current = file ? "trace file" : !selected ? "simulated"
+    const bool file = selected && (selected->kind == ExperimentKind::File || selected->kind == ExperimentKind::WhatIf);
+    const char* current = file ? (selected->kind == ExperimentKind::WhatIf ? "what-if replay of a trace" : "trace file") : !selected ? "simulated"
                         : selected->backend == Backend::Processes ? "processes (real)"
                         : selected->backend == Backend::Gpu ? "GPU (real)" : "simulated";
     if (ImGui::BeginCombo("backend", current)) {

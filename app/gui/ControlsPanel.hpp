@@ -56,6 +56,7 @@ private:
     bool DrawTraining(TrainingParams& t);
     bool DrawAutopar(AutoparParams& a);
     bool DrawPlan(PlanParams& p);
+    bool DrawWhatIf(WhatIfParams& w); // WhatIfControls.cpp
     bool DrawCluster(ClusterParams& c, bool pipeline, int ranks);
     void DrawJobs(ControlsContext& ctx);
 

@@ -2,6 +2,7 @@
 
 #include "RunBuilder.hpp"
 #include "TrainingRuns.hpp"
+#include "WhatIfRuns.hpp"
 
 #include "common/Error.hpp"
 #include "common/Units.hpp"
@@ -307,6 +308,7 @@ std::string BackendRefusal(const Experiment& e)
     if (std::string why = BackendAvailability(e.backend); !why.empty()) return why;
     const std::string where = e.backend == Backend::Processes ? "the processes backend" : "the GPU backend";
     if (e.kind == ExperimentKind::File) return "a trace file is read, not run";
+    if (e.kind == ExperimentKind::WhatIf) return "a what-if replays a trace, it is not run";
     if (e.kind == ExperimentKind::Autopar) return "an auto-parallel strategy runs on the modelled mesh only";
     if (e.kind == ExperimentKind::Plan) return "a training plan is modelled, not run";
     if (e.live.iterations < 1 || e.live.warmup < 0) return "iterations must be at least 1 and warm-up at least 0";
@@ -353,6 +355,7 @@ std::shared_ptr<const RunResult> MeasuredRun(const Experiment& e, std::shared_pt
     const double peak = r->trace->Meta().hardware.GetNumber("cpuPeakFlops", 0.0);
     if (e.kind != ExperimentKind::Collective && peak > 0)
         FillMfu(*r, peak, "this CPU's single-thread sgemm peak, probed: " + Text(peak * 1e-9) + " GFLOP/s");
+    if (report) r->critical = BuildCriticalPath(*r->trace); // the final trace only: snapshots stay cheap
     return r;
 }
 

@@ -145,6 +145,11 @@ nlohmann::json RenderToPng(const RenderOptions& o)
     app.SetRunLive(true); // experiments on a real backend run first, to their end
     if (!o.scenario.empty()) app.LoadScenario(ResolveScenario(o.scenario));
     else app.OpenFiles(o.files);
+    if (!o.whatIf.empty()) {
+        WhatIfParams w;
+        w.scale = o.whatIf;
+        app.AddWhatIf(0, w);
+    }
     Offscreen screen(o.width, o.height);
     LoadFonts(o.scale);
     ApplyTheme(o.dark, o.presentation, o.scale);
@@ -152,6 +157,7 @@ nlohmann::json RenderToPng(const RenderOptions& o)
     if (o.colorBy == "category") app.Settings().colorBy = ColorMode::Category;
     if (o.colorBy == "micro-batch") app.Settings().colorBy = ColorMode::MicroBatch;
     if (o.step > -2) app.SetFlowStep(o.step);
+    if (o.criticalPath) app.Settings().showCriticalPath = true;
     const ImVec2 size(static_cast<float>(o.width), static_cast<float>(o.height));
     std::vector<double> build, total;
     const int frames = std::max(3, o.benchFrames + 3); // three to settle the layout

@@ -24,6 +24,8 @@ struct RenderOptions {
     bool dark = false;
     float scale = 1.0f;             // DPI scale (2 for a 4K screen at 200%)
     std::string colorBy;            // "", "category" or "micro-batch"
+    bool criticalPath = false;      // outline each step's critical path on the timeline
+    std::string whatIf;             // non-empty: also a what-if replay of the files, with these rules ("comm=0.5, *gemm*=0.8")
 };
 
 // Encodes RGBA pixels (rows bottom-up when `flipRows`, as OpenGL reads them) as a PNG and writes

@@ -3,6 +3,7 @@
 #include "AutoparRuns.hpp"
 #include "PlanRuns.hpp"
 #include "TrainingRuns.hpp"
+#include "WhatIfRuns.hpp"
 
 #include "common/Error.hpp"
 #include "analysis/Fitting.hpp"
@@ -378,6 +379,11 @@ std::string Describe(const Experiment& e)
     case ExperimentKind::Plan: return PlanTitle(e.plan);
     case ExperimentKind::File:
         return e.files.size() == 1 ? e.files[0] : e.files.empty() ? std::string() : e.files[0] + " and " + std::to_string(e.files.size() - 1) + " more";
+    case ExperimentKind::WhatIf: {
+        const std::string of = e.files.empty() ? std::string() : std::filesystem::path(e.files[0]).filename().string() +
+                                                                    (e.files.size() > 1 ? " and " + std::to_string(e.files.size() - 1) + " more" : "");
+        return "what-if of " + of + ": " + DescribeWhatIf(e.whatIf);
+    }
     }
     return {};
 }
@@ -438,7 +444,35 @@ std::vector<Experiment> FileExperiments(const std::vector<std::string>& files)
     return out;
 }
 
+namespace {
+
+// A run with its critical path (a copy of the run; the rest is shared).
+std::shared_ptr<const RunResult> WithCriticalPath(std::shared_ptr<const RunResult> run)
+{
+    if (!run || !run->trace || run->critical) return run;
+    auto copy = std::make_shared<RunResult>(*run);
+    copy->critical = BuildCriticalPath(*copy->trace);
+    return copy;
+}
+
+// The trace a what-if replays: an open trace of the same files, else read now.
+std::shared_ptr<const core::Trace> SourceTrace(const Experiment& e, const Snapshot& built, const Snapshot* previous, JobContext* context)
+{
+    for (const Snapshot* s : {&built, previous})
+        if (s)
+            for (const auto& run : s->runs)
+                if (run && run->trace && run->experiment.kind == ExperimentKind::File && run->experiment.files == e.files) return run->trace;
+    return std::make_shared<const core::Trace>(ReadFiles(e.files, context));
+}
+
+} // namespace
+
 std::shared_ptr<const RunResult> BuildRun(const Experiment& e, JobContext* context)
+{
+    return BuildRun(e, Snapshot{}, nullptr, context);
+}
+
+std::shared_ptr<const RunResult> BuildRun(const Experiment& e, const Snapshot& built, const Snapshot* previous, JobContext* context)
 {
     if (context && context->Cancelled()) return nullptr;
     std::shared_ptr<RunResult> r;
@@ -451,13 +485,20 @@ std::shared_ptr<const RunResult> BuildRun(const Experiment& e, JobContext* conte
     case ExperimentKind::File: {
         auto trace = std::make_shared<const core::Trace>(ReadFiles(e.files, context));
         if (context && context->Cancelled()) return nullptr;
-        return AnalyzeTrace(e, std::move(trace));
+        return WithCriticalPath(AnalyzeTrace(e, std::move(trace)));
+    }
+    case ExperimentKind::WhatIf: {
+        Require(!e.files.empty(), "a what-if needs the trace it replays");
+        auto source = SourceTrace(e, built, previous, context);
+        if (context && context->Cancelled()) return nullptr;
+        return BuildWhatIfRun(e, std::move(source));
     }
     }
     r->experiment = e;
     r->title = (e.label.empty() ? "" : e.label + ": ") + Describe(e);
     if (e.backend != Backend::Simulated)
         r->title += e.backend == Backend::Gpu ? "  (simulated; press Run on the GPU to measure)" : "  (simulated; press Run for real to measure)";
+    if (r->trace) r->critical = BuildCriticalPath(*r->trace);
     return r;
 }
 
@@ -485,7 +526,7 @@ std::shared_ptr<const Snapshot> BuildSnapshot(const std::vector<Experiment>& exp
             }
         if (!reuse) {
             try {
-                reuse = BuildRun(experiments[i], context);
+                reuse = BuildRun(experiments[i], *snap, previous, context);
             } catch (const Error& err) {
                 const std::string what = experiments[i].label.empty() ? Describe(experiments[i]) : experiments[i].label;
                 throw Error(what + ": " + err.what());
@@ -494,6 +535,7 @@ std::shared_ptr<const Snapshot> BuildSnapshot(const std::vector<Experiment>& exp
         if (!reuse) return nullptr; // cancelled
         snap->runs.push_back(std::move(reuse));
     }
+    snap->comparisons = BuildComparisons(*snap, previous);
     if (context) context->SetProgress(1.0);
     return snap;
 }

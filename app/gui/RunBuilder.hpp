@@ -16,10 +16,15 @@ namespace paralens::app {
 // `context` may be null (synchronous use); when it is cancelled the build stops early and returns
 // null.
 std::shared_ptr<const RunResult> BuildRun(const Experiment& experiment, JobContext* context = nullptr);
+// The same, within a snapshot being built: a what-if finds the trace it replays among the runs
+// `built` so far or in `previous` (else it reads the files).
+std::shared_ptr<const RunResult> BuildRun(const Experiment& experiment, const Snapshot& built, const Snapshot* previous,
+                                          JobContext* context);
 
 // Runs every experiment, reusing the results in `previous` whose experiment did not change (so a
-// slider re-simulates only what it touches). Progress goes to `context`. Returns null when
-// cancelled.
+// slider re-simulates only what it touches), then the comparisons the Stats view shows
+// (WhatIfRuns.hpp). Every finished run carries its critical path. Progress goes to `context`.
+// Returns null when cancelled.
 std::shared_ptr<const Snapshot> BuildSnapshot(const std::vector<Experiment>& experiments, const Snapshot* previous,
                                               JobContext* context = nullptr);
 

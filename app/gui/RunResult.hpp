@@ -8,7 +8,9 @@
 #include "FlowReplay.hpp"
 #include "TimelineFold.hpp"
 
+#include "analysis/CriticalPath.hpp"
 #include "analysis/DeviceUsage.hpp"
+#include "analysis/TraceDiff.hpp"
 #include "autopar/Autopar.hpp"
 #include "planner/Planner.hpp"
 #include "analysis/PipelineMetrics.hpp"
@@ -16,6 +18,7 @@
 #include "model/Fit.hpp"
 #include "model/CostModel.hpp"
 #include "plan/Plan.hpp"
+#include "sim/WhatIf.hpp"
 #include "trace/Trace.hpp"
 
 #include <memory>
@@ -103,6 +106,15 @@ struct TimelineIndex {
     std::vector<FoldIndex> idle;
 };
 
+// Each step's critical path (core/analysis/CriticalPath.hpp) of a run's trace, as the timeline
+// outlines it and the Stats view breaks it down.
+struct CriticalPathData {
+    std::vector<core::StepPath> steps;
+    std::vector<core::PathSegment> segments; // every step's, by start: what the timeline draws
+    size_t ops = 0, dependencies = 0;        // the dependency graph's size
+    bool stepsFromProfiler = false;          // steps are ProfilerStep#N annotations (else the whole trace)
+};
+
 struct RunResult {
     Experiment experiment;
     std::string title;                          // headline for the timeline and the views
@@ -153,10 +165,23 @@ struct RunResult {
     std::shared_ptr<const ModelData> model;     // collectives (simulated, or measured in a file)
     std::shared_ptr<const core::TraceReport> report; // trace files and training steps: collectives
                                                      // matched across ranks (busbw, skew)
+    std::shared_ptr<const CriticalPathData> critical; // finished runs: each step's critical path
+    // A what-if replay: the analysis (each step measured and replayed, their critical paths,
+    // what changed), and a line of what was asked; the run's trace is the replayed one.
+    std::shared_ptr<const core::WhatIfAnalysis> whatIf;
+    std::string whatIfChanges;
+};
+
+// Two runs compared op by op (core/analysis/TraceDiff.hpp): a what-if against the trace it
+// replays, or an opened trace against the first one opened.
+struct RunComparison {
+    int first = -1, second = -1; // indices into Snapshot::runs
+    std::shared_ptr<const core::TraceDiffResult> diff;
 };
 
 struct Snapshot {
     std::vector<std::shared_ptr<const RunResult>> runs;
+    std::vector<RunComparison> comparisons;
 
     // The run at `selected` when `has` holds for it, else the first run for which it does; null
     // when none (a tab that shows one kind of run picks its run this way).

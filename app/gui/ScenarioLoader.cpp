@@ -239,6 +239,35 @@ void ReadPlan(Reader& r, PlanParams& p)
                    {{"--gpu:", "gpu"}, {"--gpus ", "gpus"}, {"--layers", "layers"}, {"--hidden", "hidden"}, {"--global-batch", "globalBatch"}});
 }
 
+// A what-if's changes: "computeX", "commX", "cpuX", "scale" (rules), "bandwidthX", "alphaX",
+// "model" (a fit file), "noStraggler" (a rank), "skew" ({"rank", "us"}).
+void ReadWhatIf(Reader& r, WhatIfParams& w)
+{
+    r.Get("computeX", w.computeX);
+    r.Get("commX", w.commX);
+    r.Get("cpuX", w.cpuX);
+    r.Get("scale", w.scale);
+    r.Get("bandwidthX", w.bandwidthX);
+    r.Get("alphaX", w.alphaX);
+    r.Get("model", w.model);
+    int straggler = -1;
+    r.Get("noStraggler", straggler);
+    if (straggler >= 0) w.noStragglers.push_back(straggler);
+    if (const json* s = r.Child("skew")) {
+        Reader sr(*s, r.Where() + ".skew");
+        int rank = -1;
+        double us = 0;
+        sr.Get("rank", rank);
+        sr.Get("us", us);
+        sr.Finish();
+        if (rank < 0) r.Fail("skew", "needs a \"rank\" >= 0");
+        w.skewUs.push_back({rank, us});
+    }
+    for (const auto& [name, v] : {std::pair<const char*, double>{"computeX", w.computeX}, {"commX", w.commX}, {"cpuX", w.cpuX},
+                                  {"bandwidthX", w.bandwidthX}, {"alphaX", w.alphaX}})
+        if (!(v > 0)) r.Fail(name, "must be > 0");
+}
+
 Experiment ReadExperiment(const json& j, const std::string& where)
 {
     Reader r(j, where);
@@ -252,19 +281,21 @@ Experiment ReadExperiment(const json& j, const std::string& where)
     else if (kind == "autopar") e.kind = ExperimentKind::Autopar;
     else if (kind == "plan") e.kind = ExperimentKind::Plan;
     else if (kind == "file") e.kind = ExperimentKind::File;
-    else r.Fail("kind", "expected \"collective\", \"pipeline\", \"training\", \"autopar\", \"plan\" or \"file\" (got \"" + kind + "\")");
+    else if (kind == "whatif") e.kind = ExperimentKind::WhatIf;
+    else r.Fail("kind", "expected \"collective\", \"pipeline\", \"training\", \"autopar\", \"plan\", \"file\" or \"whatif\" (got \"" + kind + "\")");
     if (e.kind == ExperimentKind::Collective) ReadCollective(r, e.collective);
     if (e.kind == ExperimentKind::Pipeline) ReadPipeline(r, e.pipeline);
     if (e.kind == ExperimentKind::Training) ReadTraining(r, e.training);
     if (e.kind == ExperimentKind::Autopar) ReadAutopar(r, e.autopar);
     if (e.kind == ExperimentKind::Plan) ReadPlan(r, e.plan);
-    if (e.kind == ExperimentKind::File) {
+    if (e.kind == ExperimentKind::File || e.kind == ExperimentKind::WhatIf) {
         std::string file;
         r.Get("file", file);
         r.Get("files", e.files);
         if (!file.empty()) e.files.insert(e.files.begin(), file);
         if (e.files.empty()) r.Fail("file", "a file experiment needs a path (\"file\") or several (\"files\")");
     }
+    if (e.kind == ExperimentKind::WhatIf) ReadWhatIf(r, e.whatIf);
     std::string backend;
     r.Get("backend", backend);
     if (!backend.empty() && !ParseBackend(backend, e.backend)) r.Fail("backend", "expected simulated, processes or gpu (got \"" + backend + "\")");
@@ -304,6 +335,7 @@ ViewSettings ReadView(const json& j, const std::string& where)
     r.Get("showPredicted", v.showPredicted);
     r.Get("showFlows", v.showFlows);
     r.Get("showBubbles", v.showBubbles);
+    r.Get("showCriticalPath", v.showCriticalPath);
     r.Get("expandTracks", v.expandTracks);
     r.Get("flowStep", v.flowStep);
     r.Get("selected", v.selected);
@@ -325,6 +357,7 @@ std::string_view Name(ExperimentKind k)
     case ExperimentKind::Autopar: return "autopar";
     case ExperimentKind::Plan: return "plan";
     case ExperimentKind::File: return "file";
+    case ExperimentKind::WhatIf: return "whatif";
     }
     return "?";
 }

@@ -12,8 +12,10 @@ void StatsView::Draw(ViewSettings&, ImVec2 size)
 {
     ImGui::BeginChild("##stats", size, false);
     if (!m_snapshot || m_snapshot->runs.empty()) ImGui::TextDisabled("Nothing to show yet.");
-    else
+    else {
+        if (!m_snapshot->comparisons.empty()) DrawComparisons();
         for (size_t i = 0; i < m_snapshot->runs.size(); ++i) DrawRun(*m_snapshot->runs[i], i);
+    }
     ImGui::EndChild();
 }
 
@@ -84,7 +86,9 @@ void StatsView::DrawRun(const RunResult& run, size_t index)
             }
         ImGui::EndTable();
     }
+    if (run.whatIf) DrawWhatIf(run);
     if (run.report) DrawCollectives(*run.report);
+    if (run.critical) DrawCritical(run);
     ImGui::Spacing();
     ImGui::PopID();
 }

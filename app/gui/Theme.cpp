@@ -132,6 +132,7 @@ void ApplyTheme(bool dark, bool presentation, float dpiScale)
     t.warning = dark ? Rgb(0xFF7B72) : Rgb(0xC62828);
     t.predicted = dark ? Rgb(0xF0F0F0) : Rgb(0x222222);
     t.arrow = dark ? Rgb(0xDADFE8, 170) : Rgb(0x2B3340, 150);
+    t.critical = dark ? Rgb(0xFF2BC2) : Rgb(0xC8007E);
     t.nodeFill = dark ? Rgb(0x2F5D9E) : Rgb(0x23508F);
     t.nodeBorder = dark ? Rgb(0xBFD7FF) : Rgb(0x10284A);
     t.edge = dark ? Rgb(0x4A505A) : Rgb(0xCBD2DC);

@@ -26,6 +26,7 @@ struct Theme {
     ImU32 background, panel, text, textDim, textOnDark, textOnLight, grid, gridMajor, rowAlt, rowHeader;
     ImU32 bubbleFill, bubbleHatch; // neutral greys: nothing else in the timeline is neutral grey
     ImU32 fold, selection, accent, warning, predicted, arrow;
+    ImU32 critical; // the critical path's outline and links (a hue no category uses)
     ImU32 nodeFill, nodeBorder, edge, cellEmpty, cellBorder;
     ImU32 category[core::kSpanCategoryCount];
     ImU32 palette[kPaletteSize]; // micro-batches and blocks (no greys)

@@ -53,17 +53,6 @@ void Hatch(ImDrawList* dl, float x0, float y0, float x1, float y1, ImU32 color, 
     dl->PopClipRect();
 }
 
-void Arrow(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 color, float thickness, float head)
-{
-    const float dx = b.x - a.x, dy = b.y - a.y, len = std::sqrt(dx * dx + dy * dy);
-    if (len < 1.0f) return;
-    const float ux = dx / len, uy = dy / len;
-    const ImVec2 base(b.x - ux * head, b.y - uy * head);
-    dl->AddLine(a, base, color, thickness);
-    dl->AddTriangleFilled(b, ImVec2(base.x - uy * head * 0.45f, base.y + ux * head * 0.45f),
-                          ImVec2(base.x + uy * head * 0.45f, base.y - ux * head * 0.45f), color);
-}
-
 } // namespace
 
 void TimelineView::DrawSection(Section& s, DrawContext& dc)
@@ -96,6 +85,7 @@ void TimelineView::DrawSection(Section& s, DrawContext& dc)
         }
     }
     if (dc.settings.showFlows) DrawFlows(s, dc);
+    if (dc.settings.showCriticalPath) DrawCriticalPath(s, dc);
     DrawMeasure(s, dc);
 }
 
@@ -112,6 +102,7 @@ void TimelineView::DrawRuler(const Section& s, DrawContext& dc, float y)
                        : first.experiment.kind == ExperimentKind::Training ? "training steps"
                        : first.experiment.kind == ExperimentKind::Autopar ? "auto-parallel strategies"
                        : first.experiment.kind == ExperimentKind::Plan    ? "planned training steps"
+                       : first.experiment.kind == ExperimentKind::WhatIf  ? "what-if replay"
                        : first.experiment.label.empty()                    ? "trace file"
                                                                            : first.experiment.label.c_str();
     const float fontH = ImGui::GetFontSize();

@@ -19,6 +19,18 @@ inline int64_t PredictedNs(const core::Span& s, const core::Metadata& meta, cons
     return seconds >= 0 ? static_cast<int64_t>(std::llround(seconds * 1e9)) : s.predictedNs;
 }
 
+// A line from a to b with a filled head at b (`head` pixels long); nothing under a pixel long.
+inline void Arrow(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 color, float thickness, float head)
+{
+    const float dx = b.x - a.x, dy = b.y - a.y, len = std::sqrt(dx * dx + dy * dy);
+    if (len < 1.0f) return;
+    const float ux = dx / len, uy = dy / len;
+    const ImVec2 base(b.x - ux * head, b.y - uy * head);
+    dl->AddLine(a, base, color, thickness);
+    dl->AddTriangleFilled(b, ImVec2(base.x - uy * head * 0.45f, base.y + ux * head * 0.45f),
+                          ImVec2(base.x + uy * head * 0.45f, base.y - ux * head * 0.45f), color);
+}
+
 struct TimelineView::DrawContext {
     ImDrawList* dl;
     const Theme& theme;
@@ -28,6 +40,7 @@ struct TimelineView::DrawContext {
     float clipY0 = 0, clipY1 = 0; // visible rows (screen)
     int arrows = 0;               // drawn this frame
     int hiddenArrows = 0;         // not drawn: too many in view
+    int criticalSegments = 0;     // critical-path ops outlined this frame
     char text[160] = {};
 };
 

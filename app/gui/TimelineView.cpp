@@ -14,8 +14,9 @@ namespace paralens::app {
 
 namespace {
 
-// Runs of one kind share a time axis; each file gets its own.
-int SectionKey(const RunResult& r, size_t index)
+// Runs of one kind share a time axis; each file gets its own, which a what-if of it shares (the
+// replay right under the measured run, zoomed together).
+int SectionKey(const Snapshot& snap, const RunResult& r, size_t index)
 {
     switch (r.experiment.kind) {
     case ExperimentKind::Collective: return 0;
@@ -24,6 +25,11 @@ int SectionKey(const RunResult& r, size_t index)
     case ExperimentKind::Autopar: return 3;
     case ExperimentKind::Plan: return 4;
     case ExperimentKind::File: return 100 + static_cast<int>(index);
+    case ExperimentKind::WhatIf:
+        for (size_t j = 0; j < snap.runs.size(); ++j)
+            if (snap.runs[j]->experiment.kind == ExperimentKind::File && snap.runs[j]->experiment.files == r.experiment.files)
+                return 100 + static_cast<int>(j);
+        return 100 + static_cast<int>(index);
     }
     return 0;
 }
@@ -64,7 +70,7 @@ void TimelineView::SetSnapshot(std::shared_ptr<const Snapshot> snapshot, const V
         for (uint16_t d : c.depths) lanes += d;
         if (sameShape && i < oldExpanded.size() && oldExpanded[i].size() == devices) c.expanded = oldExpanded[i];
         else c.expanded.assign(devices, m_expandDefault && lanes <= 32 ? 1 : 0);
-        keys.push_back(SectionKey(r, i));
+        keys.push_back(SectionKey(*m_snapshot, r, i));
     }
     // Sections: keep the zoom of those that survive with the same runs.
     std::vector<Section> sections;
@@ -231,6 +237,7 @@ void TimelineView::Draw(ViewSettings& settings, ImVec2 size)
         if (y + s.height >= m_origin.y && y <= m_origin.y + size.y) DrawSection(s, dc);
         y += s.height;
     }
+    m_criticalSegments = dc.criticalSegments;
     // Wheel over the row headers scrolls the rows; drags pan (or measure) until released.
     ImGuiIO& io = ImGui::GetIO();
     if (hovered && dc.mouse.x < m_origin.x + m_headerW && io.MouseWheel != 0) m_scrollY -= io.MouseWheel * rowH * 2;
@@ -378,6 +385,8 @@ nlohmann::json TimelineView::Layout() const
     };
     j["bubbleFill"] = hex(theme.bubbleFill);
     j["bubbleHatch"] = hex(theme.bubbleHatch);
+    j["critical"] = hex(theme.critical);
+    j["criticalSegments"] = m_criticalSegments;
     for (const Section& s : m_sections) {
         nlohmann::json js;
         js["plotX0"] = s.plotX0 - m_origin.x;

@@ -3,7 +3,8 @@
 // of magnitude; each section has its own ruler, zoom and pan. One row per device, expandable into
 // its lanes (one per track and overlap depth); bubbles (the device's idle intervals in the
 // analysis window) hatched in grey with the idle % in the row header; messages as arrows; the
-// model's predicted durations as outlines under the spans. Narrow spans fold (TimelineFold.hpp),
+// model's predicted durations as outlines under the spans; optionally each step's critical path
+// outlined, with links between its ops. Narrow spans fold (TimelineFold.hpp),
 // so the cost of a frame follows the pixels on screen.
 //
 // Input: wheel zooms around the cursor, left drag pans (both axes), right drag (or Shift + left
@@ -93,6 +94,9 @@ private:
     void DrawBubbles(const Section& s, uint16_t run, uint32_t device, float y0, float y1, DrawContext& dc);
     void DrawFlows(const Section& s, DrawContext& dc);
     void DrawMeasure(const Section& s, DrawContext& dc);
+    void DrawCriticalPath(const Section& s, DrawContext& dc); // TimelineCritical.cpp
+    // The screen band [y0, y1] of a track's lane at `depth` in this frame's layout (false: not shown).
+    bool LaneBand(const Section& s, uint16_t run, uint32_t track, int depth, float& y0, float& y1) const;
     void DrawTooltip(const DrawContext& dc) const;
     double XToNs(const Section& s, float x) const;
     float NsToX(const Section& s, double relNs) const;
@@ -103,6 +107,7 @@ private:
     std::vector<Tick> m_ticks;
     Hover m_hover;      // this frame's, for the tooltip
     Hover m_lastHover;  // the last frame's, for clicks
+    int m_criticalSegments = 0; // outlined in the last frame
     bool m_expandDefault = true;
     bool m_rowsDirty = true;
     float m_headerW = 0;

@@ -322,3 +322,60 @@ TEST_CASE("render of a live scenario runs it on 4 processes first and says which
     CHECK(j["experiments"][1]["measured"] == false);
     CheckNotBlank(Load(png), true);
 }
+
+namespace {
+
+// Pixels of a colour in each device row of section 0, run `run`.
+std::vector<size_t> ColourPerRow(const Image& img, const nlohmann::json& section, int run, unsigned rgb)
+{
+    std::vector<size_t> out;
+    const int x0 = static_cast<int>(section["plotX0"].get<double>()), x1 = static_cast<int>(section["plotX1"].get<double>());
+    for (const auto& row : section["rows"]) {
+        if (row["run"] != run || row["kind"] != "device") continue;
+        size_t n = 0;
+        for (int y = static_cast<int>(row["y0"].get<double>()); y < static_cast<int>(row["y1"].get<double>()); ++y)
+            for (int x = x0; x < x1; ++x) n += Near(img.At(x, y), rgb, 12);
+        out.push_back(n);
+    }
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("the critical path of GPipe is outlined through every stage, and only when asked", "[gui][whatif]")
+{
+    REQUIRE_DISPLAY();
+    CliTempDir dir;
+    const nlohmann::json on = Render("--scenario gpipe-vs-1f1b --view timeline --size 1600x900 --critical-path", dir.File("on.png"));
+    const nlohmann::json off = Render("--scenario gpipe-vs-1f1b --view timeline --size 1600x900", dir.File("off.png"));
+    const unsigned critical = Hex(on["critical"]);
+    CHECK(on["criticalSegments"].get<int>() > 0);
+    CHECK(off["criticalSegments"].get<int>() == 0);
+    const std::vector<size_t> withPath = ColourPerRow(Load(dir.File("on.png")), on["sections"][0], 0, critical);
+    const std::vector<size_t> without = ColourPerRow(Load(dir.File("off.png")), off["sections"][0], 0, critical);
+    REQUIRE(withPath.size() == 4);
+    for (size_t stage = 0; stage < 4; ++stage) {
+        INFO("stage " << stage);
+        CHECK(withPath[stage] > 100); // F0 and B0 of every stage lie on GPipe's path
+        CHECK(without[stage] == 0);
+    }
+}
+
+TEST_CASE("render --whatif draws the replay under the measured trace, on its time axis", "[gui][whatif]")
+{
+    REQUIRE_DISPLAY();
+    CliTempDir dir;
+    REQUIRE(RunParalens("pipeline --schedule gpipe -D 4 -N 8 -o " + dir.File("gpipe.json")).exitCode == 0);
+    const nlohmann::json j = Render(dir.File("gpipe.json") + " --whatif backward=0.5 --view window --size 1600x1000", dir.File("w.png"));
+    REQUIRE(j["experiments"].size() == 2);
+    CHECK(j["experiments"][1]["title"].get<std::string>().find("what-if (backward=0.5)") != std::string::npos);
+    REQUIRE(j["sections"].size() == 1); // one time axis for both
+    std::set<int> runs;
+    for (const auto& row : j["sections"][0]["rows"]) runs.insert(row["run"].get<int>());
+    CHECK(runs == std::set<int>{0, 1});
+    CHECK(j["criticalSegments"].get<int>() > 0);
+    CheckNotBlank(Load(dir.File("w.png")));
+    const CliResult scenario = RunParalens("render --scenario gpipe-vs-1f1b --whatif backward=0.5 --out " + dir.File("x.png"));
+    CHECK(scenario.exitCode == 2);
+    CHECK(scenario.err.find("--whatif") != std::string::npos);
+}
