@@ -108,6 +108,7 @@ void App::Publish(std::shared_ptr<const Snapshot> snapshot, bool resetViews)
     m_stats.SetSnapshot(m_snapshot);
     m_autopar.SetSnapshot(m_snapshot);
     m_planner.SetSnapshot(m_snapshot);
+    m_settleFrames = 4; // new tables and tabs take a few frames to size their columns
 }
 
 void App::Poll()
@@ -117,7 +118,10 @@ void App::Poll()
     m_jobs->Poll();
 }
 
-bool App::NeedsFrames() const { return m_flow.Animating() || m_exportPending || m_live || (m_jobs && m_jobs->Busy()); }
+bool App::NeedsFrames() const
+{
+    return m_flow.Animating() || m_exportPending || m_live || (m_jobs && m_jobs->Busy()) || m_settleFrames > 0;
+}
 
 void App::ShowError(const std::string& title, const std::string& message)
 {
@@ -180,6 +184,7 @@ void App::HandleShortcuts()
 
 void App::Frame(ImVec2 display)
 {
+    m_settleFrames = std::max(0, m_settleFrames - 1);
     const Theme& th = CurrentTheme();
     ImGui::SetNextWindowPos(ImVec2(0, 0));
     ImGui::SetNextWindowSize(display);

@@ -130,6 +130,7 @@ private:
     LiveStatus m_liveStatus;
     uint64_t m_liveShown = 0;
     bool m_runLive = false;
+    int m_settleFrames = 0; // frames still to draw after a snapshot was published
     ImVec4 m_runButtonRect{0, 0, 0, 0};
 
     TimelineView m_timeline;

@@ -27,6 +27,20 @@ public:
         if (it == m_nodes.begin()) return fallback;
         return m_r.endNs[*(it - 1)] - Orig(*(it - 1)).endNs;
     }
+    // How far a point of the lane (a flow's end) moves: with the op it ends or starts (in the
+    // order `atEnd` prefers when both), else with the op it falls in, else with the op before.
+    int64_t PointShift(int64_t t, bool atEnd) const
+    {
+        auto byStart = std::lower_bound(m_nodes.begin(), m_nodes.end(), t, [&](uint32_t n, int64_t x) { return Orig(n).startNs < x; });
+        auto byEnd = std::lower_bound(m_nodes.begin(), m_nodes.end(), t, [&](uint32_t n, int64_t x) { return Orig(n).endNs < x; });
+        const bool starts = byStart != m_nodes.end() && Orig(*byStart).startNs == t;
+        const bool ends = byEnd != m_nodes.end() && Orig(*byEnd).endNs == t;
+        if (ends && (atEnd || !starts)) return m_r.endNs[*byEnd] - Orig(*byEnd).endNs;
+        if (starts) return m_r.startNs[*byStart] - Orig(*byStart).startNs;
+        if (byStart == m_nodes.begin()) return m_nodes.empty() ? 0 : m_r.startNs[m_nodes.front()] - Orig(m_nodes.front()).startNs;
+        const uint32_t before = *(byStart - 1);
+        return t < Orig(before).endNs ? m_r.startNs[before] - Orig(before).startNs : m_r.endNs[before] - Orig(before).endNs;
+    }
     Span Move(const Span& s, uint32_t node) const
     {
         Span out = s;
@@ -73,22 +87,25 @@ Trace RetimedTrace(const TraceGraph& graph, const NodeTimes& replay, const std::
         for (uint32_t i = 0; i < tr.spans.size(); ++i) spans.push_back(retimers.back().Move(tr.spans[i], nodeOfSpan[i]));
         b.AddSpans(k, std::move(spans));
     }
-    auto moved = [&](uint32_t track, int64_t ns) {
-        return track < retimers.size() ? ns + retimers[track].StartShift(ns) : ns;
+    auto moved = [&](uint32_t track, int64_t ns, bool atEnd) {
+        return track < retimers.size() ? ns + retimers[track].PointShift(ns, atEnd) : ns;
     };
-    for (const Flow& f : t.Flows()) {
+    for (const Flow& f : t.Flows()) { // a flow leaves the end of its source and lands on the start of what it feeds
         Flow g = f;
-        g.srcNs = moved(f.srcTrack, f.srcNs);
-        const bool launch = t.Devices()[f.srcDevice].kind == DeviceKind::Cpu; // lands on a kernel's start
-        if (f.dstTrack < retimers.size())
-            g.dstNs = f.dstNs + (launch ? retimers[f.dstTrack].StartShift(f.dstNs) : retimers[f.dstTrack].EndShift(f.dstNs, 0));
+        g.srcNs = moved(f.srcTrack, f.srcNs, true);
+        g.dstNs = moved(f.dstTrack, f.dstNs, false);
         b.AddFlow(g);
     }
-    for (const Dependency& d : t.Dependencies()) {
+    for (const Dependency& d : t.Dependencies()) { // their spans, moved as the spans were
         Dependency e = d;
-        for (SpanRef* ref : {&e.from, &e.to})
-            if (const uint32_t n = graph.Find(ref->track, ref->startNs, ref->endNs); n != UINT32_MAX)
-                *ref = {ref->track, replay.startNs[n], replay.endNs[n]};
+        for (SpanRef* ref : {&e.from, &e.to}) {
+            if (ref->track >= retimers.size()) continue;
+            Span s;
+            s.startNs = ref->startNs;
+            s.endNs = ref->endNs;
+            s = retimers[ref->track].Move(s, graph.Find(ref->track, ref->startNs, ref->endNs));
+            *ref = {ref->track, s.startNs, s.endNs};
+        }
         b.AddDependency(e);
     }
     return std::move(b).Finish();

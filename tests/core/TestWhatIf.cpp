@@ -69,6 +69,21 @@ void RequireSameTimes(const Trace& a, const Trace& b, int64_t tolNs)
             CHECK(std::llabs(x[i].endNs - y[i].endNs) <= tolNs);
         }
     }
+    // Messages and dependency arrows move with the ops at their ends.
+    auto ends = [](const Trace& t) {
+        std::vector<std::pair<int64_t, int64_t>> v;
+        for (const Flow& f : t.Flows()) v.push_back({f.srcNs, f.dstNs});
+        std::sort(v.begin(), v.end());
+        return v;
+    };
+    const auto fa = ends(a), fb = ends(b);
+    REQUIRE(fa.size() == fb.size());
+    for (size_t i = 0; i < fa.size(); ++i) {
+        INFO("flow " << i);
+        CHECK(std::llabs(fa[i].first - fb[i].first) <= tolNs);
+        CHECK(std::llabs(fa[i].second - fb[i].second) <= tolNs);
+    }
+    CHECK(std::llabs(a.BeginNs() - b.BeginNs()) <= tolNs);
 }
 
 std::filesystem::path ReferenceData() { return std::filesystem::path(PARALENS_SOURCE_DIR) / ".." / "shared" / "reference-data"; }
@@ -191,6 +206,9 @@ TEST_CASE("scaling ops by category or name pattern changes only what matches", "
     const TraceSteps steps = FindSteps(g);
     // Backward 2 ms -> 1 ms: the step is (D - 1 + N) x (1 + 1) ms.
     CHECK(CriticalPaths(g, steps, r)[0].DurationNs() == 7 * 2'000'000);
+    const Trace out = RetimedTrace(g, r, "what-if");
+    CHECK(out.BeginNs() == t.BeginNs()); // every arrow moved with its ops, none before the start
+    CHECK(out.EndNs() - out.BeginNs() == 7 * 2'000'000);
     size_t changed = 0;
     for (size_t n = 0; n < g.Nodes().size(); ++n) changed += g.SpanOf(static_cast<uint32_t>(n)).category == SpanCategory::Backward;
     CHECK(r.changedNodes == changed);
