@@ -17,4 +17,9 @@ done
   --out "$here/sim-alltoall-pairwise-8ranks.json"
 "$bin" simulate --collective allreduce --algorithm ring --ranks 8 --bytes 64MiB "${model[@]}" --straggler 3:2 \
   --out "$here/sim-allreduce-ring-8ranks-straggler.json"
+# Steps whose critical path and what-if replays the README shows (`paralens whatif`).
+"$bin" pipeline --schedule gpipe --stages 4 --microbatches 8 --activation-bytes 16MiB --alpha-us 5 --bandwidth-GBps 100 \
+  --out "$here/sim-gpipe-4stages-8mb.json"
+"$bin" workload --kind dp --workers 4 --layers 4 --iterations 2 --grad-bytes 64MiB --straggler 2:1.5 \
+  --out "$here/sim-dp-4workers-straggler.json"
 echo "regenerate: wrote $(ls "$here"/sim-*.json | wc -l) traces into $here"

@@ -77,7 +77,10 @@ void AddWhatIfCommand(CLI::App& root)
     CLI::App* cmd = root.add_subcommand(
         "whatif", "Critical path of each step of a trace, and the step replayed under changes: ops scaled, the network "
                   "re-priced, a straggler removed, skew added");
-    cmd->add_option("files", o->files, "Trace files of one run (several: one per rank)")->required();
+    cmd->add_option("files", o->files,
+                    "Trace files of one run (several: one per rank); a PyTorch execution trace (ExecutionTraceObserver's JSON) "
+                    "beside its rank's profiler trace adds the data dependencies between that rank's threads")
+        ->required();
     cmd->add_option("--scale", o->scale,
                     "PATTERN=FACTOR: multiply the time of matching ops; PATTERN is a category (compute, comm, "
                     "collective, send, recv, memcpy, memset, forward, backward, weight-grad, cpu) or a glob on op "

@@ -110,6 +110,15 @@ std::string WhatIfText(const core::WhatIfAnalysis& a, const core::Trace& t, size
     if (!a.changed) out += "  (no change asked for: the replay reproduces the measured steps, as a check of the graph)\n";
     if (a.cyclesBroken > 0) out += Printf("  note: %zu ops were replayed out of order: the graph had cycles (mismatched collectives?)\n", a.cyclesBroken);
     if (a.unresolvedFlows > 0) out += Printf("  note: %zu flows named no op and were left out\n", a.unresolvedFlows);
+    for (const core::StepPath& p : a.measured) // a thread's first op with no recorded cause
+        if (!p.segments.empty() && p.segments.front().category == core::PathCategory::Idle &&
+            t.Devices()[p.segments.front().device].kind == core::DeviceKind::Cpu &&
+            p.segments.front().endNs - p.segments.front().startNs > p.DurationNs() / 10) {
+            out += "  note: a path begins with a host thread waiting on nothing the trace records (another thread, such as "
+                   "autograd's, started it): give the PyTorch execution trace beside the profiler trace for the dependencies "
+                   "between threads\n";
+            break;
+        }
     return out;
 }
 

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <string_view>
+#include <unordered_map>
 
 namespace paralens::core {
 
@@ -38,11 +40,31 @@ namespace {
 
 using Sequence = std::vector<const CollectiveSpan*>;
 
-bool SameOperation(const CollectiveSpan& a, const CollectiveSpan& b)
+// What the matching compares of a span, with its collective as a number (comparing names in
+// the LCS's inner loop cost more than the rest of it).
+struct OpKey {
+    uint32_t op = 0;
+    bool sizesDiffer = false; // alltoall and send/recv move different sizes per rank
+    uint64_t bytes = 0;
+    int64_t endNs = 0, durationNs = 0;
+};
+
+std::vector<OpKey> Keys(const Sequence& seq, std::unordered_map<std::string_view, uint32_t>& ids)
 {
-    if (a.tag.collective != b.tag.collective) return false;
-    bool sizesDiffer = a.tag.collective == "alltoall" || a.tag.collective == "sendrecv";
-    return sizesDiffer || a.span->bytes == 0 || b.span->bytes == 0 || a.span->bytes == b.span->bytes;
+    std::vector<OpKey> out;
+    out.reserve(seq.size());
+    for (const CollectiveSpan* c : seq) {
+        const std::string_view name = c->tag.collective;
+        const uint32_t op = ids.emplace(name, static_cast<uint32_t>(ids.size())).first->second;
+        out.push_back({op, name == "alltoall" || name == "sendrecv", c->span->bytes, c->span->endNs, c->span->DurationNs()});
+    }
+    return out;
+}
+
+bool SameOperation(const OpKey& a, const OpKey& b)
+{
+    if (a.op != b.op) return false;
+    return a.sizesDiffer || a.bytes == 0 || b.bytes == 0 || a.bytes == b.bytes;
 }
 
 // Which pairs may match: the same operation and, once a clock offset between the two devices is
@@ -52,19 +74,19 @@ struct PairRule {
     bool useTime = false;
     int64_t offsetNs = 0; // other's end - ref's end, typically
 
-    bool Allows(const CollectiveSpan& r, const CollectiveSpan& o) const
+    bool Allows(const OpKey& r, const OpKey& o) const
     {
         if (!SameOperation(r, o)) return false;
         if (!useTime) return true;
-        int64_t tolerance = std::max<int64_t>(100'000, std::min(r.span->DurationNs(), o.span->DurationNs()) / 10);
-        int64_t diff = (o.span->endNs - r.span->endNs) - offsetNs;
+        int64_t tolerance = std::max<int64_t>(100'000, std::min(r.durationNs, o.durationNs) / 10);
+        int64_t diff = (o.endNs - r.endNs) - offsetNs;
         return diff <= tolerance && diff >= -tolerance;
     }
 };
 
 // Index pairs (i in ref, j in other) of a longest common subsequence under `rule`; in-order
 // matching when the table would be too large.
-std::vector<std::pair<size_t, size_t>> Align(const Sequence& ref, const Sequence& other, const PairRule& rule)
+std::vector<std::pair<size_t, size_t>> Align(const std::vector<OpKey>& ref, const std::vector<OpKey>& other, const PairRule& rule)
 {
     std::vector<std::pair<size_t, size_t>> pairs;
     const size_t n = ref.size(), m = other.size();
@@ -72,8 +94,8 @@ std::vector<std::pair<size_t, size_t>> Align(const Sequence& ref, const Sequence
         size_t j = 0;
         for (size_t i = 0; i < n && j < m; ++i) {
             size_t k = j;
-            while (k < m && k < j + 64 && !rule.Allows(*ref[i], *other[k])) ++k;
-            if (k < m && rule.Allows(*ref[i], *other[k])) {
+            while (k < m && k < j + 64 && !rule.Allows(ref[i], other[k])) ++k;
+            if (k < m && rule.Allows(ref[i], other[k])) {
                 pairs.emplace_back(i, k);
                 j = k + 1;
             }
@@ -84,9 +106,9 @@ std::vector<std::pair<size_t, size_t>> Align(const Sequence& ref, const Sequence
     auto at = [&](size_t i, size_t j) -> uint32_t& { return len[i * (m + 1) + j]; };
     for (size_t i = n; i-- > 0;)
         for (size_t j = m; j-- > 0;)
-            at(i, j) = rule.Allows(*ref[i], *other[j]) ? at(i + 1, j + 1) + 1 : std::max(at(i + 1, j), at(i, j + 1));
+            at(i, j) = rule.Allows(ref[i], other[j]) ? at(i + 1, j + 1) + 1 : std::max(at(i + 1, j), at(i, j + 1));
     for (size_t i = 0, j = 0; i < n && j < m;) {
-        if (rule.Allows(*ref[i], *other[j]) && at(i, j) == at(i + 1, j + 1) + 1) {
+        if (rule.Allows(ref[i], other[j]) && at(i, j) == at(i + 1, j + 1) + 1) {
             pairs.emplace_back(i, j);
             ++i;
             ++j;
@@ -109,12 +131,12 @@ int64_t Median(std::vector<int64_t> v)
 // Two passes: the operations in order (LCS) give the median end offset between the devices; a
 // second LCS then keeps only pairs whose ends agree after it, which drops the wrong pairs an
 // in-order match makes when one side misses collectives (sampled traces).
-std::vector<std::pair<size_t, size_t>> AlignTwoPass(const Sequence& ref, const Sequence& other)
+std::vector<std::pair<size_t, size_t>> AlignTwoPass(const std::vector<OpKey>& ref, const std::vector<OpKey>& other)
 {
     auto first = Align(ref, other, {});
     if (first.empty()) return first;
     std::vector<int64_t> diffs;
-    for (auto [i, j] : first) diffs.push_back(other[j]->span->endNs - ref[i]->span->endNs);
+    for (auto [i, j] : first) diffs.push_back(other[j].endNs - ref[i].endNs);
     return Align(ref, other, {true, Median(diffs)});
 }
 
@@ -169,9 +191,11 @@ void MatchInOrder(const std::vector<CollectiveSpan>& spans, std::vector<Collecti
             if (it->second.size() > ref->second.size()) ref = it;
         std::vector<std::vector<const CollectiveSpan*>> members(ref->second.size());
         for (size_t i = 0; i < ref->second.size(); ++i) members[i].push_back(ref->second[i]);
+        std::unordered_map<std::string_view, uint32_t> ids;
+        const std::vector<OpKey> refKeys = Keys(ref->second, ids);
         for (auto it = devices.begin(); it != devices.end(); ++it) {
             if (it == ref) continue;
-            for (auto [i, j] : AlignTwoPass(ref->second, it->second)) members[i].push_back(it->second[j]);
+            for (auto [i, j] : AlignTwoPass(refKeys, Keys(it->second, ids))) members[i].push_back(it->second[j]);
         }
         for (size_t i = 0; i < members.size(); ++i)
             if (members[i].size() >= 2) out.push_back(MakeInstance(members[i], static_cast<int64_t>(i)));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 
 namespace paralens::core {
@@ -43,15 +44,14 @@ std::unordered_map<std::string, std::vector<uint32_t>> Lanes(const Side& s)
 {
     const Trace& t = s.graph.Source();
     const std::vector<std::string> places = DevicePlaces(t);
+    std::map<std::tuple<int32_t, uint32_t, StringId>, std::vector<uint32_t>> byIds; // grouped by number first: cheap per op
+    for (uint32_t n = 0; n < s.graph.Nodes().size(); ++n)
+        byIds[{s.steps.stepOf[n], s.graph.Nodes()[n].device, s.graph.SpanOf(n).name}].push_back(n);
     std::unordered_map<std::string, std::vector<uint32_t>> out;
-    std::string key;
-    for (uint32_t n = 0; n < s.graph.Nodes().size(); ++n) {
-        key.assign(std::to_string(s.steps.stepOf[n]));
-        key += '\x1f';
-        key += places[s.graph.Nodes()[n].device];
-        key += '\x1f';
-        key += t.Str(s.graph.SpanOf(n).name);
-        out[key].push_back(n);
+    for (auto& [ids, nodes] : byIds) {
+        const auto& [step, device, name] = ids;
+        std::vector<uint32_t>& lane = out[std::to_string(step) + '\x1f' + places[device] + '\x1f' + std::string(t.Str(name))];
+        lane.insert(lane.end(), nodes.begin(), nodes.end());
     }
     for (auto& [k, v] : out)
         std::sort(v.begin(), v.end(), [&](uint32_t x, uint32_t y) { return s.graph.Nodes()[x].startNs < s.graph.Nodes()[y].startNs; });

@@ -58,25 +58,37 @@ TraceGraph::TraceGraph(const Trace& trace) : m_trace(&trace)
 
 // Leaves: in start order (on ties instants first, then longer first), a span is a leaf unless the
 // next one starts inside it and ends inside it too (a child); zero-length spans are never children.
+// A track's depth levels are each sorted by start already: they are merged, and only sorted
+// whole when a level is not in this order (instants tied with longer spans).
 void TraceGraph::AddNodes()
 {
     const auto tracks = m_trace->Tracks();
     m_trackBegin.assign(tracks.size() + 1, 0);
+    m_nodes.reserve(m_trace->SpanCount());
+    m_byTrack.reserve(m_trace->SpanCount());
     std::vector<uint32_t> order;
     for (uint32_t t = 0; t < tracks.size(); ++t) {
-        const std::vector<Span>& spans = tracks[t].spans;
-        order.clear();
-        const bool host = m_trace->Devices()[tracks[t].device].kind == DeviceKind::Cpu;
-        for (uint32_t i = 0; i < spans.size(); ++i)
-            if (IsWork(spans[i], host)) order.push_back(i);
-        std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+        const Track& track = tracks[t];
+        const std::vector<Span>& spans = track.spans;
+        const auto before = [&](uint32_t a, uint32_t b) {
             const Span& x = spans[a];
             const Span& y = spans[b];
             if (x.startNs != y.startNs) return x.startNs < y.startNs;
             const bool xInstant = x.endNs == x.startNs, yInstant = y.endNs == y.startNs;
             if (xInstant != yInstant) return xInstant; // an instant op (a free optimizer step) before what starts with it
             return x.endNs > y.endNs;
-        });
+        };
+        order.clear();
+        const bool host = m_trace->Devices()[track.device].kind == DeviceKind::Cpu;
+        bool sorted = true;
+        for (int d = 0; d < track.DepthCount(); ++d) {
+            const size_t levelBegin = order.size();
+            for (uint32_t i = track.depthBegin[static_cast<size_t>(d)]; i < track.depthBegin[static_cast<size_t>(d) + 1]; ++i)
+                if (IsWork(spans[i], host)) order.push_back(i);
+            sorted = sorted && std::is_sorted(order.begin() + static_cast<ptrdiff_t>(levelBegin), order.end(), before);
+            if (sorted && levelBegin > 0) std::inplace_merge(order.begin(), order.begin() + static_cast<ptrdiff_t>(levelBegin), order.end(), before);
+        }
+        if (!sorted) std::stable_sort(order.begin(), order.end(), before);
         for (size_t k = 0; k < order.size(); ++k) {
             const Span& s = spans[order[k]];
             if (k + 1 < order.size()) {
@@ -84,7 +96,7 @@ void TraceGraph::AddNodes()
                 if (next.startNs < s.endNs && next.endNs <= s.endNs && next.endNs > next.startNs) continue;
             }
             m_byTrack.push_back(static_cast<uint32_t>(m_nodes.size()));
-            m_nodes.push_back({t, order[k], tracks[t].device, s.startNs, s.endNs});
+            m_nodes.push_back({t, order[k], track.device, s.startNs, s.endNs});
         }
         m_trackBegin[t + 1] = static_cast<uint32_t>(m_byTrack.size());
     }
