@@ -176,7 +176,7 @@ std::string DiffText(const core::TraceDiffResult& d, size_t top)
                       Time(y).c_str(), (y >= x ? "+" + Time(y - x) : "-" + Time(x - y)).c_str());
     }
     if (d.ops.empty()) return out;
-    out += Printf("\n  largest changes per op (regressions first):\n  %12s %7s %7s %-14s %s\n", "delta", "count", "count2", "category", "op");
+    out += Printf("\n  largest changes per op (regressions first, then improvements):\n  %12s %7s %7s %-14s %s\n", "delta", "count", "count2", "category", "op");
     const size_t n = std::min(top, d.ops.size());
     for (size_t i = 0; i < n; ++i) {
         const core::OpDelta& o = d.ops[i];

@@ -146,7 +146,12 @@ TraceDiffResult DiffTraces(const Trace& traceA, const Trace& traceB)
         o.category = key.second;
         r.ops.push_back(std::move(o));
     }
-    std::stable_sort(r.ops.begin(), r.ops.end(), [](const OpDelta& x, const OpDelta& y) { return x.DeltaNs() > y.DeltaNs(); });
+    // Regressions first, the largest first; then the improvements, the largest first.
+    std::stable_sort(r.ops.begin(), r.ops.end(), [](const OpDelta& x, const OpDelta& y) {
+        const int64_t a = x.DeltaNs(), b = y.DeltaNs();
+        if ((a > 0) != (b > 0)) return a > 0;
+        return a > 0 ? a > b : a < b;
+    });
     r.steps = StepDeltas(a, b);
     return r;
 }

@@ -30,7 +30,7 @@ struct StepDelta {
 };
 
 struct TraceDiffResult {
-    std::vector<OpDelta> ops;                 // per (name, category) that differs; regressions (B slower) first
+    std::vector<OpDelta> ops;                 // per (name, category) that differs: regressions (B slower), then improvements, each the largest first
     std::array<int64_t, kPathCategoryCount> categoryNsA{}, categoryNsB{};
     std::vector<StepDelta> steps;
     size_t matched = 0, onlyA = 0, onlyB = 0; // ops paired, and ops of one run without a partner

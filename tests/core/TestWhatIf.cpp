@@ -316,6 +316,18 @@ TEST_CASE("the diff of a run with itself is empty, and of a shifted copy moves e
     CHECK(slower.ops.front().category == PathCategory::Communication); // the regression listed first
     CHECK(slower.ops.front().DeltaNs() > 0);
     CHECK(slower.categoryNsB[static_cast<size_t>(PathCategory::Compute)] == slower.categoryNsA[static_cast<size_t>(PathCategory::Compute)]);
+
+    // Regressions first, then improvements, each the largest first.
+    const Trace gpipe = SimulatedPipeline(ScheduleKind::GPipe, 2, 4, 0, FreeLinks());
+    WhatIfChanges c;
+    c.scale = {ParseScaleRule("forward=1.5", "--scale"), ParseScaleRule("backward=0.25", "--scale")};
+    const TraceGraph g(gpipe);
+    const TraceDiffResult mixed = DiffTraces(gpipe, RetimedTrace(g, Replay(g, c), "mixed"));
+    REQUIRE(mixed.ops.size() == 2);
+    CHECK(mixed.ops[0].name == "F");
+    CHECK(mixed.ops[0].DeltaNs() == 8 * 500'000);
+    CHECK(mixed.ops[1].name == "B");
+    CHECK(mixed.ops[1].DeltaNs() == -8 * 1'500'000);
 }
 
 TEST_CASE("real profiler traces: the replay reproduces each step, and each path adds up to its step", "[core][whatif][io]")
