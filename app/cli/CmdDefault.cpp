@@ -79,6 +79,8 @@ int RunHeadlessDefault(const std::vector<std::string>& files, const std::string&
                 "  paralens simulate ... --out trace.json   (then open trace.json in https://ui.perfetto.dev)\n"
                 "  paralens analyze TRACE...                (busy/idle, bubbles, overlap, busbw, skew across ranks)\n"
                 "  paralens fit NCCL_TESTS.log              (alpha and bandwidth, per-row errors)\n"
+                "  paralens whatif TRACE... --scale 'nccl*=0.5'   (each step's critical path; the step replayed under changes)\n"
+                "  paralens diff A.json B.json              (two runs op by op, the largest regressions first)\n"
                 "  paralens SUBCOMMAND --help               (every subcommand takes --json)\n");
 #if PARALENS_HAVE_GUI
     std::printf("The window's views as pictures, without a display (xvfb-run gives paralens a virtual one):\n"

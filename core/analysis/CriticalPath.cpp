@@ -66,6 +66,26 @@ int32_t StepAt(const std::vector<Window>& ws, int64_t t, bool host)
     return !host || t < it->endNs ? it->step : -1;
 }
 
+// A training step's trace of several iterations (paralens' data-parallel and parameter-server
+// workloads, simulated or measured): its ops say their iteration (Span::step).
+bool IterationsOf(const TraceGraph& graph, TraceSteps& out)
+{
+    const std::string kind = graph.Source().Meta().workload.GetString("kind");
+    if (kind != "dp" && kind != "ps") return false;
+    std::map<int32_t, int32_t> indexOf;
+    for (uint32_t n = 0; n < graph.Nodes().size(); ++n)
+        if (graph.SpanOf(n).step >= 0) indexOf.emplace(graph.SpanOf(n).step, 0);
+    if (indexOf.size() < 2) return false;
+    for (auto& [iteration, index] : indexOf) {
+        index = static_cast<int32_t>(out.steps.size());
+        out.steps.push_back({"iteration " + std::to_string(iteration)});
+    }
+    out.stepOf.assign(graph.Nodes().size(), -1);
+    for (uint32_t n = 0; n < graph.Nodes().size(); ++n)
+        if (const int32_t step = graph.SpanOf(n).step; step >= 0) out.stepOf[n] = indexOf[step];
+    return true;
+}
+
 } // namespace
 
 TraceSteps FindSteps(const TraceGraph& graph)
@@ -75,6 +95,7 @@ TraceSteps FindSteps(const TraceGraph& graph)
     std::map<int64_t, int32_t> indexOf;
     const auto byRank = StepWindows(t, indexOf, out);
     const auto& nodes = graph.Nodes();
+    if (out.steps.empty() && IterationsOf(graph, out)) return out;
     if (out.steps.empty()) {
         out.steps.push_back({"whole trace"});
         out.stepOf.assign(nodes.size(), 0);

@@ -3,8 +3,10 @@
 //
 // Steps: a host thread's "ProfilerStep#N" annotations split a PyTorch profiler trace (host ops by
 // their start, GPU ops by their launch's step, or by their start when no launch is known; the
-// same N on every rank is one step). A trace without them (paralens' own, a Chrome trace) is one
-// step. A step's time runs from its first node's start to its last node's end.
+// same N on every rank is one step). A data-parallel or parameter-server training step of
+// paralens (simulated or measured) is split into its iterations (the ops' Span::step). Any other
+// trace (a collective, a pipeline, a Chrome trace) is one step. A step's time runs from its first
+// node's start to its last node's end.
 //
 // The path is walked back from the step's last end: a node's own time; then what it waited for
 // (the dependency whose ready time was latest), the gap between them counted as a launch delay

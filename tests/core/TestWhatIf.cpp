@@ -470,3 +470,28 @@ TEST_CASE("execution traces that cannot be used are refused with the file named"
     CHECK_THROWS_WITH(ParseExecutionTrace(R"({"schema": "1.0.1", "nodes": [{"name": "a"}]})", "bad.json"),
                       Catch::Contains("nodes[0]"));
 }
+
+TEST_CASE("a data-parallel training trace is split into its iterations", "[core][whatif]")
+{
+    DataParallelSpec s;
+    s.workers = 4;
+    s.layers = 4;
+    s.iterations = 3;
+    WorkloadOptions o;
+    o.meta.workload.Set("kind", "dp");
+    const Trace t = std::move(*SimulateWorkload(BuildDataParallel(s).workload, ClusterModel::FromUnits(5, 100, 0), o).trace);
+    const TraceGraph g(t);
+    const TraceSteps steps = FindSteps(g);
+    REQUIRE(steps.steps.size() == 3);
+    CHECK(steps.steps[2].label == "iteration 2");
+    const std::vector<StepPath> paths = CriticalPaths(g, steps, MeasuredTimes(g));
+    int64_t sum = 0;
+    for (const StepPath& p : paths) {
+        int64_t segments = 0;
+        for (const PathSegment& seg : p.segments) segments += seg.endNs - seg.startNs;
+        CHECK(segments == p.DurationNs());
+        sum += p.DurationNs();
+    }
+    CHECK(sum <= t.EndNs() - t.BeginNs()); // iterations follow one another
+    CHECK(sum > (t.EndNs() - t.BeginNs()) * 9 / 10);
+}
