@@ -9,9 +9,11 @@
 #include "trace/TraceBuilder.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -41,6 +43,39 @@ template <class T> bool ParseNumber(std::string_view t, T& out)
 {
     auto r = std::from_chars(t.data(), t.data() + t.size(), out);
     return r.ec == std::errc() && r.ptr == t.data() + t.size();
+}
+
+// What a launcher puts before each line of a rank's output: Open MPI's --tag-output
+// ("[1,0]<stdout>:"), Slurm's srun --label ("0: "), MPICH and Intel MPI's -prepend-rank ("[0] "),
+// pdsh and clush ("node17: "). A host-like prefix is only taken off when a table line follows.
+std::string_view StripLauncherPrefix(std::string_view line)
+{
+    size_t i = line.find_first_not_of(" \t");
+    if (i == std::string_view::npos) return line;
+    std::string_view rest = line.substr(i);
+    auto digitsThen = [&](size_t from, char c) {
+        size_t j = from;
+        while (j < rest.size() && rest[j] >= '0' && rest[j] <= '9') ++j;
+        return j > from && j < rest.size() && rest[j] == c ? j : std::string_view::npos;
+    };
+    if (rest.front() == '[') {
+        if (size_t close = rest.find(']'); close != std::string_view::npos && close < 40) {
+            std::string_view after = rest.substr(close + 1);
+            if (after.rfind("<stdout>:", 0) == 0 || after.rfind("<stderr>:", 0) == 0) return after.substr(9); // Open MPI
+            if (digitsThen(1, ']') == close && !after.empty() && after.front() == ' ') return after.substr(1);  // -prepend-rank
+        }
+        return line;
+    }
+    if (size_t colon = digitsThen(0, ':'); colon != std::string_view::npos && colon + 1 < rest.size() && rest[colon + 1] == ' ')
+        return rest.substr(colon + 2); // srun --label
+    size_t j = 0;
+    while (j < rest.size() && (std::isalnum(static_cast<unsigned char>(rest[j])) || rest[j] == '-' || rest[j] == '_' || rest[j] == '.')) ++j;
+    if (j > 0 && j + 1 < rest.size() && rest[j] == ':' && rest[j + 1] == ' ') { // pdsh: only before a table line
+        std::string_view after = rest.substr(j + 2);
+        size_t k = after.find_first_not_of(' ');
+        if (k != std::string_view::npos && (after[k] == '#' || (after[k] >= '0' && after[k] <= '9'))) return after;
+    }
+    return line;
 }
 
 std::string_view Body(std::string_view line) // a '#' line without its '#' and leading blanks
@@ -144,6 +179,7 @@ private:
     void OnTextLine(std::string_view line);
     void StartTable(std::string_view body);
     void ReadRow(const std::vector<std::string_view>& t);
+    bool FillEmptyColumns(std::vector<std::string_view>& t);
     void ReadHalf(const std::vector<std::string_view>& t, int at, NcclTestsResult& r);
     void FinishBlock(NcclTestsBlock& b) const;
 
@@ -210,6 +246,8 @@ void LogParser::ReadHalf(const std::vector<std::string_view>& t, int at, NcclTes
             Fail("column '" + columns[static_cast<size_t>(i)] + "' must be a number from 0 to 1e12, found '" +
                  std::string(t[static_cast<size_t>(i)]) + "'");
     };
+    if (at < static_cast<int>(t.size()) && (t[static_cast<size_t>(at)] == "N/A" || t[static_cast<size_t>(at)] == "-"))
+        return; // a half the test does not run
     r.present = true;
     number(at, r.timeUs);
     number(at + 1, r.algbwGBps);
@@ -229,13 +267,43 @@ void LogParser::ReadRow(const std::vector<std::string_view>& t)
         Fail("the count column must be a whole number, found '" + std::string(t[static_cast<size_t>(l.count)]) + "'");
     if (l.type >= 0) row.type = t[static_cast<size_t>(l.type)];
     if (l.redop >= 0) row.redop = t[static_cast<size_t>(l.redop)];
-    if (l.root >= 0 && !ParseNumber(t[static_cast<size_t>(l.root)], row.root))
+    if (l.root >= 0 && !t[static_cast<size_t>(l.root)].empty() && !ParseNumber(t[static_cast<size_t>(l.root)], row.root))
         Fail("the root column must be a whole number, found '" + std::string(t[static_cast<size_t>(l.root)]) + "'");
     ReadHalf(t, l.half[0], row.outOfPlace);
     ReadHalf(t, l.half[1], row.inPlace);
     if (row.outOfPlace.present && row.outOfPlace.timeUs <= 0 && row.bytes > 0)
         Fail("the time of a " + std::to_string(row.bytes) + "-byte row must be positive");
     m_log.blocks.back().rows.push_back(std::move(row));
+}
+
+// A row shorter than its table's header, because the header names columns (redop, root) that
+// this test's rows leave empty (older nccl-tests printed alltoall rows so): empty tokens are put
+// where those columns are, when that makes every remaining token fit its column.
+bool LogParser::FillEmptyColumns(std::vector<std::string_view>& t)
+{
+    NcclTestsBlock& block = m_log.blocks.back();
+    const auto& columns = block.columns;
+    const Layout& l = m_layout;
+    const int optional[2] = {l.redop, l.root};
+    for (int mask = 1; mask <= 3; ++mask) {
+        std::vector<int> dropped;
+        for (int k = 0; k < 2; ++k)
+            if ((mask >> k) & 1) dropped.push_back(optional[k]);
+        if (std::find(dropped.begin(), dropped.end(), -1) != dropped.end() || t.size() + dropped.size() != columns.size()) continue;
+        std::vector<std::string_view> filled;
+        for (size_t i = 0, j = 0; i < columns.size(); ++i)
+            filled.push_back(std::find(dropped.begin(), dropped.end(), static_cast<int>(i)) != dropped.end() ? std::string_view() : t[j++]);
+        double x = 0;
+        const bool fits = l.type >= 0 && !ParseNumber(filled[static_cast<size_t>(l.type)], x) && l.half[0] >= 0 &&
+                          (ParseNumber(filled[static_cast<size_t>(l.half[0])], x) || filled[static_cast<size_t>(l.half[0])] == "N/A");
+        if (!fits) continue;
+        for (int c : dropped)
+            if (std::find(block.emptyColumns.begin(), block.emptyColumns.end(), columns[static_cast<size_t>(c)]) == block.emptyColumns.end())
+                block.emptyColumns.push_back(columns[static_cast<size_t>(c)]);
+        t = std::move(filled);
+        return true;
+    }
+    return false;
 }
 
 void LogParser::OnTextLine(std::string_view line)
@@ -251,6 +319,10 @@ void LogParser::OnTextLine(std::string_view line)
         ReadRow(t);
         return;
     }
+    if (IsUnsigned(t[0]) && t.size() < want && FillEmptyColumns(t)) { // older logs: alltoall rows leave redop empty
+        ReadRow(t);
+        return;
+    }
     SkippedLine s;
     s.line = m_line;
     s.text = std::string(line.substr(0, 120));
@@ -259,12 +331,31 @@ void LogParser::OnTextLine(std::string_view line)
     m_log.skipped.push_back(std::move(s));
 }
 
+// A collective the file's name spells ("nccl_alltoall.log", "all-reduce-2nodes.out"), for logs
+// that do not name their test.
+std::optional<Collective> CollectiveInFileName(const std::string& origin)
+{
+    std::string stem;
+    for (char c : std::filesystem::path(origin).stem().string())
+        if (std::isalnum(static_cast<unsigned char>(c))) stem += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    static constexpr std::pair<std::string_view, Collective> kNames[] = { // longer names first: "allreduce" holds "reduce"
+        {"reducescatter", Collective::ReduceScatter}, {"allreduce", Collective::AllReduce}, {"allgather", Collective::AllGather},
+        {"alltoall", Collective::AllToAll},          {"broadcast", Collective::Broadcast}, {"sendrecv", Collective::SendRecv},
+        {"reduce", Collective::Reduce},              {"gather", Collective::Gather},       {"scatter", Collective::Scatter},
+    };
+    for (const auto& [name, c] : kNames)
+        if (stem.find(name) != std::string::npos) return c;
+    return std::nullopt;
+}
+
 // The collective of a block whose log does not name its test: from the columns (root and redop)
 // and busbw/algbw, which is nccl-tests' factor for the collective.
 std::string InferCollective(const NcclTestsBlock& b)
 {
-    bool hasRedop = std::count(b.columns.begin(), b.columns.end(), "redop") > 0;
-    bool hasRoot = std::count(b.columns.begin(), b.columns.end(), "root") > 0;
+    auto has = [&](const char* c) {
+        return std::count(b.columns.begin(), b.columns.end(), c) > 0 && std::count(b.emptyColumns.begin(), b.emptyColumns.end(), c) == 0;
+    };
+    bool hasRedop = has("redop"), hasRoot = has("root"); // a column the rows leave empty says nothing
     std::vector<double> ratios;
     bool rooted = false, reduces = false;
     for (const NcclTestsRow& r : b.rows) {
@@ -302,10 +393,12 @@ void LogParser::FinishBlock(NcclTestsBlock& b) const
         if (auto it = b.settings.find("nGpus"); it != b.settings.end()) ParseNumber(std::string_view(it->second), gpus);
         b.ranks = static_cast<int32_t>(std::clamp<int64_t>(threads * gpus, 1, 1 << 20));
     }
-    auto c = CollectiveFromName(b.testName);
-    if (c) {
+    if (auto c = CollectiveFromName(b.testName)) {
         b.collective = Name(*c);
         b.collectiveFrom = "header";
+    } else if (auto f = CollectiveInFileName(m_log.origin)) {
+        b.collective = Name(*f);
+        b.collectiveFrom = "file name";
     } else {
         b.collective = InferCollective(b);
         b.collectiveFrom = "columns";
@@ -322,6 +415,7 @@ NcclTestsLog LogParser::Parse()
         pos = end + 1;
         ++m_line;
         if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        line = StripLauncherPrefix(line);
         size_t first = line.find_first_not_of(" \t");
         if (first != std::string_view::npos && line[first] == '#') OnHashLine(line.substr(first));
         else OnTextLine(line);

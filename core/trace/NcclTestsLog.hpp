@@ -10,8 +10,11 @@
 // Read: the current column layout (size count type redop root | time algbw busbw #wrong | ...)
 // and the older ones (no redop or root column, "error" instead of "#wrong"), told apart by the
 // table's header line; several tables (collectives, or runs) in one log, each with its own
-// header; stray lines inside a table (NCCL INFO lines, a row cut short) skipped and listed; the
-// header's ranks, hosts, GPU names and settings kept. Pure functions; thread-safe.
+// header; rows that leave a header column empty (redop and root in old alltoall logs); "N/A" for
+// a half a test does not run; stray lines inside a table (NCCL INFO lines, a row cut short)
+// skipped and listed; launchers' prefixes on every line (Open MPI's --tag-output "[1,0]<stdout>:",
+// srun --label "0: ", -prepend-rank "[0] ", pdsh "host: "); the header's ranks, hosts, GPU names
+// and settings kept. Pure functions; thread-safe.
 #pragma once
 
 #include "trace/Trace.hpp"
@@ -55,12 +58,13 @@ struct NcclTestsRow {
 
 struct NcclTestsBlock {
     std::string collective;     // canonical name (model/Collective.hpp): "allreduce", "broadcast", ...
-    std::string collectiveFrom; // "header" (the log names the test) or "columns" (inferred from the columns and busbw/algbw)
+    std::string collectiveFrom; // "header" (the log names the test), "file name" ("nccl_alltoall.log") or "columns" (inferred from the columns and busbw/algbw)
     std::string testName;       // "all_reduce_perf" when the log names it
     int32_t ranks = 0;          // device lines of the header, else nThread x nGpus
     std::vector<NcclTestsDevice> devices;
     std::map<std::string, std::string> settings; // nThread, nGpus, minBytes, maxBytes, iters, ... as printed
     std::vector<std::string> columns;            // the table header's column names
+    std::vector<std::string> emptyColumns;       // header columns this table's rows leave empty ("redop" of old alltoall logs)
     std::vector<NcclTestsRow> rows;
     double avgBusBwGBps = 0; // "# Avg bus bandwidth" (0 when absent)
     size_t headerLine = 0;

@@ -1,6 +1,7 @@
 // nccl-tests logs: both column layouts, several tables, stray lines, metadata, errors, the Trace.
 #include "common/Error.hpp"
 #include "trace/CollectiveTag.hpp"
+#include "trace/FileIO.hpp"
 #include "trace/NcclTestsLog.hpp"
 #include "trace/TraceFile.hpp"
 
@@ -110,6 +111,93 @@ TEST_CASE("nccl-tests: old layouts without a test name infer the collective from
     CHECK(one.blocks[0].ranks == 4);
 }
 
+namespace {
+
+// An old alltoall log: the header names a redop column its rows leave empty.
+const char* kOldAllToAll = R"(# nThread 1 nGpus 4 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 5 iters: 20 validation: 0
+#
+# Using devices
+#   Rank  0 Pid 1 on localhost device  0 [0x00] A100-SXM4-40GB
+#   Rank  1 Pid 1 on localhost device  1 [0x00] A100-SXM4-40GB
+#   Rank  2 Pid 1 on localhost device  2 [0x00] A100-SXM4-40GB
+#   Rank  3 Pid 1 on localhost device  3 [0x00] A100-SXM4-40GB
+#
+#                                                     out-of-place                       in-place
+#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error
+#        (B)    (elements)                     (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+           0             0   float             1.63    0.00    0.00    N/A     1.38    0.00    0.00    N/A
+     1048576        262144   float             30.00  34.95   26.21    N/A    31.00   33.83   25.37    N/A
+     2097152        524288   float             50.00  41.94   31.46    N/A      N/A     N/A     N/A    N/A
+)";
+
+// A few lines of a modern log, for the launchers' prefixes.
+const char* kPlain = R"(# Collective test starting: all_reduce_perf
+#  Rank  0 Group  0 Pid  11 on node-a device  0 [0x07] NVIDIA H100 80GB HBM3
+#  Rank  1 Group  0 Pid  12 on node-b device  0 [0x07] NVIDIA H100 80GB HBM3
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+        1024           256     float     sum      -1    20.00    0.05    0.05      0    19.00    0.05    0.05      0
+        2048           512     float     sum      -1    21.00    0.10    0.10      0    20.50    0.10    0.10      0
+# Avg bus bandwidth    : 0.075
+)";
+
+std::string Prefixed(const std::string& prefix)
+{
+    std::string out;
+    for (std::string_view text = kPlain; !text.empty();) {
+        const size_t end = text.find('\n');
+        out += prefix + std::string(text.substr(0, end)) + "\n";
+        text.remove_prefix(end + 1);
+    }
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("nccl-tests: rows that leave a header column empty, and halves that say N/A", "[io][nccl-tests]")
+{
+    const NcclTestsLog log = ReadNcclTestsLog(kOldAllToAll, "runs/nccl_alltoall.log");
+    REQUIRE(log.blocks.size() == 1);
+    const NcclTestsBlock& b = log.blocks[0];
+    CHECK(log.skipped.empty());
+    CHECK(b.emptyColumns == std::vector<std::string>{"redop"});
+    REQUIRE(b.rows.size() == 3);
+    CHECK(b.rows[1].bytes == 1048576);
+    CHECK(b.rows[1].redop.empty());
+    CHECK(b.rows[1].outOfPlace.timeUs == 30.0);
+    CHECK(b.rows[1].inPlace.timeUs == 31.0);
+    CHECK(b.rows[2].outOfPlace.present);
+    CHECK_FALSE(b.rows[2].inPlace.present); // N/A: the in-place half did not run
+    CHECK(b.collective == "alltoall");     // the file's name says so; the columns could not
+    CHECK(b.collectiveFrom == "file name");
+    const NcclTestsLog unnamed = ReadNcclTestsLog(kOldAllToAll, "run.log");
+    CHECK(unnamed.blocks[0].collectiveFrom == "columns");
+    CHECK(unnamed.blocks[0].collective == "allgather"); // busbw/algbw = (p-1)/p, and the empty redop is no reduction
+}
+
+TEST_CASE("nccl-tests: launchers' prefixes on every line are taken off", "[io][nccl-tests]")
+{
+    const NcclTestsLog plain = ReadNcclTestsLog(kPlain, "plain.log");
+    for (const char* prefix : {"[1,0]<stdout>:", "[1,0]<stderr>: ", "0: ", "   3: ", "[0] ", "node-a: "}) {
+        INFO("prefix '" << prefix << "'");
+        const NcclTestsLog log = ReadNcclTestsLog(Prefixed(prefix), "tagged.log");
+        REQUIRE(log.blocks.size() == 1);
+        const NcclTestsBlock& b = log.blocks[0];
+        CHECK(b.collective == "allreduce");
+        CHECK(b.ranks == 2);
+        REQUIRE(b.rows.size() == plain.blocks[0].rows.size());
+        CHECK(b.rows[1].outOfPlace.timeUs == 21.0);
+        CHECK(b.avgBusBwGBps == Approx(0.075));
+        CHECK(log.skipped.empty());
+    }
+    // An NCCL INFO line ("host:pid:tid [0] NCCL INFO ...") is not a prefix: it stays a skipped line.
+    const NcclTestsLog info = ReadNcclTestsLog(std::string(kPlain).insert(std::string(kPlain).find("        2048"),
+                                                                         "node-a:3442:3442 [0] NCCL INFO Launch mode Parallel\n"),
+                                               "info.log");
+    REQUIRE(info.skipped.size() == 1);
+    CHECK(info.skipped[0].line == 6);
+    CHECK(info.blocks[0].rows.size() == 2);
+}
+
 TEST_CASE("nccl-tests: a log without rows or with a broken number gets one clear error", "[io][nccl-tests]")
 {
     CHECK_THROWS_WITH(ReadNcclTestsLog("# nThread 1 nGpus 8 minBytes 8 maxBytes 8\n# Using devices\n", "empty.log"),
@@ -179,7 +267,11 @@ TEST_CASE("reference nccl-tests log, old layout with a stray line: 8 A100s, broa
     REQUIRE(log.blocks.size() == 1);
     const NcclTestsBlock& b = log.blocks[0];
     CHECK(b.collective == "broadcast");
-    CHECK(b.collectiveFrom == "columns");
+    CHECK(b.collectiveFrom == "file name");
+    // Under a name that says nothing, the columns (a root, no reduction) and busbw = algbw say it too.
+    const NcclTestsLog unnamed = ReadNcclTestsLog(ReadFileDecompressed(path), "log");
+    CHECK(unnamed.blocks[0].collective == "broadcast");
+    CHECK(unnamed.blocks[0].collectiveFrom == "columns");
     CHECK(b.ranks == 8);
     REQUIRE(b.rows.size() == 34);
     CHECK(b.rows[2].bytes == 4);
