@@ -94,6 +94,23 @@ std::vector<SourceFits> FitAll(const FitOptions& o)
 
 double GBps(double secPerByte) { return secPerByte > 0 ? 1.0 / secPerByte / 1e9 : 0.0; }
 
+// The regimes: one line per size range, where NCCL changes protocol or algorithm.
+void PrintRegimes(const core::FitResult& r)
+{
+    if (r.segments.empty()) return;
+    if (r.segments.size() == 1) std::printf("  regimes: one size range (no switch the rows can tell from noise), MAPE %.1f %%", r.segmentedMapePct);
+    else std::printf("  regimes: %zu size ranges, MAPE %.1f %% (one line: %.1f %%)", r.segments.size(), r.segmentedMapePct, r.mapePct);
+    if (r.heldOutMapePct > 0) std::printf("; on sizes held out of the fit %.1f %%", r.heldOutMapePct);
+    if (r.noisePct > 0) std::printf("; the log's own noise %.1f %%", r.noisePct);
+    std::printf("\n");
+    if (r.segments.size() < 2) return;
+    for (const core::FitSegment& s : r.segments)
+        std::printf("    %9s .. %-9s likely %-12s latency %10s, bus bandwidth %7.1f GB/s; %s alpha %.4g us, %.1f GB/s per link; MAPE %.1f %%\n",
+                    core::FormatBytes(s.fromBytes).c_str(), core::FormatBytes(s.toBytes).c_str(), s.protocol.c_str(),
+                    core::FormatSeconds(s.latencySec).c_str(), s.busBwGBps, std::string(core::Name(r.algorithm)).c_str(),
+                    s.params.alphaSec * 1e6, GBps(s.params.betaSecPerByte), s.mapePct);
+}
+
 void PrintFit(const core::FitResult& r, bool rows)
 {
     uint64_t lo = UINT64_MAX, hi = 0;
@@ -115,11 +132,17 @@ void PrintFit(const core::FitResult& r, bool rows)
                 GBps(r.params.betaSecPerByte), r.betaCoefficient,
                 core::Reduces(r.collective) ? "; gamma not separable from one collective (inside beta)" : "");
     if (!r.note.empty()) std::printf("  note: %s\n", r.note.c_str());
+    PrintRegimes(r);
     if (!rows) return;
-    std::printf("  %14s %14s %14s %9s\n", "size (B)", "measured (us)", "predicted (us)", "error");
-    for (const core::FitRow& row : r.rows)
-        std::printf("  %14llu %14.2f %14.2f %8.1f%%\n", static_cast<unsigned long long>(row.bytes), row.measuredSec * 1e6,
+    const bool segmented = !r.segments.empty();
+    std::printf("  %14s %14s %14s %9s%s\n", "size (B)", "measured (us)", "one line (us)", "error", segmented ? "   regimes (us)     error" : "");
+    for (const core::FitRow& row : r.rows) {
+        std::printf("  %14llu %14.2f %14.2f %8.1f%%", static_cast<unsigned long long>(row.bytes), row.measuredSec * 1e6,
                     row.predictedSec * 1e6, row.errorPct);
+        if (segmented && row.bytes > 0) std::printf(" %14.2f %8.1f%%", row.segmentedSec * 1e6, row.segmentedErrorPct);
+        else if (segmented) std::printf(" %14s %9s", "-", "-"); // an empty collective: no regime's
+        std::printf("\n");
+    }
 }
 
 void PrintJoint(const SourceFits& s)
@@ -174,7 +197,8 @@ void RunFit(const FitOptions& o)
 void AddFitCommand(CLI::App& root)
 {
     auto opts = std::make_shared<FitOptions>();
-    CLI::App* cmd = root.add_subcommand("fit", "Least-squares alpha and bandwidth of nccl-tests logs or traces' collectives");
+    CLI::App* cmd = root.add_subcommand("fit", "Least-squares alpha and bandwidth of nccl-tests logs or traces' collectives, one line and "
+                                                    "the regimes (a line per size range where NCCL switches protocol)");
     cmd->add_option("files", opts->files,
                     "nccl-tests logs, or traces with collectives (several trace files of one job are read together)")
         ->required();
@@ -183,7 +207,8 @@ void AddFitCommand(CLI::App& root)
                     "trace's NCCL algorithm, else ring)");
     cmd->add_option("--half", opts->half, "nccl-tests columns to fit: out-of-place, in-place or both")->capture_default_str();
     cmd->add_flag("--align-clocks", opts->alignClocks, "Traces: align the ranks' clocks by matched collectives first");
-    cmd->add_option("--out,-o", opts->out, "Save the fit (JSON) for `paralens simulate --model` and the Model view");
+    cmd->add_option("--out,-o", opts->out,
+                    "Save the fit (JSON, with its regimes) for `paralens simulate --model` (which takes the regime of its size)");
     cmd->add_flag("--summary", opts->summary, "Leave out the per-row table");
     cmd->add_flag("--json", opts->json, "Machine-readable output on stdout (the fit file's content)");
     cmd->callback([opts] { RunFit(*opts); });

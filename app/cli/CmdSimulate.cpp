@@ -42,7 +42,7 @@ std::string ApplyModel(SimulateOptions& o, const core::CollectiveSpec& spec, con
     if (o.model.empty()) return "";
     core::FitFile file = core::LoadFitFile(o.model);
     std::string why;
-    auto params = core::ModelFromFit(file, spec.collective, spec.ranks, &why);
+    auto params = core::ModelFromFit(file, spec.collective, spec.ranks, spec.bytes, &why);
     if (!params) throw Error("--model: " + o.model + " holds no fit");
     if (!given.alpha) o.cluster.alphaUs = params->alphaSec * 1e6;
     if (!given.bandwidth) {

@@ -1,11 +1,13 @@
 // The model view's data: closed-form curves (core/model PredictSeconds) per algorithm, simulated
-// points (core/sim), measured points when the data has them, the ring/tree crossover and a fit of
-// alpha and beta (core/model/Fit.hpp).
+// points (core/sim), measured points when the data has them, the ring/tree crossover, a fit of
+// alpha and beta (core/model/Fit.hpp) and the measurements' regimes (core/model/RegimeFit.hpp).
 #include "RunBuilder.hpp"
 
 #include "common/Error.hpp"
+#include "model/RegimeFit.hpp"
 #include "sim/Simulator.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace paralens::app {
@@ -14,6 +16,7 @@ namespace {
 
 constexpr int kMinLog2 = 3;   // 8 B
 constexpr int kMaxLog2 = 30;  // 1 GiB
+constexpr int kMaxMeasuredLog2 = 40; // 1 TiB: the farthest the axis follows measurements
 constexpr int kSamplesPerOctave = 4;
 constexpr int kPointStride = 3; // a simulated point every 8x
 
@@ -40,10 +43,23 @@ double Crossover(const CollectiveParams& c, const core::CostParams& k, const std
     return -1;
 }
 
+// The regimes of a fit to measurements, drawn beside the closed forms.
+void Regimes(ModelData& m, const core::FitResult& fit)
+{
+    m.regimes = fit.segments;
+    m.regimesMapePct = fit.segmentedMapePct;
+    m.regimesHeldOutPct = fit.heldOutMapePct;
+    m.noisePct = fit.noisePct;
+    for (size_t i = 0; i + 1 < m.regimes.size(); ++i)
+        m.regimeSwitchBytes.push_back(std::sqrt(std::max(1.0, static_cast<double>(m.regimes[i].toBytes)) *
+                                                static_cast<double>(m.regimes[i + 1].fromBytes)));
+}
+
 // alpha and beta through the formula of `algorithm` (core/model/Fit.hpp) to these samples.
-void Fit(ModelData& m, core::Algorithm algorithm, std::vector<core::FitSample> samples, bool measured)
+void Fit(ModelData& m, core::Algorithm algorithm, std::vector<core::FitSample> samples, bool measured, double noise = 0)
 {
     core::FitGroup group;
+    group.noise = noise;
     group.collective = m.collective;
     group.ranks = m.ranks;
     group.algorithm = algorithm;
@@ -57,6 +73,7 @@ void Fit(ModelData& m, core::Algorithm algorithm, std::vector<core::FitSample> s
         m.fitAlphaUs = fit.params.alphaSec * 1e6;
         m.fitBandwidthGBps = 1e-9 / fit.params.betaSecPerByte;
         m.fitMapePct = fit.mapePct;
+        if (measured) Regimes(m, fit);
     } catch (const Error& e) {
         m.fitNote = e.what();
     }
@@ -80,16 +97,20 @@ std::shared_ptr<const ModelData> BuildModelData(const CollectiveParams& c, const
             m->measuredSeconds.push_back(s.seconds);
         }
         m->measuredLabel = measured->label.empty() ? measured->source : measured->source + ", " + measured->label;
-        Fit(*m, measured->algorithm, std::move(samples), true);
+        Fit(*m, measured->algorithm, std::move(samples), true, measured->noise);
         if (m->fitted) {
             cluster.alphaSec = m->fitAlphaUs * 1e-6;
             cluster.betaSecPerByte = 1e-9 / m->fitBandwidthGBps;
         }
     }
     m->params = {cluster.alphaSec, cluster.betaSecPerByte, cluster.gammaSecPerByte};
-    for (int i = kMinLog2 * kSamplesPerOctave; i <= kMaxLog2 * kSamplesPerOctave; ++i)
+    int maxLog2 = kMaxLog2; // up to the largest measurement (nccl-tests logs often end at 8 GiB)
+    for (double b : m->measuredBytes) maxLog2 = std::clamp(static_cast<int>(std::ceil(std::log2(b))), maxLog2, kMaxMeasuredLog2);
+    for (int i = kMinLog2 * kSamplesPerOctave; i <= maxLog2 * kSamplesPerOctave; ++i)
         m->sizes.push_back(std::round(std::exp2(static_cast<double>(i) / kSamplesPerOctave)));
-    for (int l = kMinLog2; l <= kMaxLog2; l += kPointStride) m->pointSizes.push_back(std::exp2(l));
+    for (int l = kMinLog2; l <= maxLog2; l += kPointStride) m->pointSizes.push_back(std::exp2(l));
+    if (!m->regimes.empty())
+        for (double n : m->sizes) m->regimeSeconds.push_back(core::PredictSegmented(m->regimes, static_cast<uint64_t>(n)));
     for (core::Algorithm a : core::AlgorithmsFor(c.collective)) {
         ModelCurve curve;
         curve.algorithm = a;

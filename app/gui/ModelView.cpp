@@ -4,6 +4,8 @@
 #include "Theme.hpp"
 #include "TimeAxis.hpp"
 
+#include "model/RegimeFit.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -31,6 +33,23 @@ double SecondsAt(const ModelData& m, core::Algorithm a, double bytes)
 {
     core::CollectiveSpec spec{m.collective, a, m.ranks, static_cast<uint64_t>(std::llround(std::max(bytes, 1.0))), 0, 1};
     return core::PredictSeconds(spec, m.params).seconds;
+}
+
+// The sizes where one regime gives way to the next: dashed lines, each range labelled with its
+// likely protocol along the top of the plot.
+void DrawRegimeSwitches(ImDrawList* dl, const PlotFrame& f, const ModelData& m)
+{
+    const Theme& th = CurrentTheme();
+    for (double x : m.regimeSwitchBytes) PlotVLine(dl, f, x, th.critical, th.line, true);
+    const float y = f.min.y + ImGui::GetFontSize() * 0.2f;
+    for (size_t i = 0; i < m.regimes.size(); ++i) {
+        const float from = i == 0 ? f.min.x : f.ToX(m.regimeSwitchBytes[i - 1]);
+        const float to = i + 1 < m.regimes.size() ? f.ToX(m.regimeSwitchBytes[i]) : f.max.x;
+        const char* text = m.regimes[i].protocol.c_str();
+        const float w = ImGui::CalcTextSize(text).x;
+        if (to - from > w + th.Px(8) && from >= f.min.x && to <= f.max.x)
+            dl->AddText(ImVec2((from + to - w) / 2, y), th.critical, text);
+    }
 }
 
 } // namespace
@@ -87,6 +106,12 @@ void ModelView::Draw(ViewSettings& settings, ImVec2 size)
                 ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(AlgorithmColor(c.algorithm)), "%-20.*s %10s   busbw %s",
                                    static_cast<int>(name.size()), name.data(), FormatDuration(a, sizeof a, t * 1e9),
                                    FormatValue(b, sizeof b, m_hoverBytes / t * m.busBwFactor * 1e-9, AxisUnit::GBps));
+            }
+            if (const core::FitSegment* seg = core::SegmentFor(m.regimes, static_cast<uint64_t>(m_hoverBytes))) {
+                const double t = core::PredictSegmented(m.regimes, static_cast<uint64_t>(m_hoverBytes));
+                ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(CurrentTheme().critical), "%-20s %10s   busbw %s   (likely %s)", "regimes",
+                                   FormatDuration(a, sizeof a, t * 1e9),
+                                   FormatValue(b, sizeof b, m_hoverBytes / t * m.busBwFactor * 1e-9, AxisUnit::GBps), seg->protocol.c_str());
             }
             ImGui::EndTooltip();
         }
@@ -155,6 +180,14 @@ void ModelView::DrawTimePlot(const ModelData& m, ImVec2 min, ImVec2 max)
             colors[n++] = col;
         }
     }
+    if (!m.regimeSeconds.empty()) {
+        DrawRegimeSwitches(dl, f, m);
+        PlotLine(dl, f, m.sizes.data(), m.regimeSeconds.data(), static_cast<int>(m.sizes.size()), th.critical, 2.2f * th.line);
+        if (n < 8) {
+            labels[n] = "regimes (fit)";
+            colors[n++] = th.critical;
+        }
+    }
     // Measurements: dark squares.
     for (size_t i = 0; i < m.measuredBytes.size(); ++i) {
         if (!(m.measuredSeconds[i] > 0)) continue;
@@ -198,6 +231,13 @@ void ModelView::DrawBusBwPlot(const ModelData& m, ImVec2 min, ImVec2 max)
         const bool current = c.algorithm == m.currentAlgorithm;
         PlotLine(dl, f, m.sizes.data(), m_busbw.data(), static_cast<int>(m.sizes.size()), AlgorithmColor(c.algorithm),
                  (current ? 3.0f : 1.8f) * th.line);
+    }
+    if (!m.regimeSeconds.empty()) {
+        m_busbw.resize(m.sizes.size());
+        for (size_t i = 0; i < m.sizes.size(); ++i)
+            m_busbw[i] = m.regimeSeconds[i] > 0 ? m.sizes[i] / m.regimeSeconds[i] * m.busBwFactor * 1e-9 : 0.0;
+        for (double at : m.regimeSwitchBytes) PlotVLine(dl, f, at, th.critical, th.line, true);
+        PlotLine(dl, f, m.sizes.data(), m_busbw.data(), static_cast<int>(m.sizes.size()), th.critical, 2.2f * th.line);
     }
     for (size_t i = 0; i < m.measuredBytes.size(); ++i) {
         if (!(m.measuredSeconds[i] > 0)) continue;
@@ -259,9 +299,49 @@ void ModelView::DrawSidebar(const RunResult& run, const ModelData& m, ImVec2, Im
                     FormatDuration(a, sizeof a, m.fitAlphaUs * 1e3), m.fitBandwidthGBps, m.fitMapePct,
                     m.fittedToMeasurements ? "; the lines use them" : "");
     if (!m.fitNote.empty()) ImGui::TextDisabled("%s", m.fitNote.c_str());
+    DrawRegimes(m);
     ImGui::TextDisabled("Lines: the closed forms. Circles: the simulator.%s%s", m.currentSeconds > 0 ? " Dot: this run." : "",
                         m.measuredBytes.empty() ? "" : " Squares: measured.");
     ImGui::PopTextWrapPos();
+}
+
+// The measurements' regimes: where NCCL changes protocol or algorithm, each range's own alpha
+// and bandwidth through the formula, and how well they fit and predict.
+void ModelView::DrawRegimes(const ModelData& m)
+{
+    if (m.regimes.empty()) return;
+    const Theme& th = CurrentTheme();
+    char a[32], b[32];
+    ImGui::Separator();
+    ImGui::PushFont(th.bold);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(th.critical), "Regimes: %zu size range%s", m.regimes.size(), m.regimes.size() == 1 ? "" : "s");
+    ImGui::PopFont();
+    ImGui::Text("mean error %.2g%% (one line %.2g%%); on sizes held out of the fit %.2g%%", m.regimesMapePct, m.fitMapePct,
+                m.regimesHeldOutPct);
+    if (m.noisePct > 0) ImGui::TextDisabled("the measurements disagree with themselves by %.2g%%", m.noisePct);
+    ImGui::PushTextWrapPos(-1.0f); // the table's cells on one line each
+    if (ImGui::BeginTable("##regimes", 4, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) {
+        ImGui::TableSetupColumn("sizes");
+        ImGui::TableSetupColumn("likely");
+        ImGui::TableSetupColumn("\xCE\xB1");
+        ImGui::TableSetupColumn("bandwidth");
+        ImGui::TableHeadersRow();
+        for (const core::FitSegment& s : m.regimes) {
+            ImGui::TableNextRow();
+            ImGui::TableNextColumn();
+            ImGui::Text("%s..%s", FormatValue(a, sizeof a, static_cast<double>(s.fromBytes), AxisUnit::Bytes),
+                        FormatValue(b, sizeof b, static_cast<double>(s.toBytes), AxisUnit::Bytes));
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(s.protocol.c_str());
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(FormatDuration(a, sizeof a, s.params.alphaSec * 1e9));
+            ImGui::TableNextColumn();
+            ImGui::Text("%.4g GB/s", s.params.betaSecPerByte > 0 ? 1e-9 / s.params.betaSecPerByte : 0.0);
+        }
+        ImGui::EndTable();
+    }
+    ImGui::PopTextWrapPos();
+    ImGui::TextDisabled("Dashed: where NCCL switches (protocol from the sizes: LL below ~64 KiB, LL128 to ~16 MiB, Simple above).");
 }
 
 void ModelView::DrawPipelinePlot(const RunResult& chosen, ImVec2 min, ImVec2 max)
@@ -335,6 +415,12 @@ nlohmann::json ModelView::Layout() const
         j["ranks"] = m_lastData->ranks;
         j["curves"] = m_lastData->curves.size();
         j["crossoverBytes"] = m_lastData->crossoverBytes;
+        const ImU32 c = CurrentTheme().critical; // the regimes' colour
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "#%02x%02x%02x", c & 0xFF, (c >> 8) & 0xFF, (c >> 16) & 0xFF);
+        j["regimesColour"] = hex;
+        j["regimes"] = m_lastData->regimes.size();
+        j["regimeSwitchBytes"] = m_lastData->regimeSwitchBytes;
     }
     if (m_lastPipeline) {
         j["pipeline"] = core::Name(m_lastPipeline->schedule);

@@ -72,6 +72,12 @@ struct ModelData {
     double fitBandwidthGBps = 0.0;
     double fitMapePct = 0.0;   // mean absolute percentage error of the fit
     std::string fitNote;       // why a parameter could not be fitted, when one could not
+    // The measurements' regimes (core/model/RegimeFit.hpp): a line per size range where NCCL
+    // changes protocol or algorithm; empty without measurements.
+    std::vector<core::FitSegment> regimes;
+    std::vector<double> regimeSeconds;     // their prediction at `sizes`
+    std::vector<double> regimeSwitchBytes; // where one gives way to the next (between their sizes)
+    double regimesMapePct = 0.0, regimesHeldOutPct = 0.0, noisePct = 0.0;
 };
 
 // The model view's data for a pipeline: its bubble fraction against the number of micro-batches N,

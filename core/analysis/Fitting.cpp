@@ -1,10 +1,13 @@
 #include "analysis/Fitting.hpp"
 
+#include "model/RegimeFit.hpp"
+
 #include "analysis/CollectiveMatch.hpp"
 #include "common/Error.hpp"
 #include "trace/FileIO.hpp"
 #include "trace/NcclKernelName.hpp"
 
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <tuple>
@@ -25,6 +28,27 @@ Algorithm ModelAlgorithm(Collective c, std::optional<Algorithm> wanted, std::str
 
 std::string FileName(const std::string& path) { return std::filesystem::path(path).filename().string(); }
 
+// The measurements' own disagreement: over the sizes measured more than once, twice the mean
+// absolute deviation of their times from their mean, over that mean (for two measurements
+// |a - b| / ((a + b) / 2), RelativeNoise's).
+double SizeNoise(const std::vector<FitSample>& samples)
+{
+    std::map<uint64_t, std::vector<double>> bySize;
+    for (const FitSample& s : samples) bySize[s.bytes].push_back(s.seconds);
+    double total = 0;
+    int sizes = 0;
+    for (const auto& [bytes, times] : bySize) {
+        if (times.size() < 2) continue;
+        double mean = 0, deviation = 0;
+        for (double t : times) mean += t / static_cast<double>(times.size());
+        for (double t : times) deviation += std::fabs(t - mean) / static_cast<double>(times.size());
+        if (!(mean > 0)) continue;
+        total += 2 * deviation / mean;
+        ++sizes;
+    }
+    return sizes ? total / sizes : 0;
+}
+
 } // namespace
 
 std::vector<FitGroup> FitGroupsFromLog(const NcclTestsLog& log, LogHalf half, std::optional<Algorithm> algorithm)
@@ -40,12 +64,15 @@ std::vector<FitGroup> FitGroupsFromLog(const NcclTestsLog& log, LogHalf half, st
         g.dtype = b.rows.front().type;
         g.label = half == LogHalf::OutOfPlace ? "out-of-place" : half == LogHalf::InPlace ? "in-place" : "both halves";
         g.source = FileName(log.origin);
+        std::vector<std::pair<double, double>> halves; // the log's own noise: its two halves' disagreement
         for (const NcclTestsRow& r : b.rows) {
             if (half != LogHalf::InPlace && r.outOfPlace.present)
                 g.samples.push_back({r.bytes, r.outOfPlace.timeUs * 1e-6, r.line});
             if (half != LogHalf::OutOfPlace && r.inPlace.present)
                 g.samples.push_back({r.bytes, r.inPlace.timeUs * 1e-6, r.line});
+            if (r.outOfPlace.present && r.inPlace.present) halves.push_back({r.outOfPlace.timeUs, r.inPlace.timeUs});
         }
+        g.noise = RelativeNoise(halves);
         if (!g.samples.empty()) groups.push_back(std::move(g));
     }
     return groups;
@@ -86,7 +113,10 @@ std::vector<FitGroup> FitGroupsFromTrace(const Trace& trace, const std::string& 
                 s.span->bytes, s.span->DurationNs(), "collective spans");
     }
     std::vector<FitGroup> groups;
-    for (auto& [key, g] : byKey) groups.push_back(std::move(g));
+    for (auto& [key, g] : byKey) {
+        g.noise = SizeNoise(g.samples);
+        groups.push_back(std::move(g));
+    }
     return groups;
 }
 

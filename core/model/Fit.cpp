@@ -1,10 +1,13 @@
 #include "model/Fit.hpp"
 
 #include "common/Error.hpp"
+#include "common/Units.hpp"
+#include "model/RegimeFit.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -108,6 +111,24 @@ void FillRows(FitResult& r, const std::vector<FitSample>& samples)
     r.mapePct = samples.empty() ? 0 : sum / static_cast<double>(samples.size());
 }
 
+// The regimes' prediction of each row; rows of 0 bytes are no regime's (segmentedSec stays 0)
+// and are left out of their errors.
+void FillSegmentedRows(FitResult& r)
+{
+    double sum = 0;
+    size_t n = 0;
+    r.segmentedMaxErrorPct = 0;
+    for (FitRow& row : r.rows) {
+        if (row.bytes == 0 || r.segments.empty()) continue;
+        row.segmentedSec = PredictSegmented(r.segments, row.bytes);
+        row.segmentedErrorPct = (row.segmentedSec - row.measuredSec) / row.measuredSec * 100.0;
+        sum += std::fabs(row.segmentedErrorPct);
+        ++n;
+        r.segmentedMaxErrorPct = std::max(r.segmentedMaxErrorPct, std::fabs(row.segmentedErrorPct));
+    }
+    r.segmentedMapePct = n ? sum / static_cast<double>(n) : 0;
+}
+
 // Says where one line misses the measurements by more than 20 % (NCCL switches protocols and
 // chunk sizes between small and large messages, so the curve bends there).
 void NoteMisfit(FitResult& r)
@@ -163,6 +184,14 @@ bool Solve(std::array<std::array<double, 3>, 3> m, std::array<double, 3> v, int 
 
 } // namespace
 
+void FitRelativeLine(const std::vector<FitSample>& samples, double& c0, double& c1, std::string& note) { FitLine(samples, c0, c1, note); }
+
+CostParams ParamsFromLine(Collective collective, Algorithm algorithm, int ranks, double c0, double c1)
+{
+    const Coefficients k = CoefficientsOf(collective, algorithm, ranks);
+    return {k.a > 0 ? c0 / k.a : 0, k.b > 0 ? c1 / k.b : 0, 0};
+}
+
 FitResult FitAlphaBeta(const FitGroup& group)
 {
     std::vector<FitSample> samples;
@@ -188,6 +217,11 @@ FitResult FitAlphaBeta(const FitGroup& group)
     if (k.a <= 0 || k.b <= 0) r.note += std::string(r.note.empty() ? "" : "; ") + "the model has no message on one rank";
     FillRows(r, samples);
     NoteMisfit(r);
+    r.noisePct = group.noise * 100;
+    RegimeFit regimes = FitRegimes(samples, group.collective, group.ranks, group.algorithm);
+    r.segments = std::move(regimes.segments);
+    r.heldOutMapePct = regimes.heldOutMapePct;
+    FillSegmentedRows(r);
     return r;
 }
 
@@ -276,7 +310,14 @@ Json ToJson(const FitResult& r)
     Json rows = Json::array();
     for (const FitRow& row : r.rows)
         rows.push_back({{"bytes", row.bytes}, {"measuredUs", row.measuredSec * 1e6}, {"predictedUs", row.predictedSec * 1e6},
-                        {"errorPct", row.errorPct}, {"line", row.line}});
+                        {"errorPct", row.errorPct}, {"line", row.line}, {"segmentedUs", row.segmentedSec * 1e6},
+                        {"segmentedErrorPct", row.segmentedErrorPct}});
+    Json segments = Json::array();
+    for (const FitSegment& s : r.segments)
+        segments.push_back({{"fromBytes", s.fromBytes}, {"toBytes", s.toBytes}, {"rows", s.rows}, {"latencyUs", s.latencySec * 1e6},
+                            {"secondsPerByte", s.secPerByte}, {"alphaUs", s.params.alphaSec * 1e6},
+                            {"bandwidthGBps", s.params.betaSecPerByte > 0 ? 1.0 / s.params.betaSecPerByte / 1e9 : 0.0},
+                            {"busBandwidthGBps", s.busBwGBps}, {"mapePct", s.mapePct}, {"protocol", s.protocol}});
     Json j{{"collective", Name(r.collective)},
            {"ranks", r.ranks},
            {"algorithm", Name(r.algorithm)},
@@ -294,6 +335,11 @@ Json ToJson(const FitResult& r)
            {"betaCoefficient", r.betaCoefficient},
            {"mapePct", r.mapePct},
            {"maxErrorPct", r.maxErrorPct},
+           {"segments", segments},
+           {"segmentedMapePct", r.segmentedMapePct},
+           {"segmentedMaxErrorPct", r.segmentedMaxErrorPct},
+           {"noisePct", r.noisePct},
+           {"heldOutMapePct", r.heldOutMapePct},
            {"rows", rows}};
     if (!r.note.empty()) j["note"] = r.note;
     return j;
@@ -310,6 +356,25 @@ template <class T> T Field(const Json& j, const char* key, const std::string& wh
     } catch (const Json::exception&) {
         throw Error(where + ": \"" + key + "\" has the wrong type");
     }
+}
+
+FitSegment SegmentFromJson(const Json& j, const std::string& where)
+{
+    if (!j.is_object()) throw Error(where + ": expected an object");
+    FitSegment s;
+    s.fromBytes = Field<uint64_t>(j, "fromBytes", where);
+    s.toBytes = Field<uint64_t>(j, "toBytes", where);
+    if (s.toBytes < s.fromBytes) throw Error(where + ": \"toBytes\" is below \"fromBytes\"");
+    s.rows = j.value("rows", size_t{0});
+    s.latencySec = Field<double>(j, "latencyUs", where) * 1e-6;
+    s.secPerByte = Field<double>(j, "secondsPerByte", where);
+    if (!(s.latencySec >= 0) || !(s.secPerByte >= 0)) throw Error(where + ": \"latencyUs\" and \"secondsPerByte\" must be >= 0");
+    s.params.alphaSec = j.value("alphaUs", 0.0) * 1e-6;
+    s.params.betaSecPerByte = GBpsToSecPerByte(j.value("bandwidthGBps", 0.0));
+    s.busBwGBps = j.value("busBandwidthGBps", 0.0);
+    s.mapePct = j.value("mapePct", 0.0);
+    s.protocol = j.value("protocol", "");
+    return s;
 }
 
 FitResult FromJson(const Json& j, const std::string& where)
@@ -342,6 +407,12 @@ FitResult FromJson(const Json& j, const std::string& where)
     r.label = j.value("label", "");
     r.source = j.value("source", "");
     r.note = j.value("note", "");
+    r.segmentedMapePct = j.value("segmentedMapePct", 0.0);
+    r.segmentedMaxErrorPct = j.value("segmentedMaxErrorPct", 0.0);
+    r.noisePct = j.value("noisePct", 0.0);
+    r.heldOutMapePct = j.value("heldOutMapePct", 0.0);
+    if (auto segments = j.find("segments"); segments != j.end() && segments->is_array())
+        for (const Json& s : *segments) r.segments.push_back(SegmentFromJson(s, where + ": segments[" + std::to_string(r.segments.size()) + "]"));
     if (auto rows = j.find("rows"); rows != j.end() && rows->is_array())
         for (const Json& row : *rows)
             if (row.is_object())
@@ -424,6 +495,21 @@ const FitResult* ChooseFit(const FitFile& file, Collective collective, int ranks
         if (!best || std::abs(r.ranks - ranks) < std::abs(best->ranks - ranks)) best = &r;
     }
     return best;
+}
+
+std::optional<CostParams> ModelFromFit(const FitFile& file, Collective collective, int ranks, uint64_t bytes, std::string* why)
+{
+    const FitResult* r = ChooseFit(file, collective, ranks);
+    const FitSegment* s = r ? SegmentFor(r->segments, bytes) : nullptr;
+    if (!s) return ModelFromFit(file, collective, ranks, why); // a fit file without regimes
+    if (why) {
+        char text[240];
+        std::snprintf(text, sizeof text, "the regime of %s from %s to %s (likely %s) of the fit of %s on %d ranks%s", Name(r->algorithm).data(),
+                      FormatBytes(s->fromBytes).c_str(), FormatBytes(s->toBytes).c_str(), s->protocol.c_str(), Name(r->collective).data(),
+                      r->ranks, r->ranks == ranks ? "" : ", the nearest rank count");
+        *why = text;
+    }
+    return s->params;
 }
 
 std::optional<CostParams> ModelFromFit(const FitFile& file, Collective collective, int ranks, std::string* why)

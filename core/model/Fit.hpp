@@ -12,6 +12,9 @@
 // and gamma together over several collectives of one machine, which separates gamma when a
 // reducing and a non-reducing collective are both measured.
 //
+// Besides the one line, FitAlphaBeta fits the regimes (RegimeFit.hpp): a line per size range
+// where NCCL changes protocol or algorithm, with their own alpha and beta.
+//
 // Reported too: latencySec = c0 (an empty collective's time) and busBwGBps = f / c1 with f
 // nccl-tests' busbw factor: the bus bandwidth large messages approach, comparable with the
 // busbw column of nccl-tests. For a ring allreduce, allgather or reduce-scatter, 1/beta equals
@@ -46,6 +49,21 @@ struct FitGroup {
     std::string label;  // "out-of-place", "in-place", "matched collectives", ...
     std::string source; // file name
     std::vector<FitSample> samples;
+    double noise = 0;   // the measurements' own relative disagreement (nccl-tests' two halves), 0: unknown
+};
+
+// One regime of a segmented fit (RegimeFit.hpp): the measurements from fromBytes to toBytes and
+// their own line.
+struct FitSegment {
+    uint64_t fromBytes = 0, toBytes = 0; // its first and last measured size
+    size_t rows = 0;
+    double latencySec = 0, secPerByte = 0; // T = latency + secPerByte n
+    CostParams params;                   // alpha and beta through the algorithm's formula
+    double busBwGBps = 0;                // the bus bandwidth its line approaches
+    double mapePct = 0;                  // over its own rows
+    std::string protocol;                // NCCL's likely protocol: "LL", "LL128" or "Simple"
+
+    double PredictSeconds(uint64_t bytes) const { return latencySec + secPerByte * static_cast<double>(bytes); }
 };
 
 struct FitRow {
@@ -53,6 +71,7 @@ struct FitRow {
     double measuredSec = 0, predictedSec = 0;
     double errorPct = 0; // (predicted - measured) / measured x 100
     size_t line = 0;
+    double segmentedSec = 0, segmentedErrorPct = 0; // the same by the regimes' lines
 };
 
 struct FitResult {
@@ -71,12 +90,24 @@ struct FitResult {
     double mapePct = 0;          // mean absolute percentage error over the rows
     double maxErrorPct = 0;      // the largest absolute one
     std::string note;            // why a parameter could not be fitted, when one could not
+    // The regimes (RegimeFit.hpp): one segment per size range with its own line, and their errors.
+    std::vector<FitSegment> segments;
+    double segmentedMapePct = 0, segmentedMaxErrorPct = 0; // over the rows of more than 0 bytes
+    double noisePct = 0;         // the measurements' own disagreement (0: unknown)
+    double heldOutMapePct = 0;   // the regimes' error on sizes held out of their fit (0: too few rows)
 
     double PredictSeconds(uint64_t bytes) const { return latencySec + secPerByte * static_cast<double>(bytes); }
 };
 
 // Throws Error when the group has no sample with a positive time.
 FitResult FitAlphaBeta(const FitGroup& group);
+
+// The relative, MAPE-minimising line T = c0 + c1 n of `samples` (times > 0; see above); `note`
+// says what could not be fitted, when something could not.
+void FitRelativeLine(const std::vector<FitSample>& samples, double& c0, double& c1, std::string& note);
+// Alpha and beta of a line T = c0 + c1 n through the formula of `collective` with `algorithm` on
+// `ranks` ranks (0 where the formula has no such term).
+CostParams ParamsFromLine(Collective collective, Algorithm algorithm, int ranks, double c0, double c1);
 
 struct JointFit {
     CostParams params;
@@ -107,5 +138,8 @@ const FitResult* ChooseFit(const FitFile& file, Collective collective, int ranks
 // The parameters to model `collective` on `ranks` ranks with: those of ChooseFit, else the joint
 // fit's, else the first fit's. `why` says which were chosen. nullopt when the file holds none.
 std::optional<CostParams> ModelFromFit(const FitFile& file, Collective collective, int ranks, std::string* why = nullptr);
+// The same for a size: when the chosen fit has regimes, the parameters of the one for `bytes`
+// (SegmentFor); a fit without them (a file of an older paralens) gives its one line.
+std::optional<CostParams> ModelFromFit(const FitFile& file, Collective collective, int ranks, uint64_t bytes, std::string* why);
 
 } // namespace paralens::core

@@ -51,6 +51,24 @@ std::string SyntheticLog()
     return log;
 }
 
+// An allreduce log on 8 ranks whose time is the fastest of two protocols' lines (10 us + n / 4 GB/s
+// and 60 us + n / 200 GB/s, crossing near 200 KiB), the in-place half 4 % slower than the other.
+std::string TwoProtocolLog()
+{
+    std::string log = "# Collective test starting: all_reduce_perf\n";
+    for (int r = 0; r < 8; ++r)
+        log += "#  Rank  " + std::to_string(r) + " Group  0 Pid 1 on node device  " + std::to_string(r) + " [0x00] NVIDIA H100\n";
+    log += "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n";
+    for (uint64_t n = 8; n <= (uint64_t{1} << 32); n *= 2) {
+        const double t = std::min(10e-6 + static_cast<double>(n) / 4e9, 60e-6 + static_cast<double>(n) / 200e9);
+        char row[256];
+        std::snprintf(row, sizeof row, "%12llu %13llu float sum -1 %10.3f 1 1 0 %10.3f 1 1 0\n", static_cast<unsigned long long>(n),
+                      static_cast<unsigned long long>(n / 4), t * 1e6, t * 1.04e6);
+        log += row;
+    }
+    return log;
+}
+
 } // namespace
 
 TEST_CASE("fit of an nccl-tests log, saved and used by simulate --model", "[cli]")
@@ -73,7 +91,7 @@ TEST_CASE("fit of an nccl-tests log, saved and used by simulate --model", "[cli]
     CliResult text = RunParalens("fit " + dir.File("ar.log"));
     REQUIRE(text.exitCode == 0);
     CHECK_THAT(text.out, Catch::Contains("latency") && Catch::Contains("bus bandwidth") && Catch::Contains("MAPE") &&
-                             Catch::Contains("measured (us)") && Catch::Contains("predicted (us)"));
+                             Catch::Contains("measured (us)") && Catch::Contains("one line (us)") && Catch::Contains("regimes"));
 
     Json sim = RunJson("simulate -c allreduce -a ring -p 4 -n 64MiB --model " + dir.File("fit.json") + " --json");
     double expected = paralens::core::LectureSeconds(paralens::core::Collective::AllReduce, paralens::core::Algorithm::Ring,
@@ -85,6 +103,39 @@ TEST_CASE("fit of an nccl-tests log, saved and used by simulate --model", "[cli]
     CHECK(over["alphaUs"] == 10.0);
     CHECK(over["bandwidthGBps"].get<double>() == Approx(50).epsilon(1e-3));
     CHECK_THAT(over["modelFrom"].get<std::string>(), Catch::Contains("given explicitly: --alpha-us"));
+}
+
+TEST_CASE("fit finds a log's regimes, and simulate --model takes the regime of its size", "[cli][regimes]")
+{
+    CliTempDir dir;
+    paralens::core::WriteFileAtomic(dir.File("ar.log"), TwoProtocolLog());
+    const Json fit = RunJson("fit " + dir.File("ar.log") + " --out " + dir.File("fit.json") + " --json");
+    const Json& f = fit["fits"][0];
+    REQUIRE(f["segments"].size() == 2);
+    const Json &small = f["segments"][0], &large = f["segments"][1];
+    CHECK(small["fromBytes"] == 8);
+    CHECK(small["latencyUs"].get<double>() == Approx(10).epsilon(0.01));
+    CHECK(large["latencyUs"].get<double>() == Approx(60).epsilon(0.01));
+    CHECK(large["toBytes"].get<uint64_t>() == uint64_t{1} << 32);
+    CHECK(small["protocol"].get<std::string>().rfind("LL", 0) == 0);
+    CHECK(f["segmentedMapePct"].get<double>() < 0.5);
+    CHECK(f["mapePct"].get<double>() > 5 * f["segmentedMapePct"].get<double>());
+    CHECK(f["noisePct"].get<double>() == Approx(3.92).epsilon(0.01)); // |1 - 1.04| / 1.02
+    CHECK(f["heldOutMapePct"].get<double>() > 0);
+    CHECK(f["rows"][0].contains("segmentedUs"));
+
+    const CliResult text = RunParalens("fit " + dir.File("ar.log"));
+    REQUIRE(text.exitCode == 0);
+    CHECK_THAT(text.out, Catch::Contains("regimes: 2 size ranges") && Catch::Contains("held out") && Catch::Contains("likely"));
+
+    for (const char* size : {"4KiB", "1GiB"}) {
+        const Json sim = RunJson(std::string("simulate -c allreduce -a ring -p 8 -n ") + size + " --model " + dir.File("fit.json") + " --json");
+        const bool big = std::string(size) == "1GiB";
+        const double bytes = big ? 1073741824.0 : 4096.0;
+        const double expected = big ? 60e-6 + bytes / 200e9 : 10e-6 + bytes / 4e9;
+        CHECK(sim["simulatedSeconds"].get<double>() == Approx(expected).epsilon(0.01));
+        CHECK_THAT(sim["modelFrom"].get<std::string>(), Catch::Contains("regime"));
+    }
 }
 
 TEST_CASE("analyze an nccl-tests log: devices and collectives in JSON", "[cli]")

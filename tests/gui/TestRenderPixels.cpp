@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <stb/stb_image.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <map>
@@ -378,4 +380,40 @@ TEST_CASE("render --whatif draws the replay under the measured trace, on its tim
     const CliResult scenario = RunParalens("render --scenario gpipe-vs-1f1b --whatif backward=0.5 --out " + dir.File("x.png"));
     CHECK(scenario.exitCode == 2);
     CHECK(scenario.err.find("--whatif") != std::string::npos);
+}
+
+TEST_CASE("the model view of a measured log draws its regimes and marks where NCCL switches", "[gui][regimes]")
+{
+    REQUIRE_DISPLAY();
+    CliTempDir dir;
+    // allreduce on 8 ranks: the faster of 10 us + n / 4 GB/s and 60 us + n / 200 GB/s (they cross near 200 KiB).
+    std::string log = "# Collective test starting: all_reduce_perf\n";
+    for (int r = 0; r < 8; ++r) log += "#  Rank  " + std::to_string(r) + " Group  0 Pid 1 on node device  " + std::to_string(r) + " [0x00] GPU\n";
+    log += "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n";
+    for (uint64_t n = 8; n <= (uint64_t{1} << 32); n *= 2) {
+        const double us = std::min(10.0 + static_cast<double>(n) / 4e3, 60.0 + static_cast<double>(n) / 200e3);
+        log += std::to_string(n) + " " + std::to_string(n / 4) + " float sum -1 " + std::to_string(us) + " 1 1 0 " + std::to_string(us) + " 1 1 0\n";
+    }
+    {
+        std::FILE* f = std::fopen(dir.File("ar.log").c_str(), "w");
+        REQUIRE(f);
+        std::fputs(log.c_str(), f);
+        std::fclose(f);
+    }
+    const nlohmann::json j = Render(dir.File("ar.log") + " --view model --size 1600x900", dir.File("m.png"));
+    REQUIRE(j["regimes"] == 2);
+    REQUIRE(j["regimeSwitchBytes"].size() == 1);
+    CHECK(j["regimeSwitchBytes"][0].get<double>() > 128 * 1024);
+    CHECK(j["regimeSwitchBytes"][0].get<double>() < 256 * 1024);
+    const unsigned colour = Hex(j["regimesColour"]);
+    auto count = [&](const Image& img) {
+        size_t n = 0;
+        for (int y = 0; y < img.height; ++y)
+            for (int x = 0; x < img.width * 6 / 10; ++x) n += Near(img.At(x, y), colour, 24);
+        return n;
+    };
+    CHECK(count(Load(dir.File("m.png"))) > 2000); // the curve in both plots, the dashed switch, the protocols' names
+    const nlohmann::json scenario = Render("--scenario ring-vs-tree --view model --size 1600x900", dir.File("s.png"));
+    CHECK(scenario["regimes"] == 0); // no measurements, no regimes
+    CHECK(count(Load(dir.File("s.png"))) < 50);
 }
