@@ -4,6 +4,7 @@
 #include "common/Error.hpp"
 #include "common/Units.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -24,6 +25,15 @@ void ClusterOptions::AddTo(CLI::App& cmd)
         ->capture_default_str();
     cmd.add_option("--straggler", stragglers, "A slow rank as RANK:FACTOR (e.g. 3:2 makes rank 3 twice as slow); repeatable");
     cmd.add_option("--link", links, "A different link as SRC:DST:ALPHA_US:GBPS (one direction); repeatable");
+}
+
+void ClusterOptions::AddNetworkTo(CLI::App& cmd)
+{
+    cmd.add_option("--net-bandwidth-GBps", netBandwidthGBps,
+                   "Two levels: the bandwidth of a message between nodes, in GB/s (with --ranks-per-node; "
+                   "--alpha-us and --bandwidth-GBps are then within a node)");
+    cmd.add_option("--net-alpha-us", netAlphaUs, "Two levels: the latency of a message between nodes, in microseconds")
+        ->capture_default_str();
 }
 
 namespace {
@@ -74,6 +84,12 @@ ClusterModel ClusterOptions::ToModel() const
         o.betaSecPerByte = 1.0 / (gbps * 1e9);
         m.links.push_back(o);
     }
+    if (netBandwidthGBps != 0) {
+        Require(std::isfinite(netBandwidthGBps) && netBandwidthGBps > 0, "--net-bandwidth-GBps must be a number > 0");
+        Require(std::isfinite(netAlphaUs) && netAlphaUs >= 0, "--net-alpha-us must be a number >= 0");
+        m.netAlphaSec = netAlphaUs * 1e-6;
+        m.netBetaSecPerByte = 1.0 / (netBandwidthGBps * 1e9);
+    }
     return m;
 }
 
@@ -87,6 +103,11 @@ std::string ClusterOptions::Describe() const
     std::string out = buf;
     for (const std::string& s : stragglers) out += ", straggler " + s;
     for (const std::string& l : links) out += ", link " + l;
+    if (netBandwidthGBps > 0) {
+        char net[96];
+        std::snprintf(net, sizeof net, "; between nodes alpha %g us, %g GB/s", netAlphaUs, netBandwidthGBps);
+        out += net;
+    }
     return out;
 }
 

@@ -22,8 +22,12 @@ struct ClusterOptions {
     double gammaGBps = 0.0;
     std::vector<std::string> stragglers;
     std::vector<std::string> links;
+    double netAlphaUs = 10.0;       // between nodes, when netBandwidthGBps > 0
+    double netBandwidthGBps = 0.0;  // 0: one level
 
     void AddTo(CLI::App& cmd);
+    // --net-alpha-us and --net-bandwidth-GBps: the network between nodes of a two-level cluster.
+    void AddNetworkTo(CLI::App& cmd);
     core::ClusterModel ToModel() const; // throws Error naming the option
     std::string Describe() const;       // "alpha 5 us, 100 GB/s, free reductions"
 };

@@ -8,6 +8,7 @@
 #include "model/CostModel.hpp"
 #include "plan/Plan.hpp"
 #include "sim/Simulator.hpp"
+#include "sim/TwoLevelCost.hpp"
 #include "trace/TraceFile.hpp"
 
 #include <cstdio>
@@ -24,6 +25,7 @@ struct SimulateOptions {
     int ranks = 8;
     std::string bytes = "64MiB";
     int root = 0;
+    int ranksPerNode = 0;
     ClusterOptions cluster;
     std::string model; // a fit file (paralens fit --out)
     std::string out;
@@ -57,6 +59,54 @@ std::string ApplyModel(SimulateOptions& o, const core::CollectiveSpec& spec, con
     return why + " in " + o.model + (overridden.empty() ? "" : "; given explicitly:" + overridden);
 }
 
+// The model on two levels: the formula where there is one (the ring and the hierarchical
+// allreduce), else the step-by-step price of the Plan (sim/TwoLevelCost.hpp); each level's share.
+struct TwoLevelReport {
+    bool on = false, formula = false, exact = false;
+    double seconds = 0, intraSeconds = 0, netSeconds = 0, stepByStepSeconds = 0;
+};
+
+TwoLevelReport TwoLevelModel(const core::Plan& plan, const core::ClusterModel& cluster)
+{
+    TwoLevelReport r;
+    if (!cluster.TwoLevel() || plan.spec.ranksPerNode <= 0) return r;
+    r.on = true;
+    const core::PlanPrice price = core::PricePlan(plan, cluster);
+    r.stepByStepSeconds = price.seconds;
+    const core::TwoLevelPrediction f = core::PredictTwoLevel(
+        plan.spec, {cluster.alphaSec, cluster.betaSecPerByte, cluster.gammaSecPerByte}, {cluster.netAlphaSec, cluster.netBetaSecPerByte, 0});
+    r.formula = f.seconds > 0;
+    r.exact = f.exact;
+    r.seconds = r.formula ? f.seconds : price.seconds;
+    r.intraSeconds = r.formula ? f.intraSeconds : price.intraSeconds;
+    r.netSeconds = r.formula ? f.netSeconds : price.netSeconds;
+    return r;
+}
+
+nlohmann::json TwoLevelJson(const TwoLevelReport& t, const core::CollectiveSpec& spec, const ClusterOptions& c)
+{
+    return {{"ranksPerNode", spec.ranksPerNode},
+            {"nodes", spec.Nodes()},
+            {"netAlphaUs", c.netAlphaUs},
+            {"netBandwidthGBps", c.netBandwidthGBps},
+            {"predictedSeconds", core::RoundToPicoseconds(t.seconds)},
+            {"intraNodeSeconds", core::RoundToPicoseconds(t.intraSeconds)},
+            {"interNodeSeconds", core::RoundToPicoseconds(t.netSeconds)},
+            {"stepByStepSeconds", core::RoundToPicoseconds(t.stepByStepSeconds)},
+            {"fromFormula", t.formula},
+            {"exact", t.exact}};
+}
+
+void PrintTwoLevel(const TwoLevelReport& t, const core::CollectiveSpec& spec)
+{
+    std::printf("  model      %12.6f us   on %d nodes of %d: within nodes %.6f us, between nodes %.6f us (%s%s)\n", t.seconds * 1e6,
+                spec.Nodes(), spec.ranksPerNode, t.intraSeconds * 1e6, t.netSeconds * 1e6,
+                t.formula ? "formula: " : "step by step: the slowest message of each step",
+                !t.formula                                ? ""
+                : spec.algorithm == core::Algorithm::Ring ? "2(p-1) a' + (p-1)/p n (2b' + g), a' and b' between nodes"
+                                                          : core::FormulaText(spec.collective, spec.algorithm).c_str());
+}
+
 void RunSimulate(SimulateOptions o, const ExplicitCluster& given)
 {
     core::CollectiveSpec spec;
@@ -66,6 +116,10 @@ void RunSimulate(SimulateOptions o, const ExplicitCluster& given)
     spec.ranks = o.ranks;
     spec.bytes = ParseSizeOption("--bytes", o.bytes);
     spec.root = o.root;
+    Require(o.ranksPerNode >= 0, "--ranks-per-node: must be at least 0 (got " + std::to_string(o.ranksPerNode) + ")");
+    spec.ranksPerNode = o.ranksPerNode;
+    Require(o.cluster.netBandwidthGBps <= 0 || o.ranksPerNode > 0,
+            "--net-bandwidth-GBps: give --ranks-per-node too (which ranks share a node)");
     if (core::HasRoot(spec.collective))
         Require(o.root >= 0 && o.root < o.ranks, "--root: must be a rank from 0 to " + std::to_string(o.ranks - 1) +
                                                      " (got " + std::to_string(o.root) + ")");
@@ -79,6 +133,8 @@ void RunSimulate(SimulateOptions o, const ExplicitCluster& given)
     core::SimResult sim = core::Simulate(plan, cluster, simOptions);
     core::CostParams params{cluster.alphaSec, cluster.betaSecPerByte, cluster.gammaSecPerByte};
     core::Prediction pred = core::PredictSeconds(spec, params);
+    const TwoLevelReport twoLevel = TwoLevelModel(plan, cluster);
+    if (twoLevel.on) pred = {twoLevel.seconds, twoLevel.exact};
     const double lecture = core::LectureSeconds(spec.collective, spec.algorithm, spec.ranks, static_cast<double>(spec.bytes), params);
     const double simulated = core::RoundToPicoseconds(sim.seconds);
     const double predicted = core::RoundToPicoseconds(pred.seconds);
@@ -108,6 +164,7 @@ void RunSimulate(SimulateOptions o, const ExplicitCluster& given)
         j["steps"] = plan.steps.size();
         j["wireBytes"] = sim.wireBytes;
         if (!cluster.stragglers.empty()) j["stragglers"] = cluster.StragglersText();
+        if (twoLevel.on) j["twoLevel"] = TwoLevelJson(twoLevel, spec, o.cluster);
         if (!o.model.empty()) {
             j["model"] = o.model;
             j["modelFrom"] = modelFrom;
@@ -122,9 +179,11 @@ void RunSimulate(SimulateOptions o, const ExplicitCluster& given)
     if (!modelFrom.empty()) std::printf("  model from %s\n", modelFrom.c_str());
     std::printf("  simulated  %12.6f us   %zu messages in %zu steps, %s on the wire\n", simulated * 1e6, sim.transfers,
                 plan.steps.size(), core::FormatBytes(sim.wireBytes).c_str());
-    std::printf("  model      %12.6f us   %s%s%s\n", predicted * 1e6, core::FormulaText(spec.collective, spec.algorithm).c_str(),
-                pred.exact ? "" : "  (approximate for this p, n and root)",
-                cluster.stragglers.empty() && cluster.links.empty() ? "" : "  (the formula knows no stragglers or link overrides)");
+    if (twoLevel.on) PrintTwoLevel(twoLevel, spec);
+    else
+        std::printf("  model      %12.6f us   %s%s%s\n", predicted * 1e6, core::FormulaText(spec.collective, spec.algorithm).c_str(),
+                    pred.exact ? "" : "  (approximate for this p, n and root)",
+                    cluster.stragglers.empty() && cluster.links.empty() ? "" : "  (the formula knows no stragglers or link overrides)");
     std::printf("  algbw %.3f GB/s   busbw %.3f GB/s (factor %.4g)\n", algbw, algbw * factor, factor);
     if (!o.out.empty())
         std::printf("  trace: %s  (open it with `paralens %s`, or in https://ui.perfetto.dev)\n", o.out.c_str(), o.out.c_str());
@@ -138,12 +197,18 @@ void AddSimulateCommand(CLI::App& root)
     CLI::App* cmd = root.add_subcommand("simulate", "Run one collective on the modelled cluster and compare it with its formula");
     cmd->add_option("--collective,-c", opts->collective, "One of: " + core::CollectiveNamesList())->capture_default_str();
     cmd->add_option("--algorithm,-a", opts->algorithm,
-                    "ring, tree, halving-doubling, recursive-doubling, naive, pairwise or direct (default: the "
-                    "collective's first: ring; pairwise for alltoall; direct for sendrecv)");
+                    "ring, tree, halving-doubling, recursive-doubling, naive, pairwise, direct, or hierarchical "
+                    "(allreduce on nodes: see --ranks-per-node) (default: the collective's first: ring; pairwise for "
+                    "alltoall; direct for sendrecv)");
     cmd->add_option("--ranks,-p", opts->ranks, "Number of ranks p (>= 1)")->capture_default_str();
     cmd->add_option("--bytes,-n", opts->bytes, "Size n of the full vector: 8, 64KiB, 64MiB, 1GiB, 1GB, ...")->capture_default_str();
     cmd->add_option("--root", opts->root, "Root rank of broadcast, reduce, scatter and gather")->capture_default_str();
+    cmd->add_option("--ranks-per-node", opts->ranksPerNode,
+                    "Consecutive ranks per node (0: one node): the hierarchical algorithm's groups; with "
+                    "--net-bandwidth-GBps, which messages cross the network")
+        ->capture_default_str();
     opts->cluster.AddTo(*cmd);
+    opts->cluster.AddNetworkTo(*cmd);
     cmd->add_option("--model", opts->model,
                     "Take alpha, bandwidth and gamma from a fit file (`paralens fit --out FIT.json`): the fit of this "
                     "collective (nearest rank count), else the joint fit, else the first; --alpha-us, --bandwidth-GBps "

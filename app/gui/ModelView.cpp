@@ -25,6 +25,7 @@ ImU32 AlgorithmColor(core::Algorithm a)
     case core::Algorithm::Naive: return th.palette[2];
     case core::Algorithm::Pairwise: return th.palette[3];
     case core::Algorithm::Direct: return th.palette[8];
+    case core::Algorithm::Hierarchical: return th.palette[5];
     }
     return th.accent;
 }

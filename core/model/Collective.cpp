@@ -12,9 +12,9 @@ constexpr std::array<Collective, 9> kCollectives{
     Collective::AllReduce, Collective::AllToAll,      Collective::SendRecv,
 };
 
-constexpr std::array<Algorithm, 7> kAlgorithms{
+constexpr std::array<Algorithm, 8> kAlgorithms{
     Algorithm::Ring,  Algorithm::Tree,     Algorithm::HalvingDoubling, Algorithm::RecursiveDoubling,
-    Algorithm::Naive, Algorithm::Pairwise, Algorithm::Direct,
+    Algorithm::Naive, Algorithm::Pairwise, Algorithm::Direct,          Algorithm::Hierarchical,
 };
 
 constexpr std::array kRooted{Algorithm::Tree, Algorithm::Ring, Algorithm::HalvingDoubling, Algorithm::Naive};
@@ -24,6 +24,7 @@ constexpr std::array kAllReduce{Algorithm::Ring, Algorithm::Tree, Algorithm::Hal
                                 Algorithm::RecursiveDoubling, Algorithm::Naive};
 constexpr std::array kAllToAll{Algorithm::Pairwise};
 constexpr std::array kSendRecv{Algorithm::Direct};
+constexpr std::array kTwoLevelAllReduce{Algorithm::Hierarchical};
 
 } // namespace
 
@@ -53,6 +54,7 @@ std::string_view Name(Algorithm a)
     case Algorithm::Naive: return "naive";
     case Algorithm::Pairwise: return "pairwise";
     case Algorithm::Direct: return "direct";
+    case Algorithm::Hierarchical: return "hierarchical";
     }
     return "?";
 }
@@ -78,6 +80,7 @@ std::optional<Algorithm> ParseAlgorithm(std::string_view name)
     if (name == "rd") return Algorithm::RecursiveDoubling;
     if (name == "mst" || name == "binomial") return Algorithm::Tree;
     if (name == "ps" || name == "parameter-server") return Algorithm::Naive;
+    if (name == "2d" || name == "two-level") return Algorithm::Hierarchical;
     return std::nullopt;
 }
 
@@ -99,9 +102,17 @@ std::span<const Algorithm> AlgorithmsFor(Collective c)
     return {};
 }
 
+std::span<const Algorithm> TwoLevelAlgorithmsFor(Collective c)
+{
+    if (c == Collective::AllReduce) return kTwoLevelAllReduce;
+    return {};
+}
+
 bool Supports(Collective c, Algorithm a)
 {
     for (Algorithm x : AlgorithmsFor(c))
+        if (x == a) return true;
+    for (Algorithm x : TwoLevelAlgorithmsFor(c))
         if (x == a) return true;
     return false;
 }
@@ -119,10 +130,11 @@ std::string CollectiveNamesList()
 std::string AlgorithmNamesList(Collective c)
 {
     std::string out;
-    for (Algorithm a : AlgorithmsFor(c)) {
-        if (!out.empty()) out += ", ";
-        out += Name(a);
-    }
+    for (auto list : {AlgorithmsFor(c), TwoLevelAlgorithmsFor(c)})
+        for (Algorithm a : list) {
+            if (!out.empty()) out += ", ";
+            out += Name(a);
+        }
     return out;
 }
 

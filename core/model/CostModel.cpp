@@ -98,6 +98,7 @@ double LectureSeconds(Collective c, Algorithm al, int pi, double n, const CostPa
         }
     case Algorithm::Pairwise: return (p - 1) * (a + n / p * b);
     case Algorithm::Direct: return a + n * b;
+    case Algorithm::Hierarchical: return c == Collective::AllReduce ? 2 * (p - 1) * a + f * (2 * b + g) : 0; // one node: the ring
     }
     return 0;
 }
@@ -150,6 +151,8 @@ std::string FormulaText(Collective c, Algorithm al)
         }
     case Algorithm::Pairwise: return "(p-1) (a + n/p b)";
     case Algorithm::Direct: return "a + n b";
+    case Algorithm::Hierarchical:
+        return c == Collective::AllReduce ? "2(q-1) a + (q-1)/q n (2b + g) + 2(N-1) a' + (N-1)/p n (2b' + g)" : "";
     }
     return "";
 }
@@ -275,9 +278,45 @@ Prediction PredictSeconds(const CollectiveSpec& s, const CostParams& k)
     case Algorithm::Direct:
         sec = a + n * b;
         break;
+    case Algorithm::Hierarchical: {
+        const TwoLevelPrediction two = PredictTwoLevel(s, k, k);
+        out.seconds = two.seconds;
+        out.exact = two.exact;
+        return out;
+    }
     }
     out.seconds = sec;
     out.exact = nonEmpty && !rootSensitive;
+    return out;
+}
+
+TwoLevelPrediction PredictTwoLevel(const CollectiveSpec& s, const CostParams& intra, const CostParams& net)
+{
+    TwoLevelPrediction out;
+    const int p = s.ranks;
+    const int q = s.ranksPerNode > 0 && s.ranksPerNode < p ? s.ranksPerNode : p, nodes = p / q;
+    if (p <= 1 || s.collective != Collective::AllReduce || p % q != 0) return out;
+    const uint64_t align = std::max<uint64_t>(s.alignBytes, 1), units = s.bytes / align;
+    const uint64_t per = units / static_cast<uint64_t>(p), extra = units % static_cast<uint64_t>(p);
+    auto block = [&](uint64_t i) { return static_cast<double>((per + (i < extra ? 1 : 0)) * align); };
+    double shard = 0; // the largest shard, shard 0: blocks 0 .. N-1
+    for (int i = 0; i < nodes; ++i) shard += block(static_cast<uint64_t>(i));
+    const double c = block(0);
+    const bool crosses = nodes > 1;
+    if (s.algorithm == Algorithm::Hierarchical) {
+        out.intraSeconds = (q - 1.0) * (2 * intra.alphaSec + shard * (2 * intra.betaSecPerByte + intra.gammaSecPerByte));
+        out.netSeconds = (nodes - 1.0) * (2 * net.alphaSec + c * (2 * net.betaSecPerByte + intra.gammaSecPerByte));
+        out.exact = extra == 0 && per > 0;
+    } else if (s.algorithm == Algorithm::Ring) {
+        // Every step of a ring over nodes has a message between nodes, the slowest: it sets the pace.
+        const CostParams& link = crosses ? net : intra;
+        (crosses ? out.netSeconds : out.intraSeconds) =
+            (p - 1.0) * (2 * link.alphaSec + c * (2 * link.betaSecPerByte + intra.gammaSecPerByte));
+        out.exact = extra == 0 && per > 0;
+    } else {
+        return out;
+    }
+    out.seconds = out.intraSeconds + out.netSeconds;
     return out;
 }
 

@@ -36,6 +36,23 @@ struct Prediction {
 // (see model/CostModel.cpp for when it is not, and by how much).
 Prediction PredictSeconds(const CollectiveSpec& spec, const CostParams& k);
 
+// On a two-level cluster (spec.ranksPerNode GPUs per node, `intra` within a node, `net` between
+// nodes; gamma is the GPUs' own, intra's), the allreduce of NCCL's two families:
+//   hierarchical (q per node, N nodes): 2(q-1) a + (q-1)/q n (2b + g) within nodes
+//                                       + 2(N-1) a' + (N-1)/p n (2b' + g) between them;
+//   ring over all p GPUs: 2(p-1) (a' + n/p b') + (p-1)/p n g, every step paced by a message
+//                         between nodes (the ring's formula with the network's a' and b').
+// With blocks of n/p (the largest block, c, and the largest shard of N blocks when n does not
+// divide). intraSeconds and netSeconds are the two levels' shares; `exact` when this is the
+// simulated time of the Plan (n a multiple of p elements). Zero for other collectives and
+// algorithms (sim/TwoLevelCost.hpp prices any Plan).
+struct TwoLevelPrediction {
+    double seconds = 0.0;
+    double intraSeconds = 0.0, netSeconds = 0.0;
+    bool exact = false;
+};
+TwoLevelPrediction PredictTwoLevel(const CollectiveSpec& spec, const CostParams& intra, const CostParams& net);
+
 // nccl-tests' busbw = algbw x factor: allreduce 2(p-1)/p; reduce-scatter, allgather, all-to-all
 // (p-1)/p; broadcast, reduce, send/recv 1. Scatter and gather, which nccl-tests does not report,
 // use (p-1)/p (each rank's share of n that crosses a link).

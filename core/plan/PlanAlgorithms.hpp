@@ -33,4 +33,8 @@ void AppendDoublingAllGather(PlanWriter& w);
 void AppendHalvingDoublingAllReduce(PlanWriter& w);
 void AppendRecursiveDoublingAllReduce(PlanWriter& w);
 
+// Two levels on nodes of spec.ranksPerNode ranks (PlanHierarchical.cpp): ring reduce-scatter in
+// nodes, ring allreduce between nodes rail by rail, ring allgather in nodes.
+void AppendHierarchicalAllReduce(PlanWriter& w);
+
 } // namespace paralens::core

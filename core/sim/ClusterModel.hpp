@@ -1,5 +1,6 @@
 // The modelled cluster of the lectures: single-port, full-duplex ranks; a message of m bytes
-// costs alpha + m * beta, and the receiver of a reducing message adds m * gamma.
+// costs alpha + m * beta, and the receiver of a reducing message adds m * gamma. Optionally two
+// levels: nodes of GPUs whose messages between nodes cost the network's alpha and beta.
 // Units: seconds and seconds per byte (beta = 1 / bandwidth).
 #pragma once
 
@@ -26,6 +27,12 @@ struct ClusterModel {
     double gammaSecPerByte = 0.0;  // no reduction cost unless asked
     std::vector<Straggler> stragglers;
     std::vector<LinkOverride> links;
+    // A two-level cluster: a message between ranks on different nodes (CollectiveSpec::ranksPerNode
+    // places them) costs these instead; 0: one level, every link alike. Link overrides still win.
+    double netAlphaSec = 0.0;
+    double netBetaSecPerByte = 0.0;
+
+    bool TwoLevel() const { return netBetaSecPerByte > 0; }
 
     // From the CLI's units: alpha in microseconds, bandwidths in GB/s (1e9 bytes/s); a gamma
     // bandwidth of 0 means reductions are free.

@@ -11,12 +11,14 @@ namespace {
 uint64_t LinkKey(int src, int dst) { return (static_cast<uint64_t>(src) << 32) | static_cast<uint32_t>(dst); }
 } // namespace
 
-Network::Network(const ClusterModel& cluster, int devices)
+Network::Network(const ClusterModel& cluster, int devices, int ranksPerNode)
     : m_cluster(cluster),
       m_slow(static_cast<size_t>(devices), 1.0),
       m_sendFree(static_cast<size_t>(devices), 0.0),
-      m_recvFree(static_cast<size_t>(devices), 0.0)
+      m_recvFree(static_cast<size_t>(devices), 0.0),
+      m_ranksPerNode(cluster.TwoLevel() ? ranksPerNode : 0)
 {
+    Require(ranksPerNode >= 0, "ranks per node must be at least 0");
     const std::string range = "0.." + std::to_string(devices - 1);
     for (const Straggler& s : cluster.stragglers) {
         Require(s.rank >= 0 && s.rank < devices, "straggler rank " + std::to_string(s.rank) + " is not in " + range);
@@ -33,6 +35,10 @@ Network::Network(const ClusterModel& cluster, int devices)
 MessageTiming Network::Send(int src, int dst, uint64_t bytes, double readyAt, bool reduce, double accumulatorReady)
 {
     double alpha = m_cluster.alphaSec, beta = m_cluster.betaSecPerByte;
+    if (m_ranksPerNode > 0 && src / m_ranksPerNode != dst / m_ranksPerNode) {
+        alpha = m_cluster.netAlphaSec;
+        beta = m_cluster.netBetaSecPerByte;
+    }
     if (!m_links.empty()) {
         if (auto it = m_links.find(LinkKey(src, dst)); it != m_links.end()) {
             alpha = it->second.alphaSec;

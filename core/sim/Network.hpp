@@ -1,6 +1,6 @@
 // The ports of the modelled cluster: every device sends one message and receives one at a time
-// (single-port, full-duplex). A message of m bytes from a to b costs alpha + m*beta (the link's,
-// after per-link overrides) times the slower endpoint's straggler factor; a reducing receiver then
+// (single-port, full-duplex). A message of m bytes from a to b costs alpha + m*beta (the link's:
+// the network's between nodes of a two-level cluster, then per-link overrides) times the slower endpoint's straggler factor; a reducing receiver then
 // spends m*gamma (times its own factor) before the bytes are usable, and its receive port stays
 // busy until then. Not thread-safe: one Network per simulation.
 #pragma once
@@ -24,7 +24,8 @@ struct MessageTiming {
 class Network {
 public:
     // Throws Error when a straggler or link override names a device outside [0, devices).
-    Network(const ClusterModel& cluster, int devices);
+    // `ranksPerNode` places devices on nodes (0: one node) for a two-level cluster.
+    Network(const ClusterModel& cluster, int devices, int ranksPerNode = 0);
 
     // Schedules a message that may start at `readyAt` (data ready at the sender, receiver posted).
     // `accumulatorReady` is when the receiver's destination bytes hold all earlier writes (reduce).
@@ -41,6 +42,7 @@ private:
     std::vector<double> m_slow;
     std::vector<double> m_sendFree, m_recvFree;
     std::unordered_map<uint64_t, LinkOverride> m_links;
+    int m_ranksPerNode = 0;
 };
 
 } // namespace paralens::core

@@ -158,7 +158,7 @@ Trace TraceRecorder::Finish(const SimResult& result, const Plan& plan, const Clu
 SimResult Simulate(const Plan& plan, const ClusterModel& cluster, const SimOptions& options)
 {
     const int p = plan.spec.ranks;
-    Network net(cluster, p);
+    Network net(cluster, p, plan.spec.ranksPerNode);
     std::vector<int> identity(static_cast<size_t>(p));
     for (int r = 0; r < p; ++r) identity[static_cast<size_t>(r)] = r;
     const std::vector<double> joins(static_cast<size_t>(p), 0.0);

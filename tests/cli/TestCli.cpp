@@ -72,6 +72,39 @@ TEST_CASE("simulate covers every collective and prints a readable summary", "[cl
     CHECK_THAT(r.out, Catch::Contains("simulated") && Catch::Contains("model") && Catch::Contains("busbw"));
 }
 
+TEST_CASE("simulate on two levels: the network's share, the hierarchical allreduce against the ring", "[cli][twolevel]")
+{
+    const std::string cluster = " -p 16 -n 1GiB --ranks-per-node 8 --alpha-us 2 --bandwidth-GBps 300 --net-alpha-us 10 "
+                                "--net-bandwidth-GBps 25 --json";
+    const Json ring = RunJson("simulate -c allreduce -a ring" + cluster);
+    const Json hier = RunJson("simulate -c allreduce -a hierarchical" + cluster);
+    const double n = 1073741824.0;
+    // The ring: 30 steps, each paced by a message between nodes of n/16 bytes.
+    CHECK(ring["twoLevel"]["interNodeSeconds"].get<double>() == Approx(30 * (10e-6 + n / 16 / 25e9)));
+    CHECK(ring["twoLevel"]["intraNodeSeconds"] == 0.0);
+    CHECK(ring["simulatedSeconds"].get<double>() == Approx(ring["predictedSeconds"].get<double>()).epsilon(1e-9));
+    // Hierarchical: 2 x 7 steps of n/8 within nodes, 2 x 1 of n/16 between them.
+    const Json& t = hier["twoLevel"];
+    CHECK(t["ranksPerNode"] == 8);
+    CHECK(t["nodes"] == 2);
+    CHECK(t["fromFormula"] == true);
+    CHECK(t["exact"] == true);
+    CHECK(t["intraNodeSeconds"].get<double>() == Approx(14 * (2e-6 + n / 8 / 300e9)));
+    CHECK(t["interNodeSeconds"].get<double>() == Approx(2 * (10e-6 + n / 16 / 25e9)));
+    CHECK(hier["simulatedSeconds"].get<double>() == Approx(t["predictedSeconds"].get<double>()).epsilon(1e-9));
+    CHECK(hier["simulatedSeconds"].get<double>() < ring["simulatedSeconds"].get<double>() / 4);
+    const Json tree = RunJson("simulate -c allreduce -a tree" + cluster); // no formula on two levels: step by step
+    CHECK(tree["twoLevel"]["fromFormula"] == false);
+    CHECK(tree["twoLevel"]["interNodeSeconds"].get<double>() > 0);
+    CliResult text = RunParalens("simulate -c allreduce -a hierarchical -p 16 -n 64MiB --ranks-per-node 8 --net-bandwidth-GBps 25");
+    REQUIRE(text.exitCode == 0);
+    CHECK_THAT(text.out, Catch::Contains("on 2 nodes of 8") && Catch::Contains("between nodes") && Catch::Contains("within nodes"));
+    CheckUsageErrors({{"simulate -c allreduce -p 16 --net-bandwidth-GBps 25", "--ranks-per-node"},
+                      {"simulate -c allreduce -a hierarchical -p 10 --ranks-per-node 4", "4 per node"},
+                      {"simulate -c allreduce -p 16 --ranks-per-node 8 --net-bandwidth-GBps -1", "--net-bandwidth-GBps"},
+                      {"simulate -c allgather -a hierarchical -p 16 --ranks-per-node 8", "hierarchical"}});
+}
+
 TEST_CASE("bad input prints one line naming the argument and exits 2", "[cli]")
 {
     CheckUsageErrors({

@@ -1,0 +1,61 @@
+#include "sim/TwoLevelCost.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+#include <vector>
+
+namespace paralens::core {
+
+namespace {
+
+struct Link {
+    double alpha, beta;
+    bool net;
+};
+
+Link LinkOf(const ClusterModel& c, const CollectiveSpec& spec, int src, int dst)
+{
+    Link l{c.alphaSec, c.betaSecPerByte, false};
+    if (c.TwoLevel() && spec.ranksPerNode > 0 && spec.NodeOf(src) != spec.NodeOf(dst)) l = {c.netAlphaSec, c.netBetaSecPerByte, true};
+    for (const LinkOverride& o : c.links)
+        if (o.src == src && o.dst == dst) l = {o.alphaSec, o.betaSecPerByte, l.net};
+    return l;
+}
+
+} // namespace
+
+PlanPrice PricePlan(const Plan& plan, const ClusterModel& cluster)
+{
+    PlanPrice out;
+    const size_t p = static_cast<size_t>(plan.spec.ranks);
+    std::vector<double> send(p), recv(p);
+    std::vector<char> sendNet(p), recvNet(p);
+    for (const PlanStep& step : plan.steps) {
+        std::fill(send.begin(), send.end(), 0.0);
+        std::fill(recv.begin(), recv.end(), 0.0);
+        std::fill(sendNet.begin(), sendNet.end(), 0);
+        std::fill(recvNet.begin(), recvNet.end(), 0);
+        for (const Transfer& t : plan.TransfersOf(step)) {
+            if (t.src == t.dst) continue; // a local copy costs nothing
+            const Link l = LinkOf(cluster, plan.spec, t.src, t.dst);
+            const double m = static_cast<double>(t.bytes);
+            const double cost = l.alpha + m * l.beta + (t.op == TransferOp::Reduce ? m * cluster.gammaSecPerByte : 0.0);
+            send[static_cast<size_t>(t.src)] += cost;
+            recv[static_cast<size_t>(t.dst)] += cost;
+            sendNet[static_cast<size_t>(t.src)] |= l.net;
+            recvNet[static_cast<size_t>(t.dst)] |= l.net;
+        }
+        double longest = 0;
+        bool net = false;
+        for (size_t r = 0; r < p; ++r) {
+            if (send[r] > longest) longest = send[r], net = sendNet[r];
+            if (recv[r] > longest) longest = recv[r], net = recvNet[r];
+        }
+        out.seconds += longest;
+        (net ? out.netSeconds : out.intraSeconds) += longest;
+        out.netSteps += net ? 1 : 0;
+    }
+    return out;
+}
+
+} // namespace paralens::core

@@ -1,0 +1,27 @@
+// The price of a Plan on a two-level cluster, step by step (the lectures' way of counting: steps
+// one after another, each as long as its slowest rank): a rank's share of a step is the sum of its
+// messages sent or received there, each alpha + m beta of its link (the network's between nodes
+// of spec.ranksPerNode ranks when the cluster has two levels; link overrides win) plus m gamma
+// for a reduction; the step goes to the network's share when its slowest rank's messages cross
+// nodes. Stragglers are left out (the simulator has them). For the ring and the hierarchical
+// allreduce it equals PredictTwoLevel (model/CostModel.hpp); the simulator, which lets a rank run
+// ahead into the next step, can only be faster.
+// Pure function; thread-safe.
+#pragma once
+
+#include "plan/Plan.hpp"
+#include "sim/ClusterModel.hpp"
+
+#include <cstddef>
+
+namespace paralens::core {
+
+struct PlanPrice {
+    double seconds = 0.0;
+    double intraSeconds = 0.0, netSeconds = 0.0; // the steps paced within nodes, and between them
+    size_t netSteps = 0;                         // steps paced by a message between nodes
+};
+
+PlanPrice PricePlan(const Plan& plan, const ClusterModel& cluster);
+
+} // namespace paralens::core

@@ -1,0 +1,167 @@
+// Two-level clusters: nodes of GPUs on a network. The hierarchical allreduce's Plan, its formula,
+// the network's links in the simulator, and the step-by-step price of any Plan with its two shares.
+#include "common/Error.hpp"
+#include "model/CostModel.hpp"
+#include "plan/Plan.hpp"
+#include "plan/Reference.hpp"
+#include "sim/Simulator.hpp"
+#include "sim/TwoLevelCost.hpp"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+
+using namespace paralens;
+using namespace paralens::core;
+
+namespace {
+
+double Rel(double x, double y) { return std::fabs(x - y) / std::max(std::fabs(y), 1e-300); }
+
+CollectiveSpec AllReduce(Algorithm a, int p, int perNode, uint64_t n)
+{
+    CollectiveSpec s{Collective::AllReduce, a, p, n, 0, 1};
+    s.ranksPerNode = perNode;
+    return s;
+}
+
+// NVLink-like within a node, a slower network between nodes.
+ClusterModel TwoLevels(double gammaGBps = 0)
+{
+    ClusterModel m = ClusterModel::FromUnits(2, 300, gammaGBps);
+    m.netAlphaSec = 10e-6;
+    m.netBetaSecPerByte = 1.0 / 25e9;
+    return m;
+}
+
+} // namespace
+
+TEST_CASE("the hierarchical allreduce computes the sum on the CPU for every placement", "[core][plan][twolevel]")
+{
+    int checked = 0;
+    for (int p = 1; p <= 16; ++p)
+        for (int perNode = 0; perNode <= p; ++perNode) {
+            if (perNode > 0 && p % perNode != 0) continue;
+            for (uint64_t n : {uint64_t{0}, uint64_t{1}, uint64_t{7}, uint64_t{64}, uint64_t{1000}, uint64_t{4099}}) {
+                const CollectiveSpec s = AllReduce(Algorithm::Hierarchical, p, perNode, n);
+                INFO("p=" << p << " per node " << perNode << " n=" << n);
+                REQUIRE(CheckPlanOnCpu(BuildPlan(s), 99 + static_cast<uint64_t>(p)).ok);
+                ++checked;
+            }
+        }
+    CHECK(checked > 250);
+    CollectiveSpec aligned = AllReduce(Algorithm::Hierarchical, 12, 4, 4 * 1001);
+    aligned.alignBytes = 4;
+    CHECK(CheckPlanOnCpu(BuildPlan(aligned), 5).ok);
+}
+
+TEST_CASE("the hierarchical allreduce's steps: 2(q-1) within nodes, 2(N-1) between, only those cross", "[core][plan][twolevel]")
+{
+    const Plan plan = BuildPlan(AllReduce(Algorithm::Hierarchical, 16, 4, 16 * 1024));
+    CHECK(plan.steps.size() == 2 * 3 + 2 * 3);
+    size_t crossing = 0, within = 0;
+    for (const PlanStep& step : plan.steps) {
+        const std::string& phase = plan.phases[step.phase];
+        for (const Transfer& t : plan.TransfersOf(step)) {
+            const bool crosses = plan.spec.NodeOf(t.src) != plan.spec.NodeOf(t.dst);
+            CHECK(crosses == (phase.find("between nodes") != std::string::npos));
+            (crosses ? crossing : within) += t.bytes;
+        }
+    }
+    // Within nodes: 2 (q-1) shards of n/q per rank; between: 2 (N-1) blocks of n/p per rank.
+    CHECK(within == 16 * 2 * 3 * 4096);
+    CHECK(crossing == 16 * 2 * 3 * 1024);
+    // One node: the ring's Plan exactly.
+    const Plan one = BuildPlan(AllReduce(Algorithm::Hierarchical, 8, 0, 8000));
+    const Plan ring = BuildPlan(AllReduce(Algorithm::Ring, 8, 0, 8000));
+    CHECK(one.steps.size() == ring.steps.size());
+    CHECK(one.WireBytes() == ring.WireBytes());
+    CHECK_THROWS_WITH(BuildPlan(AllReduce(Algorithm::Hierarchical, 10, 4, 1000)),
+                      Catch::Contains("10 ranks") && Catch::Contains("4 per node"));
+    CHECK(Supports(Collective::AllReduce, Algorithm::Hierarchical));
+    CHECK_FALSE(Supports(Collective::AllGather, Algorithm::Hierarchical));
+    CHECK(ParseAlgorithm("hierarchical") == Algorithm::Hierarchical);
+    CHECK_THAT(AlgorithmNamesList(Collective::AllReduce), Catch::Contains("hierarchical"));
+}
+
+TEST_CASE("hierarchical: formula, step-by-step price and simulation agree, on one level and on two", "[sim][twolevel]")
+{
+    for (double gamma : {0.0, 40.0})
+        for (int perNode : {2, 4, 8})
+            for (int nodes : {1, 2, 3, 4}) {
+                const int p = perNode * nodes;
+                const CollectiveSpec s = AllReduce(Algorithm::Hierarchical, p, perNode, static_cast<uint64_t>(p) * 65536);
+                INFO("q=" << perNode << " N=" << nodes << " gamma " << gamma);
+                const ClusterModel flat = ClusterModel::FromUnits(5, 100, gamma);
+                const CostParams k{flat.alphaSec, flat.betaSecPerByte, flat.gammaSecPerByte};
+                const Prediction one = PredictSeconds(s, k);
+                CHECK(one.exact);
+                CHECK(Rel(Simulate(BuildPlan(s), flat, {false}).seconds, one.seconds) < 1e-9);
+
+                const ClusterModel two = TwoLevels(gamma);
+                const CostParams net{two.netAlphaSec, two.netBetaSecPerByte, 0};
+                const CostParams intra{two.alphaSec, two.betaSecPerByte, two.gammaSecPerByte};
+                const TwoLevelPrediction f = PredictTwoLevel(s, intra, net);
+                const PlanPrice price = PricePlan(BuildPlan(s), two);
+                CHECK(f.exact);
+                CHECK(Rel(Simulate(BuildPlan(s), two, {false}).seconds, f.seconds) < 1e-9);
+                CHECK(Rel(price.seconds, f.seconds) < 1e-9);
+                CHECK(Rel(price.intraSeconds, f.intraSeconds) < 1e-9);
+                CHECK(price.netSeconds == Approx(f.netSeconds).epsilon(1e-9));
+                CHECK(price.netSteps == static_cast<size_t>(2 * (nodes - 1)));
+            }
+}
+
+TEST_CASE("a ring over nodes is paced by the network, and the hierarchical allreduce sends it 1/q of the bytes", "[sim][twolevel]")
+{
+    const ClusterModel two = TwoLevels();
+    const CostParams intra{two.alphaSec, two.betaSecPerByte, 0}, net{two.netAlphaSec, two.netBetaSecPerByte, 0};
+    const uint64_t n = uint64_t{16} << 26; // 1 GiB over 16 GPUs
+    const CollectiveSpec ring = AllReduce(Algorithm::Ring, 16, 8, n), hier = AllReduce(Algorithm::Hierarchical, 16, 8, n);
+    const TwoLevelPrediction r = PredictTwoLevel(ring, intra, net), h = PredictTwoLevel(hier, intra, net);
+    CHECK(r.intraSeconds == 0);
+    CHECK(r.netSeconds == Approx(30 * (10e-6 + (n / 16.0) / 25e9)));
+    const PlanPrice ringPrice = PricePlan(BuildPlan(ring), two);
+    CHECK(Rel(ringPrice.seconds, r.seconds) < 1e-9);
+    CHECK(ringPrice.netSteps == 30);
+    CHECK(r.exact);
+    for (int perNode : {2, 4, 8})
+        for (int nodes : {2, 3, 4})
+            for (double gamma : {0.0, 40.0}) {
+                const int p = perNode * nodes;
+                const CollectiveSpec s = AllReduce(Algorithm::Ring, p, perNode, static_cast<uint64_t>(p) * 65536);
+                const ClusterModel m = TwoLevels(gamma);
+                INFO("q=" << perNode << " N=" << nodes << " gamma " << gamma);
+                CHECK(Rel(Simulate(BuildPlan(s), m, {false}).seconds,
+                          PredictTwoLevel(s, {m.alphaSec, m.betaSecPerByte, m.gammaSecPerByte}, net).seconds) < 1e-9);
+            }
+    // The network carries 2 (N-1)/p n per GPU in the hierarchical allreduce against 2 (p-1)/p n
+    // in the ring: at 1 GiB it is several times faster.
+    CHECK(h.seconds < r.seconds / 4);
+    CHECK(h.netSeconds == Approx(2 * (10e-6 + (n / 16.0) / 25e9)));
+
+    // One node: the ring's own formula, every share within.
+    const TwoLevelPrediction oneNode = PredictTwoLevel(AllReduce(Algorithm::Ring, 8, 8, 8 << 20), intra, net);
+    CHECK(oneNode.netSeconds == 0);
+    CHECK(oneNode.exact);
+    CHECK(Rel(oneNode.seconds, PredictSeconds(AllReduce(Algorithm::Ring, 8, 0, 8 << 20), intra).seconds) < 1e-12);
+}
+
+TEST_CASE("the network's links: between nodes only, link overrides win, one level without a placement", "[sim][twolevel]")
+{
+    ClusterModel two = TwoLevels();
+    // A send/recv ring of 4 ranks, 2 per node: ranks 1 -> 2 and 3 -> 0 cross.
+    CollectiveSpec s{Collective::SendRecv, Algorithm::Direct, 4, 1 << 20, 0, 1};
+    s.ranksPerNode = 2;
+    SimResult r = Simulate(BuildPlan(s), two, {false});
+    const double net = 10e-6 + (1 << 20) / 25e9, intra = 2e-6 + (1 << 20) / 300e9;
+    CHECK(r.seconds == Approx(net).epsilon(1e-12));
+    CHECK(PricePlan(BuildPlan(s), two).netSteps == 1);
+    s.ranksPerNode = 0; // no placement: one node
+    CHECK(Simulate(BuildPlan(s), two, {false}).seconds == Approx(intra).epsilon(1e-12));
+    s.ranksPerNode = 2;
+    two.links.push_back({1, 2, 1e-6, 1.0 / 400e9});
+    two.links.push_back({3, 0, 1e-6, 1.0 / 400e9});
+    CHECK(Simulate(BuildPlan(s), two, {false}).seconds == Approx(intra).epsilon(1e-12));
+    ClusterModel flat = ClusterModel::FromUnits(2, 300, 0); // no network given: one level whatever the placement
+    CHECK(Simulate(BuildPlan(s), flat, {false}).seconds == Approx(intra).epsilon(1e-12));
+}
