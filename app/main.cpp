@@ -84,6 +84,7 @@ int main(int argc, char** argv)
     paralens::app::AddPlanCommand(app);
     paralens::app::AddWhatIfCommand(app);
     paralens::app::AddDiffCommand(app);
+    paralens::app::AddExtrapolateCommand(app);
     int runExitCode = 0;
     paralens::app::AddSweepCommand(app, runExitCode);
     paralens::app::AddRunCommand(app, runExitCode);

@@ -59,31 +59,7 @@ std::string ApplyModel(SimulateOptions& o, const core::CollectiveSpec& spec, con
     return why + " in " + o.model + (overridden.empty() ? "" : "; given explicitly:" + overridden);
 }
 
-// The model on two levels: the formula where there is one (the ring and the hierarchical
-// allreduce), else the step-by-step price of the Plan (sim/TwoLevelCost.hpp); each level's share.
-struct TwoLevelReport {
-    bool on = false, formula = false, exact = false;
-    double seconds = 0, intraSeconds = 0, netSeconds = 0, stepByStepSeconds = 0;
-};
-
-TwoLevelReport TwoLevelModel(const core::Plan& plan, const core::ClusterModel& cluster)
-{
-    TwoLevelReport r;
-    if (!cluster.TwoLevel() || plan.spec.ranksPerNode <= 0) return r;
-    r.on = true;
-    const core::PlanPrice price = core::PricePlan(plan, cluster);
-    r.stepByStepSeconds = price.seconds;
-    const core::TwoLevelPrediction f = core::PredictTwoLevel(
-        plan.spec, {cluster.alphaSec, cluster.betaSecPerByte, cluster.gammaSecPerByte}, {cluster.netAlphaSec, cluster.netBetaSecPerByte, 0});
-    r.formula = f.seconds > 0;
-    r.exact = f.exact;
-    r.seconds = r.formula ? f.seconds : price.seconds;
-    r.intraSeconds = r.formula ? f.intraSeconds : price.intraSeconds;
-    r.netSeconds = r.formula ? f.netSeconds : price.netSeconds;
-    return r;
-}
-
-nlohmann::json TwoLevelJson(const TwoLevelReport& t, const core::CollectiveSpec& spec, const ClusterOptions& c)
+nlohmann::json TwoLevelJson(const core::TwoLevelModel& t, double stepByStep, const core::CollectiveSpec& spec, const ClusterOptions& c)
 {
     return {{"ranksPerNode", spec.ranksPerNode},
             {"nodes", spec.Nodes()},
@@ -92,12 +68,12 @@ nlohmann::json TwoLevelJson(const TwoLevelReport& t, const core::CollectiveSpec&
             {"predictedSeconds", core::RoundToPicoseconds(t.seconds)},
             {"intraNodeSeconds", core::RoundToPicoseconds(t.intraSeconds)},
             {"interNodeSeconds", core::RoundToPicoseconds(t.netSeconds)},
-            {"stepByStepSeconds", core::RoundToPicoseconds(t.stepByStepSeconds)},
+            {"stepByStepSeconds", core::RoundToPicoseconds(stepByStep)},
             {"fromFormula", t.formula},
             {"exact", t.exact}};
 }
 
-void PrintTwoLevel(const TwoLevelReport& t, const core::CollectiveSpec& spec)
+void PrintTwoLevel(const core::TwoLevelModel& t, const core::CollectiveSpec& spec)
 {
     std::printf("  model      %12.6f us   on %d nodes of %d: within nodes %.6f us, between nodes %.6f us (%s%s)\n", t.seconds * 1e6,
                 spec.Nodes(), spec.ranksPerNode, t.intraSeconds * 1e6, t.netSeconds * 1e6,
@@ -133,8 +109,8 @@ void RunSimulate(SimulateOptions o, const ExplicitCluster& given)
     core::SimResult sim = core::Simulate(plan, cluster, simOptions);
     core::CostParams params{cluster.alphaSec, cluster.betaSecPerByte, cluster.gammaSecPerByte};
     core::Prediction pred = core::PredictSeconds(spec, params);
-    const TwoLevelReport twoLevel = TwoLevelModel(plan, cluster);
-    if (twoLevel.on) pred = {twoLevel.seconds, twoLevel.exact};
+    const core::TwoLevelModel twoLevel = core::ModelOnTwoLevels(spec, cluster, &plan);
+    if (twoLevel.twoLevel) pred = {twoLevel.seconds, twoLevel.exact};
     const double lecture = core::LectureSeconds(spec.collective, spec.algorithm, spec.ranks, static_cast<double>(spec.bytes), params);
     const double simulated = core::RoundToPicoseconds(sim.seconds);
     const double predicted = core::RoundToPicoseconds(pred.seconds);
@@ -164,7 +140,7 @@ void RunSimulate(SimulateOptions o, const ExplicitCluster& given)
         j["steps"] = plan.steps.size();
         j["wireBytes"] = sim.wireBytes;
         if (!cluster.stragglers.empty()) j["stragglers"] = cluster.StragglersText();
-        if (twoLevel.on) j["twoLevel"] = TwoLevelJson(twoLevel, spec, o.cluster);
+        if (twoLevel.twoLevel) j["twoLevel"] = TwoLevelJson(twoLevel, core::PricePlan(plan, cluster).seconds, spec, o.cluster);
         if (!o.model.empty()) {
             j["model"] = o.model;
             j["modelFrom"] = modelFrom;
@@ -179,7 +155,7 @@ void RunSimulate(SimulateOptions o, const ExplicitCluster& given)
     if (!modelFrom.empty()) std::printf("  model from %s\n", modelFrom.c_str());
     std::printf("  simulated  %12.6f us   %zu messages in %zu steps, %s on the wire\n", simulated * 1e6, sim.transfers,
                 plan.steps.size(), core::FormatBytes(sim.wireBytes).c_str());
-    if (twoLevel.on) PrintTwoLevel(twoLevel, spec);
+    if (twoLevel.twoLevel) PrintTwoLevel(twoLevel, spec);
     else
         std::printf("  model      %12.6f us   %s%s%s\n", predicted * 1e6, core::FormulaText(spec.collective, spec.algorithm).c_str(),
                     pred.exact ? "" : "  (approximate for this p, n and root)",

@@ -23,6 +23,7 @@ void AddAutoparCommand(CLI::App& root);
 void AddPlanCommand(CLI::App& root);
 void AddWhatIfCommand(CLI::App& root);
 void AddDiffCommand(CLI::App& root);
+void AddExtrapolateCommand(CLI::App& root);
 
 // `paralens --version [--json]`: the version and whether CUDA, NCCL and CUPTI support was built.
 int PrintVersion(bool json);

@@ -58,4 +58,32 @@ PlanPrice PricePlan(const Plan& plan, const ClusterModel& cluster)
     return out;
 }
 
+TwoLevelModel ModelOnTwoLevels(const CollectiveSpec& spec, const ClusterModel& cluster, const Plan* plan)
+{
+    TwoLevelModel m;
+    const CostParams intra{cluster.alphaSec, cluster.betaSecPerByte, cluster.gammaSecPerByte};
+    if (!cluster.TwoLevel() || spec.ranksPerNode <= 0) {
+        const Prediction p = PredictSeconds(spec, intra);
+        m.formula = true;
+        m.exact = p.exact;
+        m.seconds = m.intraSeconds = p.seconds;
+        return m;
+    }
+    m.twoLevel = true;
+    const TwoLevelPrediction f = PredictTwoLevel(spec, intra, {cluster.netAlphaSec, cluster.netBetaSecPerByte, 0});
+    if (f.seconds > 0) {
+        m.formula = true;
+        m.exact = f.exact;
+        m.seconds = f.seconds;
+        m.intraSeconds = f.intraSeconds;
+        m.netSeconds = f.netSeconds;
+        return m;
+    }
+    const PlanPrice price = plan ? PricePlan(*plan, cluster) : PricePlan(BuildPlan(spec), cluster);
+    m.seconds = price.seconds;
+    m.intraSeconds = price.intraSeconds;
+    m.netSeconds = price.netSeconds;
+    return m;
+}
+
 } // namespace paralens::core

@@ -9,6 +9,7 @@
 // Pure function; thread-safe.
 #pragma once
 
+#include "model/CostModel.hpp"
 #include "plan/Plan.hpp"
 #include "sim/ClusterModel.hpp"
 
@@ -23,5 +24,17 @@ struct PlanPrice {
 };
 
 PlanPrice PricePlan(const Plan& plan, const ClusterModel& cluster);
+
+// The model's time of a collective on a two-level cluster, what `simulate` and the window show
+// beside the simulation: PredictTwoLevel's formula where there is one (the ring and the
+// hierarchical allreduce), else PricePlan of its Plan (`plan` when given, else built). On one
+// level (no network, or no placement) PredictSeconds.
+struct TwoLevelModel {
+    bool twoLevel = false;  // the cluster has a network and the spec a placement
+    bool formula = false;   // from a closed form (else step by step)
+    bool exact = false;     // the simulated time (see PredictTwoLevel and PredictSeconds)
+    double seconds = 0.0, intraSeconds = 0.0, netSeconds = 0.0;
+};
+TwoLevelModel ModelOnTwoLevels(const CollectiveSpec& spec, const ClusterModel& cluster, const Plan* plan = nullptr);
 
 } // namespace paralens::core

@@ -140,7 +140,7 @@ TEST_CASE("a failed write leaves nothing behind", "[cli]")
 
 TEST_CASE("every subcommand has --help", "[cli]")
 {
-    for (const char* sub : {"simulate", "sweep", "convert", "pipeline", "workload", "autopar"}) {
+    for (const char* sub : {"simulate", "sweep", "convert", "pipeline", "workload", "autopar", "fit", "extrapolate"}) {
         CliResult r = RunParalens(std::string(sub) + " --help");
         INFO(sub);
         CHECK(r.exitCode == 0);

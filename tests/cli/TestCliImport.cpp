@@ -69,6 +69,25 @@ std::string TwoProtocolLog()
     return log;
 }
 
+// An nccl-tests log of `test` ("all_reduce_perf", "sendrecv_perf") on `nodes` hosts of `perNode`
+// GPUs, each row's time from `seconds(n)`.
+template <class F> std::string NodesLog(const char* test, int nodes, int perNode, F seconds)
+{
+    std::string log = std::string("# Collective test starting: ") + test + "\n";
+    for (int r = 0; r < nodes * perNode; ++r)
+        log += "#  Rank " + std::to_string(r) + " Group  0 Pid 1 on node" + std::to_string(r / perNode) + " device  " +
+               std::to_string(r % perNode) + " [0x00] NVIDIA H100\n";
+    log += "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n";
+    for (uint64_t n = 1024; n <= (uint64_t{1} << 30); n *= 4) {
+        const double us = seconds(static_cast<double>(n)) * 1e6;
+        char row[256];
+        std::snprintf(row, sizeof row, "%12llu %13llu float sum -1 %10.3f 1 1 0 %10.3f 1 1 0\n", static_cast<unsigned long long>(n),
+                      static_cast<unsigned long long>(n / 4), us, us);
+        log += row;
+    }
+    return log;
+}
+
 } // namespace
 
 TEST_CASE("fit of an nccl-tests log, saved and used by simulate --model", "[cli]")
@@ -136,6 +155,41 @@ TEST_CASE("fit finds a log's regimes, and simulate --model takes the regime of i
         CHECK(sim["simulatedSeconds"].get<double>() == Approx(expected).epsilon(0.01));
         CHECK_THAT(sim["modelFrom"].get<std::string>(), Catch::Contains("regime"));
     }
+}
+
+TEST_CASE("extrapolate predicts a two-node allreduce from a one-node log and a sendrecv log", "[cli][twolevel]")
+{
+    CliTempDir dir;
+    // Within a node: 8 GPUs, alpha 2 us, 300 GB/s per link; between nodes: 10 us, 25 GB/s.
+    const double a = 2e-6, b = 1 / 300e9, a2 = 10e-6, b2 = 1 / 25e9;
+    auto node = [&](double n) { return 14 * a + 2 * 7.0 / 8 * n * b; };  // ring allreduce on 8
+    auto net = [&](double m) { return a2 + m * b2; };                     // one message
+    auto hier = [&](double n) { return node(n) + 2 * net(n / 16); };     // 2 nodes of 8
+    auto ring = [&](double n) { return 30 * net(n / 16); };
+    paralens::core::WriteFileAtomic(dir.File("node.log"), NodesLog("all_reduce_perf", 1, 8, node));
+    paralens::core::WriteFileAtomic(dir.File("p2p.log"), NodesLog("sendrecv_perf", 2, 1, net));
+    paralens::core::WriteFileAtomic(dir.File("two.log"), NodesLog("all_reduce_perf", 2, 8, [&](double n) { return std::min(hier(n), ring(n)); }));
+    const Json e = RunJson("extrapolate --node " + dir.File("node.log") + " --net " + dir.File("p2p.log") + " --compare " +
+                           dir.File("two.log") + " --json");
+    CHECK(e["ranksPerNode"] == 8);
+    CHECK(e["nodes"] == 2); // from the compared log's 16 ranks
+    CHECK(e["measuredRows"] == 11);
+    CHECK(e["bestMapePct"].get<double>() < 0.5);
+    for (const Json& r : e["rows"]) {
+        const double n = r["bytes"].get<double>();
+        CHECK(r["hierarchicalUs"].get<double>() == Approx(hier(n) * 1e6).epsilon(0.01));
+        CHECK(r["ringUs"].get<double>() == Approx(ring(n) * 1e6).epsilon(0.01));
+        CHECK(r["ringInterNodeUs"].get<double>() == Approx(r["ringUs"].get<double>()));
+    }
+    const CliResult text = RunParalens("extrapolate --node " + dir.File("node.log") + " --net " + dir.File("p2p.log") + " --nodes 4");
+    REQUIRE(text.exitCode == 0);
+    CHECK_THAT(text.out, Catch::Contains("4 nodes of 8") && Catch::Contains("hier.") && Catch::Contains("best"));
+    const CliResult wrong = RunParalens("extrapolate --node " + dir.File("p2p.log") + " --net " + dir.File("p2p.log") + " --nodes 2");
+    CHECK(wrong.exitCode == 2);
+    CHECK_THAT(wrong.err, Catch::Contains("--node") && Catch::Contains("allreduce"));
+    const CliResult noNodes = RunParalens("extrapolate --node " + dir.File("node.log") + " --net " + dir.File("p2p.log"));
+    CHECK(noNodes.exitCode == 2);
+    CHECK_THAT(noNodes.err, Catch::Contains("--nodes"));
 }
 
 TEST_CASE("analyze an nccl-tests log: devices and collectives in JSON", "[cli]")

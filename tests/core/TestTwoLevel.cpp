@@ -1,6 +1,8 @@
 // Two-level clusters: nodes of GPUs on a network. The hierarchical allreduce's Plan, its formula,
 // the network's links in the simulator, and the step-by-step price of any Plan with its two shares.
+#include "analysis/Extrapolation.hpp"
 #include "common/Error.hpp"
+#include "model/Fit.hpp"
 #include "model/CostModel.hpp"
 #include "plan/Plan.hpp"
 #include "plan/Reference.hpp"
@@ -164,4 +166,40 @@ TEST_CASE("the network's links: between nodes only, link overrides win, one leve
     CHECK(Simulate(BuildPlan(s), two, {false}).seconds == Approx(intra).epsilon(1e-12));
     ClusterModel flat = ClusterModel::FromUnits(2, 300, 0); // no network given: one level whatever the placement
     CHECK(Simulate(BuildPlan(s), flat, {false}).seconds == Approx(intra).epsilon(1e-12));
+}
+
+TEST_CASE("extrapolation: the node's regimes within, the network's between, the faster family chosen", "[fit][twolevel]")
+{
+    // Within a node (8 GPUs): LL-like below 64 KiB, Simple above; between nodes one line.
+    auto node = [](double n) { return std::min(15e-6 + n / 20e9, 60e-6 + n / 200e9); };
+    auto net = [](double m) { return 10e-6 + m / 25e9; };
+    FitGroup ng, pg;
+    ng.collective = Collective::AllReduce;
+    ng.ranks = 8;
+    pg.collective = Collective::SendRecv;
+    pg.algorithm = Algorithm::Direct;
+    pg.ranks = 2;
+    std::vector<uint64_t> sizes;
+    std::vector<FitSample> measured;
+    for (uint64_t n = 1024; n <= (uint64_t{1} << 30); n *= 2) {
+        ng.samples.push_back({n, node(static_cast<double>(n)), 0});
+        pg.samples.push_back({n, net(static_cast<double>(n)), 0});
+        sizes.push_back(n);
+        const double hier = node(static_cast<double>(n)) + 2 * net(static_cast<double>(n) / 16);
+        measured.push_back({n, std::min(hier, 30 * net(static_cast<double>(n) / 16)), 0});
+    }
+    const FitResult nodeFit = FitAlphaBeta(ng), netFit = FitAlphaBeta(pg);
+    REQUIRE(nodeFit.segments.size() == 2);
+    const Extrapolation e = ExtrapolateAllReduce(nodeFit, netFit, 2, sizes, measured);
+    CHECK(e.measuredRows == sizes.size());
+    CHECK(e.bestMapePct < 2);          // the segments' bend at the switch costs a little
+    CHECK(e.hierarchicalMapePct < 2);  // on 2 nodes of 8 the hierarchical allreduce is always the faster here
+    CHECK(e.ringMapePct > 100);
+    const ExtrapolationRow& big = e.rows.back();
+    CHECK(big.hierarchicalIntraSec == Approx(node(1 << 30)).epsilon(1e-3));
+    CHECK(big.hierarchicalNetSec == Approx(2 * net((1 << 30) / 16.0)).epsilon(1e-3));
+    CHECK(ExtrapolateAllReduce(nodeFit, netFit, 4, {1 << 20}, {}).rows.front().measuredSec == 0);
+    CHECK_THROWS_WITH(ExtrapolateAllReduce(netFit, netFit, 2, sizes, {}), Catch::Contains("allreduce"));
+    CHECK_THROWS_WITH(ExtrapolateAllReduce(nodeFit, nodeFit, 2, sizes, {}), Catch::Contains("sendrecv"));
+    CHECK_THROWS_WITH(ExtrapolateAllReduce(nodeFit, netFit, 1, sizes, {}), Catch::Contains("nodes"));
 }

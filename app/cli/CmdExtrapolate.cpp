@@ -1,0 +1,143 @@
+// paralens extrapolate: an allreduce on several nodes predicted from a one-node allreduce log and
+// a two-node sendrecv log (analysis/Extrapolation.hpp), beside a measured log when one is given.
+#include "CliCommon.hpp"
+#include "Commands.hpp"
+
+#include "analysis/Extrapolation.hpp"
+#include "analysis/Fitting.hpp"
+#include "common/Error.hpp"
+#include "common/Units.hpp"
+
+#include <cstdio>
+#include <memory>
+#include <set>
+
+namespace paralens::app {
+
+namespace {
+
+using Json = nlohmann::json;
+
+struct ExtrapolateOptions {
+    std::string node, net, compare;
+    int nodes = 0;
+    bool json = false;
+};
+
+// The fit of `collective` in a log (its out-of-place half); throws naming the option and file.
+core::FitResult FitOf(const char* option, const std::string& path, core::Collective collective)
+{
+    const core::NcclTestsLog log = core::ReadNcclTestsLogFile(path);
+    for (const core::FitGroup& g : core::FitGroupsFromLog(log, core::LogHalf::OutOfPlace))
+        if (g.collective == collective) return core::FitAlphaBeta(g);
+    throw Error(std::string(option) + ": " + path + " has no " + std::string(core::Name(collective)) + " table");
+}
+
+// The measured allreduce to compare with: its samples, and its nodes (distinct hosts).
+struct Measured {
+    std::vector<core::FitSample> samples;
+    std::vector<uint64_t> sizes;
+    int nodes = 0, ranks = 0;
+};
+
+Measured ReadMeasured(const std::string& path)
+{
+    Measured m;
+    const core::NcclTestsLog log = core::ReadNcclTestsLogFile(path);
+    for (const core::NcclTestsBlock& b : log.blocks) {
+        if (core::ParseCollective(b.collective) != core::Collective::AllReduce) continue;
+        std::set<std::string> hosts;
+        for (const core::NcclTestsDevice& d : b.devices) hosts.insert(d.host);
+        m.nodes = static_cast<int>(hosts.size());
+        m.ranks = b.ranks;
+        for (const core::NcclTestsRow& r : b.rows)
+            if (r.outOfPlace.present && r.bytes > 0) {
+                m.samples.push_back({r.bytes, r.outOfPlace.timeUs * 1e-6, r.line});
+                m.sizes.push_back(r.bytes);
+            }
+        return m;
+    }
+    throw Error("--compare: " + path + " has no allreduce table");
+}
+
+Json ToJson(const core::Extrapolation& e, const ExtrapolateOptions& o)
+{
+    Json rows = Json::array();
+    for (const core::ExtrapolationRow& r : e.rows) {
+        Json j{{"bytes", r.bytes},
+               {"ringUs", r.ringSec * 1e6},
+               {"hierarchicalUs", r.hierarchicalSec * 1e6},
+               {"bestUs", r.bestSec * 1e6},
+               {"ringInterNodeUs", r.ringNetSec * 1e6},
+               {"hierarchicalIntraNodeUs", r.hierarchicalIntraSec * 1e6},
+               {"hierarchicalInterNodeUs", r.hierarchicalNetSec * 1e6}};
+        if (r.measuredSec > 0) {
+            j["measuredUs"] = r.measuredSec * 1e6;
+            j["bestErrorPct"] = r.ErrorPct(r.bestSec);
+        }
+        rows.push_back(j);
+    }
+    Json out{{"node", o.node}, {"net", o.net}, {"ranksPerNode", e.ranksPerNode}, {"nodes", e.nodes}, {"rows", rows}};
+    if (!o.compare.empty()) {
+        out["compare"] = o.compare;
+        out["measuredRows"] = e.measuredRows;
+        out["ringMapePct"] = e.ringMapePct;
+        out["hierarchicalMapePct"] = e.hierarchicalMapePct;
+        out["bestMapePct"] = e.bestMapePct;
+    }
+    return out;
+}
+
+void PrintText(const core::Extrapolation& e, const ExtrapolateOptions& o)
+{
+    std::printf("allreduce on %d nodes of %d GPUs (%d ranks), from %s (within a node) and %s (between nodes)\n", e.nodes,
+                e.ranksPerNode, e.nodes * e.ranksPerNode, o.node.c_str(), o.net.c_str());
+    std::printf("  %12s %13s %13s %13s %13s %9s\n", "size", "ring (us)", "hier. (us)", "best (us)", "measured (us)", "error");
+    for (const core::ExtrapolationRow& r : e.rows) {
+        std::printf("  %12s %13.2f %13.2f %13.2f", core::FormatBytes(r.bytes).c_str(), r.ringSec * 1e6, r.hierarchicalSec * 1e6,
+                    r.bestSec * 1e6);
+        if (r.measuredSec > 0) std::printf(" %13.2f %8.1f%%\n", r.measuredSec * 1e6, r.ErrorPct(r.bestSec));
+        else std::printf(" %13s %9s\n", "-", "-");
+    }
+    if (e.measuredRows > 0)
+        std::printf("  against %s (%zu sizes): MAPE ring %.1f %%, hierarchical %.1f %%, the faster of the two %.1f %%\n",
+                    o.compare.c_str(), e.measuredRows, e.ringMapePct, e.hierarchicalMapePct, e.bestMapePct);
+}
+
+void RunExtrapolate(const ExtrapolateOptions& o)
+{
+    const core::FitResult node = FitOf("--node", o.node, core::Collective::AllReduce);
+    const core::FitResult net = FitOf("--net", o.net, core::Collective::SendRecv);
+    Measured measured;
+    if (!o.compare.empty()) measured = ReadMeasured(o.compare);
+    int nodes = o.nodes;
+    if (nodes == 0 && measured.ranks > 0) nodes = measured.ranks / node.ranks;
+    Require(nodes >= 2, "--nodes: give the number of nodes (2 or more), or --compare with a log of them");
+    if (measured.ranks > 0)
+        Require(measured.ranks == nodes * node.ranks, "--compare: " + o.compare + " has " + std::to_string(measured.ranks) +
+                                                          " ranks, not " + std::to_string(nodes) + " nodes of " + std::to_string(node.ranks));
+    std::vector<uint64_t> sizes = measured.sizes;
+    if (sizes.empty())
+        for (const core::FitRow& r : node.rows)
+            if (r.bytes > 0) sizes.push_back(r.bytes);
+    const core::Extrapolation e = core::ExtrapolateAllReduce(node, net, nodes, sizes, measured.samples);
+    if (o.json) PrintJson(ToJson(e, o));
+    else PrintText(e, o);
+}
+
+} // namespace
+
+void AddExtrapolateCommand(CLI::App& root)
+{
+    auto opts = std::make_shared<ExtrapolateOptions>();
+    CLI::App* cmd = root.add_subcommand("extrapolate", "Predict an allreduce on several nodes from a one-node allreduce log and a "
+                                                       "two-node sendrecv log (ring and hierarchical)");
+    cmd->add_option("--node", opts->node, "nccl-tests allreduce log of one node (its GPUs: the ranks per node)")->required();
+    cmd->add_option("--net", opts->net, "nccl-tests sendrecv log between two nodes (one GPU on each)")->required();
+    cmd->add_option("--nodes", opts->nodes, "Number of nodes to predict (default: from --compare)");
+    cmd->add_option("--compare", opts->compare, "nccl-tests allreduce log on those nodes: each size's prediction beside it");
+    cmd->add_flag("--json", opts->json, "Machine-readable output on stdout");
+    cmd->callback([opts] { RunExtrapolate(*opts); });
+}
+
+} // namespace paralens::app

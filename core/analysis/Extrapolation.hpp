@@ -1,0 +1,47 @@
+// Predicting an allreduce on several nodes from measurements of its parts (issue "Predict real
+// NCCL", extrapolation): a one-node allreduce log (q GPUs on NVLink) gives the levels' inside,
+// a two-node point-to-point log (sendrecv between nodes) the network; their regimes
+// (model/RegimeFit.hpp) turn into alpha and beta per size, within nodes through the ring's formula
+// on q ranks, between nodes as one message, and PredictTwoLevel (model/CostModel.hpp) prices the
+// allreduce on N nodes of q with NCCL's two families:
+//   ring over all p = q N GPUs: 2(p-1) steps, each paced by a message of n/p between nodes;
+//   hierarchical: the one-node allreduce of n within nodes, 2(N-1) messages of n/p between them
+//                 (every GPU its own NIC, as on rail-optimised clusters).
+// NCCL runs whichever it finds faster; `best` is the faster of the two. With a measured log of
+// the same allreduce, each size's prediction is set beside the measurement.
+// Pure functions; thread-safe.
+#pragma once
+
+#include "model/CostModel.hpp"
+#include "model/Fit.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace paralens::core {
+
+struct ExtrapolationRow {
+    uint64_t bytes = 0;
+    double ringSec = 0, hierarchicalSec = 0, bestSec = 0;
+    double ringIntraSec = 0, ringNetSec = 0, hierarchicalIntraSec = 0, hierarchicalNetSec = 0;
+    double measuredSec = 0; // 0: no measurement of this size
+    double ErrorPct(double predicted) const { return measuredSec > 0 ? (predicted - measuredSec) / measuredSec * 100 : 0; }
+};
+
+struct Extrapolation {
+    int ranksPerNode = 0, nodes = 0;
+    std::vector<ExtrapolationRow> rows;
+    // Over the rows with a measurement (0 without): the mean absolute percentage errors.
+    double ringMapePct = 0, hierarchicalMapePct = 0, bestMapePct = 0;
+    size_t measuredRows = 0;
+};
+
+// `node`: the fit of an allreduce on one node (its ranks are q); `net`: the fit of a sendrecv
+// between two nodes; `nodes`: N; `sizes`: the sizes to predict (bytes > 0); `measured`: the
+// samples of the N-node allreduce to compare with (may be empty). Throws Error naming what does
+// not fit (not an allreduce, not a sendrecv, no regimes).
+Extrapolation ExtrapolateAllReduce(const FitResult& node, const FitResult& net, int nodes, const std::vector<uint64_t>& sizes,
+                                   const std::vector<FitSample>& measured);
+
+} // namespace paralens::core
