@@ -22,13 +22,19 @@ enum class ExperimentKind { Collective, Pipeline, Training, Autopar, Plan, File,
 std::string_view Name(ExperimentKind k);
 
 // The modelled cluster: alpha in microseconds, bandwidths in GB/s (1e9 bytes/s), one optional
-// straggler (rank < 0: none).
+// straggler (rank < 0: none), and optionally two levels: nodes of ranksPerNode GPUs whose
+// messages between nodes cost netAlphaUs and netBandwidthGBps (0: one level).
 struct ClusterParams {
     double alphaUs = 5.0;
     double bandwidthGBps = 100.0;
     double gammaGBps = 0.0; // 0: free reductions
     int stragglerRank = -1;
     double stragglerSlowdown = 2.0;
+    int ranksPerNode = 0;
+    double netAlphaUs = 10.0;
+    double netBandwidthGBps = 0.0;
+
+    bool TwoLevel() const { return ranksPerNode > 0 && netBandwidthGBps > 0; }
 
     core::ClusterModel ToModel() const;
     bool operator==(const ClusterParams&) const = default;

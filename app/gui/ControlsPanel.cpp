@@ -495,6 +495,25 @@ bool ControlsPanel::DrawCluster(ClusterParams& c, bool pipeline, int ranks)
         changed |= ImGui::SliderInt(pipeline ? "stage" : "rank", &c.stragglerRank, 0, std::max(0, ranks - 1));
         changed |= SliderDouble("slowdown", c.stragglerSlowdown, 1.0, 10.0, "x %.2f", false);
     }
+    if (!pipeline) changed |= DrawTwoLevel(c, ranks);
+    return changed;
+}
+
+// Two levels: nodes of GPUs on a slower network (the hierarchical allreduce's home).
+bool ControlsPanel::DrawTwoLevel(ClusterParams& c, int ranks)
+{
+    bool changed = false, two = c.TwoLevel();
+    if (ImGui::Checkbox("nodes on a network", &two)) {
+        c.ranksPerNode = two ? std::max(1, std::min(ranks / 2, 8)) : 0;
+        c.netBandwidthGBps = two ? std::max(0.1, c.bandwidthGBps / 10) : 0.0;
+        changed = true;
+    }
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("GPUs in nodes: messages between nodes cost the network's alpha and bandwidth (the sliders above are within a node)");
+    if (!two) return changed;
+    changed |= ImGui::SliderInt("GPUs per node", &c.ranksPerNode, 1, std::max(1, ranks), "%d", ImGuiSliderFlags_AlwaysClamp);
+    changed |= SliderDouble("network alpha", c.netAlphaUs, 0.01, 1000.0, "%.3g \xC2\xB5s", true);
+    changed |= SliderDouble("network bandwidth", c.netBandwidthGBps, 0.1, 2000.0, "%.4g GB/s", true);
     return changed;
 }
 

@@ -58,6 +58,7 @@ private:
     bool DrawPlan(PlanParams& p);
     bool DrawWhatIf(WhatIfParams& w); // WhatIfControls.cpp
     bool DrawCluster(ClusterParams& c, bool pipeline, int ranks);
+    bool DrawTwoLevel(ClusterParams& c, int ranks);
     void DrawJobs(ControlsContext& ctx);
 
     bool m_openFile = false;             // the backend combo asked for a file

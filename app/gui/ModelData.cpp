@@ -6,6 +6,7 @@
 #include "common/Error.hpp"
 #include "model/RegimeFit.hpp"
 #include "sim/Simulator.hpp"
+#include "sim/TwoLevelCost.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -20,17 +21,21 @@ constexpr int kMaxMeasuredLog2 = 40; // 1 TiB: the farthest the axis follows mea
 constexpr int kSamplesPerOctave = 4;
 constexpr int kPointStride = 3; // a simulated point every 8x
 
-double Predict(const CollectiveParams& c, core::Algorithm a, double bytes, const core::CostParams& k)
+// The model of algorithm `a` at `bytes` on the cluster (two levels when it has them).
+core::TwoLevelModel Model(const CollectiveParams& c, core::Algorithm a, double bytes, const core::ClusterModel& cluster, int ranksPerNode)
 {
     core::CollectiveSpec spec{c.collective, a, c.ranks, static_cast<uint64_t>(std::llround(bytes)), 0, 1};
-    return core::PredictSeconds(spec, k).seconds;
+    spec.ranksPerNode = ranksPerNode;
+    return core::ModelOnTwoLevels(spec, cluster);
 }
 
 // The size where the ring becomes faster than the tree, by bisection between samples.
-double Crossover(const CollectiveParams& c, const core::CostParams& k, const std::vector<double>& sizes)
+double Crossover(const CollectiveParams& c, const core::ClusterModel& cluster, int ranksPerNode, const std::vector<double>& sizes)
 {
     if (!core::Supports(c.collective, core::Algorithm::Ring) || !core::Supports(c.collective, core::Algorithm::Tree)) return -1;
-    auto diff = [&](double n) { return Predict(c, core::Algorithm::Ring, n, k) - Predict(c, core::Algorithm::Tree, n, k); };
+    auto diff = [&](double n) {
+        return Model(c, core::Algorithm::Ring, n, cluster, ranksPerNode).seconds - Model(c, core::Algorithm::Tree, n, cluster, ranksPerNode).seconds;
+    };
     for (size_t i = 1; i < sizes.size(); ++i) {
         if (!(diff(sizes[i - 1]) > 0 && diff(sizes[i]) <= 0)) continue;
         double lo = sizes[i - 1], hi = sizes[i];
@@ -41,6 +46,33 @@ double Crossover(const CollectiveParams& c, const core::CostParams& k, const std
         return hi;
     }
     return -1;
+}
+
+// Every algorithm's curve (on two levels the two-level ones too) and simulated points.
+void Curves(ModelData& m, const CollectiveParams& c, const core::ClusterModel& cluster, int ranksPerNode)
+{
+    std::vector<core::Algorithm> algorithms(core::AlgorithmsFor(c.collective).begin(), core::AlgorithmsFor(c.collective).end());
+    if (m.twoLevel)
+        for (core::Algorithm a : core::TwoLevelAlgorithmsFor(c.collective))
+            if (c.ranks % ranksPerNode == 0) algorithms.push_back(a);
+    for (core::Algorithm a : algorithms) {
+        ModelCurve curve;
+        curve.algorithm = a;
+        curve.formula = m.twoLevel && a == core::Algorithm::Ring && c.collective == core::Collective::AllReduce
+                            ? "2(p-1) a' + (p-1)/p n (2b' + g)" // every step paced by the network
+                            : core::FormulaText(c.collective, a);
+        for (double n : m.sizes) {
+            const core::TwoLevelModel model = Model(c, a, n, cluster, ranksPerNode);
+            curve.seconds.push_back(model.seconds);
+            if (m.twoLevel) curve.netSeconds.push_back(model.netSeconds);
+        }
+        for (double n : m.pointSizes) {
+            core::CollectiveSpec spec{c.collective, a, c.ranks, static_cast<uint64_t>(n), 0, 1};
+            spec.ranksPerNode = ranksPerNode;
+            curve.simulatedSeconds.push_back(core::Simulate(core::BuildPlan(spec), cluster, {false}).seconds);
+        }
+        m.curves.push_back(std::move(curve));
+    }
 }
 
 // The regimes of a fit to measurements, drawn beside the closed forms.
@@ -111,22 +143,17 @@ std::shared_ptr<const ModelData> BuildModelData(const CollectiveParams& c, const
     for (int l = kMinLog2; l <= maxLog2; l += kPointStride) m->pointSizes.push_back(std::exp2(l));
     if (!m->regimes.empty())
         for (double n : m->sizes) m->regimeSeconds.push_back(core::PredictSegmented(m->regimes, static_cast<uint64_t>(n)));
-    for (core::Algorithm a : core::AlgorithmsFor(c.collective)) {
-        ModelCurve curve;
-        curve.algorithm = a;
-        curve.formula = core::FormulaText(c.collective, a);
-        for (double n : m->sizes) curve.seconds.push_back(Predict(c, a, n, m->params));
-        for (double n : m->pointSizes) {
-            core::CollectiveSpec spec{c.collective, a, c.ranks, static_cast<uint64_t>(n), 0, 1};
-            curve.simulatedSeconds.push_back(core::Simulate(core::BuildPlan(spec), cluster, {false}).seconds);
-        }
-        m->curves.push_back(std::move(curve));
-    }
-    m->crossoverBytes = Crossover(c, m->params, m->sizes);
+    const int ranksPerNode = clusterParams.TwoLevel() ? clusterParams.ranksPerNode : 0;
+    m->twoLevel = ranksPerNode > 0;
+    m->ranksPerNode = ranksPerNode;
+    m->netAlphaUs = m->twoLevel ? clusterParams.netAlphaUs : 0.0;
+    m->netBandwidthGBps = m->twoLevel ? clusterParams.netBandwidthGBps : 0.0;
+    Curves(*m, c, cluster, ranksPerNode);
+    m->crossoverBytes = Crossover(c, cluster, ranksPerNode, m->sizes);
     m->currentAlgorithm = c.algorithm;
     m->currentBytes = static_cast<double>(c.bytes);
     m->currentSeconds = currentSeconds;
-    if (!measured)
+    if (!measured && !m->twoLevel) // one line through two levels' points would say nothing
         for (const ModelCurve& curve : m->curves)
             if (curve.algorithm == c.algorithm) {
                 std::vector<core::FitSample> samples;

@@ -30,10 +30,17 @@ ImU32 AlgorithmColor(core::Algorithm a)
     return th.accent;
 }
 
-double SecondsAt(const ModelData& m, core::Algorithm a, double bytes)
+// A curve read at `bytes`: straight between its samples on log-log axes.
+double SecondsAt(const ModelData& m, const std::vector<double>& seconds, double bytes)
 {
-    core::CollectiveSpec spec{m.collective, a, m.ranks, static_cast<uint64_t>(std::llround(std::max(bytes, 1.0))), 0, 1};
-    return core::PredictSeconds(spec, m.params).seconds;
+    if (seconds.empty() || m.sizes.empty()) return 0;
+    const auto it = std::lower_bound(m.sizes.begin(), m.sizes.end(), bytes);
+    if (it == m.sizes.begin()) return seconds.front();
+    if (it == m.sizes.end()) return seconds.back();
+    const size_t i = static_cast<size_t>(it - m.sizes.begin());
+    const double x0 = m.sizes[i - 1], x1 = m.sizes[i], y0 = seconds[i - 1], y1 = seconds[i];
+    if (!(y0 > 0 && y1 > 0)) return y1;
+    return y0 * std::pow(y1 / y0, std::log(bytes / x0) / std::log(x1 / x0));
 }
 
 // The sizes where one regime gives way to the next: dashed lines, each range labelled with its
@@ -102,11 +109,14 @@ void ModelView::Draw(ViewSettings& settings, ImVec2 size)
             ImGui::BeginTooltip();
             ImGui::Text("n = %s", FormatValue(a, sizeof a, m_hoverBytes, AxisUnit::Bytes));
             for (const ModelCurve& c : m.curves) {
-                const double t = SecondsAt(m, c.algorithm, m_hoverBytes);
+                const double t = SecondsAt(m, c.seconds, m_hoverBytes);
                 const std::string_view name = core::Name(c.algorithm);
-                ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(AlgorithmColor(c.algorithm)), "%-20.*s %10s   busbw %s",
+                char net[48] = "";
+                if (!c.netSeconds.empty())
+                    std::snprintf(net, sizeof net, "   between nodes %.0f%%", t > 0 ? SecondsAt(m, c.netSeconds, m_hoverBytes) / t * 100 : 0.0);
+                ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(AlgorithmColor(c.algorithm)), "%-20.*s %10s   busbw %s%s",
                                    static_cast<int>(name.size()), name.data(), FormatDuration(a, sizeof a, t * 1e9),
-                                   FormatValue(b, sizeof b, m_hoverBytes / t * m.busBwFactor * 1e-9, AxisUnit::GBps));
+                                   FormatValue(b, sizeof b, m_hoverBytes / t * m.busBwFactor * 1e-9, AxisUnit::GBps), net);
             }
             if (const core::FitSegment* seg = core::SegmentFor(m.regimes, static_cast<uint64_t>(m_hoverBytes))) {
                 const double t = core::PredictSegmented(m.regimes, static_cast<uint64_t>(m_hoverBytes));
@@ -175,6 +185,9 @@ void ModelView::DrawTimePlot(const ModelData& m, ImVec2 min, ImVec2 max)
         const ImU32 col = AlgorithmColor(c.algorithm);
         const bool current = c.algorithm == m.currentAlgorithm;
         PlotLine(dl, f, m.sizes.data(), c.seconds.data(), static_cast<int>(m.sizes.size()), col, (current ? 3.0f : 1.8f) * th.line);
+        if (current && !c.netSeconds.empty()) // two levels: the share between nodes, thin and faded
+            PlotLine(dl, f, m.sizes.data(), c.netSeconds.data(), static_cast<int>(m.sizes.size()), (col & 0x00FFFFFF) | 0x90000000,
+                     1.2f * th.line);
         for (size_t i = 0; i < m.pointSizes.size(); ++i) PlotMarker(dl, f, m.pointSizes[i], c.simulatedSeconds[i], col, th.Px(4), false);
         if (n < 8) {
             labels[n] = core::Name(c.algorithm).data();
@@ -289,6 +302,7 @@ void ModelView::DrawSidebar(const RunResult& run, const ModelData& m, ImVec2, Im
     }
     if (!m.measuredBytes.empty())
         ImGui::Text("Squares: %zu measurements (%s).", m.measuredBytes.size(), m.measuredLabel.c_str());
+    DrawTwoLevel(m);
     if (m.crossoverBytes > 0)
         ImGui::Text("Above %s the ring is faster than the tree: the n\xCE\xB2 terms outweigh the extra \xCE\xB1 steps.",
                     FormatValue(a, sizeof a, m.crossoverBytes, AxisUnit::Bytes));
@@ -304,6 +318,26 @@ void ModelView::DrawSidebar(const RunResult& run, const ModelData& m, ImVec2, Im
     ImGui::TextDisabled("Lines: the closed forms. Circles: the simulator.%s%s", m.currentSeconds > 0 ? " Dot: this run." : "",
                         m.measuredBytes.empty() ? "" : " Squares: measured.");
     ImGui::PopTextWrapPos();
+}
+
+// Two levels: the nodes, the network, and the current algorithm's time split between the levels.
+void ModelView::DrawTwoLevel(const ModelData& m)
+{
+    if (!m.twoLevel) return;
+    char a[32], b[32], c[32];
+    const int nodes = m.ranksPerNode > 0 ? (m.ranks + m.ranksPerNode - 1) / m.ranksPerNode : 1;
+    ImGui::Text("Two levels: %d nodes of %d GPUs; between nodes \xCE\xB1' = %s, bandwidth %.4g GB/s.", nodes, m.ranksPerNode,
+                FormatDuration(a, sizeof a, m.netAlphaUs * 1e3), m.netBandwidthGBps);
+    for (const ModelCurve& curve : m.curves) {
+        if (curve.algorithm != m.currentAlgorithm || curve.netSeconds.empty()) continue;
+        const double bytes = m.currentBytes > 0 ? m.currentBytes : m.sizes.back();
+        const double t = SecondsAt(m, curve.seconds, bytes), net = SecondsAt(m, curve.netSeconds, bytes);
+        ImGui::Text("%.*s at %s: %s within nodes, %s between them (thin line: %.0f%%).", static_cast<int>(core::Name(curve.algorithm).size()),
+                    core::Name(curve.algorithm).data(), FormatValue(a, sizeof a, bytes, AxisUnit::Bytes),
+                    FormatDuration(b, sizeof b, (t - net) * 1e9), FormatDuration(c, sizeof c, net * 1e9), t > 0 ? net / t * 100 : 0.0);
+    }
+    ImGui::TextDisabled("Ring and hierarchical: their two-level formulas (\xCE\xB1', \xCE\xB2' between nodes); the others priced step by "
+                        "step from their Plans, each step as long as its slowest message.");
 }
 
 // The measurements' regimes: where NCCL changes protocol or algorithm, each range's own alpha
@@ -421,6 +455,10 @@ nlohmann::json ModelView::Layout() const
         std::snprintf(hex, sizeof hex, "#%02x%02x%02x", c & 0xFF, (c >> 8) & 0xFF, (c >> 16) & 0xFF);
         j["regimesColour"] = hex;
         j["regimes"] = m_lastData->regimes.size();
+        j["twoLevel"] = m_lastData->twoLevel;
+        nlohmann::json names = nlohmann::json::array();
+        for (const ModelCurve& curve : m_lastData->curves) names.push_back(core::Name(curve.algorithm));
+        j["algorithms"] = names;
         j["regimeSwitchBytes"] = m_lastData->regimeSwitchBytes;
     }
     if (m_lastPipeline) {

@@ -12,6 +12,7 @@
 #include "model/Hardware.hpp"
 #include "sim/PipelineSimulator.hpp"
 #include "sim/Simulator.hpp"
+#include "sim/TwoLevelCost.hpp"
 #include "trace/FileIO.hpp"
 #include "trace/TraceFile.hpp"
 
@@ -188,7 +189,7 @@ std::shared_ptr<RunResult> BuildCollective(const Experiment& e)
 {
     auto r = std::make_shared<RunResult>();
     const CollectiveParams& c = e.collective;
-    core::CollectiveSpec spec{c.collective, c.algorithm, c.ranks, c.bytes, c.root, 1};
+    const core::CollectiveSpec spec = SpecOf(c, e.cluster);
     const core::ClusterModel cluster = e.cluster.ToModel();
     auto plan = std::make_shared<core::Plan>(core::BuildPlan(spec));
     core::SimResult sim = core::Simulate(*plan, cluster, {true});
@@ -197,8 +198,7 @@ std::shared_ptr<RunResult> BuildCollective(const Experiment& e)
     r->windowBeginNs = r->trace->BeginNs();
     r->windowEndNs = r->trace->EndNs();
     FillUsage(*r);
-    const core::CostParams params{cluster.alphaSec, cluster.betaSecPerByte, cluster.gammaSecPerByte};
-    const core::Prediction pred = core::PredictSeconds(spec, params);
+    const core::TwoLevelModel pred = core::ModelOnTwoLevels(spec, cluster, plan.get());
     r->simulatedSeconds = sim.seconds;
     r->predictedSeconds = pred.seconds;
     r->predictionExact = pred.exact;
@@ -358,7 +358,20 @@ core::ClusterModel ClusterParams::ToModel() const
         Require(stragglerSlowdown > 0, "straggler slowdown must be > 0");
         m.stragglers.push_back({stragglerRank, stragglerSlowdown});
     }
+    Require(ranksPerNode >= 0, "GPUs per node must be at least 0");
+    if (netBandwidthGBps > 0) {
+        Require(netAlphaUs >= 0 && std::isfinite(netAlphaUs), "the network's alpha must be >= 0 us");
+        m.netAlphaSec = netAlphaUs * 1e-6;
+        m.netBetaSecPerByte = 1.0 / (netBandwidthGBps * 1e9);
+    }
     return m;
+}
+
+core::CollectiveSpec SpecOf(const CollectiveParams& c, const ClusterParams& cluster)
+{
+    core::CollectiveSpec spec{c.collective, c.algorithm, c.ranks, c.bytes, c.root, 1};
+    spec.ranksPerNode = cluster.ranksPerNode;
+    return spec;
 }
 
 std::string Describe(const Experiment& e)

@@ -40,6 +40,9 @@ core::PipelineSpec PipelineSpecOf(const Experiment& e);
 // null, by simulating the Plan on `cluster`. Throws Error when the spec makes no Plan.
 void AttachPlan(RunResult& r, const core::CollectiveSpec& spec, const ClusterParams& cluster, const core::Trace* timing = nullptr);
 
+// The collective's spec on the cluster's placement (ranks per node).
+core::CollectiveSpec SpecOf(const CollectiveParams& c, const ClusterParams& cluster);
+
 // The model view's curves, simulated points, crossover and fit for a collective on p ranks with
 // the current run highlighted (currentSeconds <= 0: none). With `measured`, the measurements are
 // shown too and alpha and beta are fitted to them (the curves then use the fit). Cheap (tens of

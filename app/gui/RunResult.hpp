@@ -42,7 +42,8 @@ struct StepInfo {
 struct ModelCurve {
     core::Algorithm algorithm = core::Algorithm::Ring;
     std::string formula;
-    std::vector<double> seconds;          // PredictSeconds at ModelData::sizes
+    std::vector<double> seconds;          // the model (sim/TwoLevelCost.hpp ModelOnTwoLevels) at ModelData::sizes
+    std::vector<double> netSeconds;       // on two levels: its share between nodes at sizes (else empty)
     std::vector<double> simulatedSeconds; // Simulate at ModelData::pointSizes
 };
 
@@ -50,6 +51,10 @@ struct ModelData {
     core::Collective collective = core::Collective::AllReduce;
     int ranks = 0;
     core::CostParams params;
+    // Two levels (ClusterParams::TwoLevel): nodes of ranksPerNode GPUs on a network.
+    bool twoLevel = false;
+    int ranksPerNode = 0;
+    double netAlphaUs = 0.0, netBandwidthGBps = 0.0;
     double busBwFactor = 1.0;
     std::vector<double> sizes;      // bytes, log-spaced samples of the curves
     std::vector<double> pointSizes; // bytes at which each algorithm was simulated

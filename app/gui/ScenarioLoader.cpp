@@ -311,6 +311,11 @@ Experiment ReadExperiment(const json& j, const std::string& where)
     r.Get("alphaUs", e.cluster.alphaUs);
     r.Get("bandwidthGBps", e.cluster.bandwidthGBps);
     r.Get("gammaGBps", e.cluster.gammaGBps);
+    r.Get("ranksPerNode", e.cluster.ranksPerNode);
+    r.Get("netAlphaUs", e.cluster.netAlphaUs);
+    r.Get("netBandwidthGBps", e.cluster.netBandwidthGBps);
+    if (e.cluster.ranksPerNode < 0) r.Fail("ranksPerNode", "must be at least 0 (0: one node)");
+    if (e.cluster.netBandwidthGBps < 0) r.Fail("netBandwidthGBps", "must be >= 0 (0: one level)");
     if (const json* s = r.Child("straggler")) {
         Reader sr(*s, where + ".straggler");
         sr.Get("rank", e.cluster.stragglerRank);

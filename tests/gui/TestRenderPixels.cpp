@@ -417,3 +417,15 @@ TEST_CASE("the model view of a measured log draws its regimes and marks where NC
     CHECK(scenario["regimes"] == 0); // no measurements, no regimes
     CHECK(count(Load(dir.File("s.png"))) < 50);
 }
+
+TEST_CASE("the two-level scenario's model view draws the hierarchical allreduce beside the others", "[gui][twolevel]")
+{
+    REQUIRE_DISPLAY();
+    CliTempDir dir;
+    const nlohmann::json j = Render("--scenario two-level-allreduce --view model --size 1600x900", dir.File("m.png"));
+    CHECK(j["twoLevel"] == true);
+    const auto names = j["algorithms"].get<std::vector<std::string>>();
+    CHECK(std::find(names.begin(), names.end(), "hierarchical") != names.end());
+    CHECK(std::find(names.begin(), names.end(), "ring") != names.end());
+    CheckNotBlank(Load(dir.File("m.png")));
+}

@@ -73,6 +73,39 @@ TEST_CASE("the model view's data: curves per algorithm, the ring/tree crossover,
     CHECK(m.busBwFactor == Approx(2 * 7.0 / 8));
 }
 
+TEST_CASE("two levels: the hierarchical curve joins, each curve's network share, the run's model = simulation", "[gui][twolevel]")
+{
+    Experiment e = Collective(core::Algorithm::Hierarchical, 16, 256 << 20);
+    e.cluster.alphaUs = 2;
+    e.cluster.bandwidthGBps = 300;
+    e.cluster.ranksPerNode = 8;
+    e.cluster.netAlphaUs = 10;
+    e.cluster.netBandwidthGBps = 25;
+    auto run = BuildRun(e);
+    REQUIRE(run->model);
+    const ModelData& m = *run->model;
+    CHECK(m.twoLevel);
+    CHECK(m.ranksPerNode == 8);
+    REQUIRE(m.curves.size() == core::AlgorithmsFor(core::Collective::AllReduce).size() + 1);
+    CHECK(m.curves.back().algorithm == core::Algorithm::Hierarchical);
+    CHECK(run->predictedSeconds == Approx(run->simulatedSeconds).epsilon(1e-9));
+    for (const ModelCurve& c : m.curves) {
+        REQUIRE(c.netSeconds.size() == m.sizes.size());
+        for (size_t i = 0; i < m.sizes.size(); ++i) CHECK(c.netSeconds[i] <= c.seconds[i] * (1 + 1e-12));
+        if (c.algorithm == core::Algorithm::Ring) CHECK(c.netSeconds.back() == Approx(c.seconds.back())); // paced by the network
+    }
+    const ModelCurve& ring = m.curves.front();
+    const ModelCurve& hier = m.curves.back();
+    CHECK(hier.seconds.back() < ring.seconds.back() / 4);
+    CHECK(hier.netSeconds.back() < hier.seconds.back());
+    CHECK(hier.netSeconds.back() > 0);
+    e.cluster.netBandwidthGBps = 0; // one level: no hierarchical curve, no shares
+    auto flat = BuildRun(e);
+    CHECK_FALSE(flat->model->twoLevel);
+    CHECK(flat->model->curves.size() == core::AlgorithmsFor(core::Collective::AllReduce).size());
+    CHECK(flat->model->curves.front().netSeconds.empty());
+}
+
 TEST_CASE("pipeline runs: bubbles as the lectures say, 1F1B holds D - s activations, MFU = 3/4 HFU with recomputation", "[gui]")
 {
     auto gpipe = BuildRun(Pipeline(core::ScheduleKind::GPipe));
@@ -194,6 +227,11 @@ TEST_CASE("random parameters from the controls either run or say what is wrong",
         e.training.hidden = pick(256, 4096);
         e.cluster.stragglerRank = pick(-1, 4);
         e.cluster.gammaGBps = pick(0, 1) ? 0.0 : 200.0;
+        if (pick(0, 2) == 0) { // two levels, sometimes with the hierarchical allreduce (refused unless nodes are whole)
+            e.cluster.ranksPerNode = pick(1, 8);
+            e.cluster.netBandwidthGBps = 25;
+            if (e.collective.collective == core::Collective::AllReduce && pick(0, 1)) e.collective.algorithm = core::Algorithm::Hierarchical;
+        }
         INFO("experiment " << i << ": " << Describe(e));
         try {
             auto run = BuildRun(e);
