@@ -4,12 +4,15 @@
 #include "RunBuilder.hpp"
 
 #include "common/Error.hpp"
+#include "model/Hardware.hpp"
 #include "model/RegimeFit.hpp"
 #include "sim/Simulator.hpp"
 #include "sim/TwoLevelCost.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <set>
 
 namespace paralens::app {
 
@@ -113,8 +116,37 @@ void Fit(ModelData& m, core::Algorithm algorithm, std::vector<core::FitSample> s
 
 } // namespace
 
+std::optional<MeasuredNodes> NodesOf(const core::Trace& trace)
+{
+    std::set<core::StringId> hosts;
+    int gpus = 0;
+    for (const core::Device& d : trace.Devices())
+        if (d.kind == core::DeviceKind::Gpu) {
+            hosts.insert(d.host);
+            ++gpus;
+        }
+    const std::string gpu = trace.Meta().hardware.GetString("gpu", "");
+    const core::GpuSpec* spec = core::FindGpu(gpu);
+    if (hosts.size() < 2 || gpus % static_cast<int>(hosts.size()) != 0 || !spec || !(spec->nvlinkUniGBps > 0)) return std::nullopt;
+    return MeasuredNodes{gpus / static_cast<int>(hosts.size()), spec->nvlinkUniGBps, spec->name};
+}
+
+// Measured across nodes: the fit is the network's, within a node the GPU's NVLink (see RunBuilder.hpp).
+void UseNodes(ModelData& m, core::ClusterModel& cluster, const MeasuredNodes& nodes)
+{
+    cluster.netAlphaSec = cluster.alphaSec;
+    cluster.netBetaSecPerByte = cluster.betaSecPerByte;
+    cluster.betaSecPerByte = 1.0 / (nodes.nvlinkGBps * 1e9);
+    char bandwidth[32];
+    std::snprintf(bandwidth, sizeof bandwidth, "%.0f", nodes.nvlinkGBps);
+    m.twoLevelNote = "Measured on nodes of " + std::to_string(nodes.ranksPerNode) +
+                     " GPUs (the log's hosts): a ring across them is paced by the network, so the fit stands for the network (per "
+                     "GPU, all its channels and NICs together). Within a node: the " +
+                     nodes.gpu + "'s NVLink, " + bandwidth + " GB/s per direction (GPU table), and the fit's alpha: assumed.";
+}
+
 std::shared_ptr<const ModelData> BuildModelData(const CollectiveParams& c, const ClusterParams& clusterParams,
-                                                double currentSeconds, const core::FitGroup* measured)
+                                                double currentSeconds, const core::FitGroup* measured, const MeasuredNodes* nodes)
 {
     auto m = std::make_shared<ModelData>();
     core::ClusterModel cluster = clusterParams.ToModel();
@@ -133,6 +165,7 @@ std::shared_ptr<const ModelData> BuildModelData(const CollectiveParams& c, const
         if (m->fitted) {
             cluster.alphaSec = m->fitAlphaUs * 1e-6;
             cluster.betaSecPerByte = 1e-9 / m->fitBandwidthGBps;
+            if (nodes && c.ranks % nodes->ranksPerNode == 0) UseNodes(*m, cluster, *nodes);
         }
     }
     m->params = {cluster.alphaSec, cluster.betaSecPerByte, cluster.gammaSecPerByte};
@@ -143,11 +176,11 @@ std::shared_ptr<const ModelData> BuildModelData(const CollectiveParams& c, const
     for (int l = kMinLog2; l <= maxLog2; l += kPointStride) m->pointSizes.push_back(std::exp2(l));
     if (!m->regimes.empty())
         for (double n : m->sizes) m->regimeSeconds.push_back(core::PredictSegmented(m->regimes, static_cast<uint64_t>(n)));
-    const int ranksPerNode = clusterParams.TwoLevel() ? clusterParams.ranksPerNode : 0;
+    const int ranksPerNode = clusterParams.TwoLevel() ? clusterParams.ranksPerNode : !m->twoLevelNote.empty() ? nodes->ranksPerNode : 0;
     m->twoLevel = ranksPerNode > 0;
     m->ranksPerNode = ranksPerNode;
-    m->netAlphaUs = m->twoLevel ? clusterParams.netAlphaUs : 0.0;
-    m->netBandwidthGBps = m->twoLevel ? clusterParams.netBandwidthGBps : 0.0;
+    m->netAlphaUs = m->twoLevel ? cluster.netAlphaSec * 1e6 : 0.0;
+    m->netBandwidthGBps = m->twoLevel && cluster.netBetaSecPerByte > 0 ? 1e-9 / cluster.netBetaSecPerByte : 0.0;
     Curves(*m, c, cluster, ranksPerNode);
     m->crossoverBytes = Crossover(c, cluster, ranksPerNode, m->sizes);
     m->currentAlgorithm = c.algorithm;

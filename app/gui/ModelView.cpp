@@ -325,6 +325,7 @@ void ModelView::DrawTwoLevel(const ModelData& m)
 {
     if (!m.twoLevel) return;
     char a[32], b[32], c[32];
+    if (!m.twoLevelNote.empty()) ImGui::TextWrapped("%s", m.twoLevelNote.c_str());
     const int nodes = m.ranksPerNode > 0 ? (m.ranks + m.ranksPerNode - 1) / m.ranksPerNode : 1;
     ImGui::Text("Two levels: %d nodes of %d GPUs; between nodes \xCE\xB1' = %s, bandwidth %.4g GB/s.", nodes, m.ranksPerNode,
                 FormatDuration(a, sizeof a, m.netAlphaUs * 1e3), m.netBandwidthGBps);

@@ -179,7 +179,8 @@ void AttachMeasurements(RunResult& r, const std::string& source)
     c.ranks = std::max(best->ranks, 1);
     for (const core::FitSample& s : best->samples) c.bytes = std::max(c.bytes, s.bytes);
     try {
-        r.model = BuildModelData(c, ClusterParams{}, 0.0, best);
+        const std::optional<MeasuredNodes> nodes = NodesOf(*r.trace);
+        r.model = BuildModelData(c, ClusterParams{}, 0.0, best, nodes ? &*nodes : nullptr);
     } catch (const Error&) {
         // A group the model cannot take (a rank count or size it refuses): no model view for it.
     }

@@ -9,6 +9,7 @@
 #include "RunResult.hpp"
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace paralens::app {
@@ -47,8 +48,20 @@ core::CollectiveSpec SpecOf(const CollectiveParams& c, const ClusterParams& clus
 // the current run highlighted (currentSeconds <= 0: none). With `measured`, the measurements are
 // shown too and alpha and beta are fitted to them (the curves then use the fit). Cheap (tens of
 // small simulations).
+// `nodes`: measurements made on several nodes (their placement, and the GPU's NVLink from the spec
+// table): a ring across nodes is paced by the network, so the fit is the network's; within a node
+// the curves take the NVLink bandwidth and the fit's alpha, as stated on the view.
+struct MeasuredNodes {
+    int ranksPerNode = 0;
+    double nvlinkGBps = 0; // one direction
+    std::string gpu;
+};
 std::shared_ptr<const ModelData> BuildModelData(const CollectiveParams& params, const ClusterParams& cluster,
-                                                double currentSeconds, const core::FitGroup* measured = nullptr);
+                                                double currentSeconds, const core::FitGroup* measured = nullptr,
+                                                const MeasuredNodes* nodes = nullptr);
+// The placement of a trace's GPUs when they span several hosts (GPU spec from its metadata);
+// nullopt on one host, with uneven hosts, or for a GPU the spec table does not know.
+std::optional<MeasuredNodes> NodesOf(const core::Trace& trace);
 
 // The timeline's FoldIndex for every long lane of the trace and every device's idle intervals.
 std::shared_ptr<const TimelineIndex> BuildTimelineIndex(const core::Trace& trace, const std::vector<core::DeviceUsage>& usage);

@@ -55,6 +55,7 @@ struct ModelData {
     bool twoLevel = false;
     int ranksPerNode = 0;
     double netAlphaUs = 0.0, netBandwidthGBps = 0.0;
+    std::string twoLevelNote; // where the levels' parameters came from, for measurements on several nodes
     double busBwFactor = 1.0;
     std::vector<double> sizes;      // bytes, log-spaced samples of the curves
     std::vector<double> pointSizes; // bytes at which each algorithm was simulated

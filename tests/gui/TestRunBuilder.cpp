@@ -293,6 +293,37 @@ TEST_CASE("an nccl-tests log opens with its measurements on the model view, alph
     CHECK(!run->report->collectives.empty());
 }
 
+TEST_CASE("a log measured on two nodes: its fit prices the network, the model view splits the levels", "[gui][twolevel]")
+{
+    // allreduce on 2 hosts of 4 H100s: a ring paced by a 20 GB/s network, alpha 8 us per step.
+    std::string log = "# Collective test starting: all_reduce_perf\n";
+    for (int r = 0; r < 8; ++r)
+        log += "#  Rank  " + std::to_string(r) + " Group  0 Pid 1 on host" + std::to_string(r / 4) + " device  " + std::to_string(r % 4) +
+               " [0x00] NVIDIA H100 80GB HBM3\n";
+    log += "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n";
+    for (uint64_t n = 1024; n <= (uint64_t{1} << 28); n *= 4) {
+        const double us = 14 * (8.0 + static_cast<double>(n) / 8 / 20e3);
+        log += std::to_string(n) + " " + std::to_string(n / 4) + " float sum -1 " + std::to_string(us) + " 1 1 0 " + std::to_string(us) + " 1 1 0\n";
+    }
+    char path[] = "/tmp/paralens-two-nodes-XXXXXX.log";
+    const int fd = mkstemps(path, 4);
+    REQUIRE(fd >= 0);
+    REQUIRE(write(fd, log.data(), log.size()) == static_cast<ssize_t>(log.size()));
+    close(fd);
+    auto run = BuildRun(FileExperiments({path}).at(0));
+    std::filesystem::remove(path);
+    REQUIRE(run->model);
+    const ModelData& m = *run->model;
+    CHECK(m.twoLevel);
+    CHECK(m.ranksPerNode == 4);
+    CHECK(m.netBandwidthGBps == Approx(20).epsilon(1e-3));
+    CHECK_THAT(m.twoLevelNote, Catch::Contains("NVLink") && Catch::Contains("assumed"));
+    REQUIRE(m.curves.back().algorithm == core::Algorithm::Hierarchical);
+    const ModelCurve& ring = m.curves.front();
+    CHECK(ring.netSeconds.back() == Approx(ring.seconds.back()));
+    CHECK(m.curves.back().seconds.back() < ring.seconds.back()); // NVLink inside: hierarchical is faster at 1 GiB
+}
+
 TEST_CASE("profiler traces of several ranks open as one job, other files each on their own", "[gui]")
 {
     const std::string r0 = ReferenceData("kineto/sampled_rank-0.json.gz"), r1 = ReferenceData("kineto/sampled_rank-1.json.gz");
