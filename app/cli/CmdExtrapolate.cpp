@@ -70,7 +70,9 @@ Json ToJson(const core::Extrapolation& e, const ExtrapolateOptions& o)
                {"bestUs", r.bestSec * 1e6},
                {"ringInterNodeUs", r.ringNetSec * 1e6},
                {"hierarchicalIntraNodeUs", r.hierarchicalIntraSec * 1e6},
-               {"hierarchicalInterNodeUs", r.hierarchicalNetSec * 1e6}};
+               {"hierarchicalInterNodeUs", r.hierarchicalNetSec * 1e6},
+               {"hierarchicalTreeUs", r.treeSec * 1e6},
+               {"hierarchicalTreeInterNodeUs", r.treeNetSec * 1e6}};
         if (r.measuredSec > 0) {
             j["measuredUs"] = r.measuredSec * 1e6;
             j["bestErrorPct"] = r.ErrorPct(r.bestSec);
@@ -83,6 +85,7 @@ Json ToJson(const core::Extrapolation& e, const ExtrapolateOptions& o)
         out["measuredRows"] = e.measuredRows;
         out["ringMapePct"] = e.ringMapePct;
         out["hierarchicalMapePct"] = e.hierarchicalMapePct;
+        out["hierarchicalTreeMapePct"] = e.treeMapePct;
         out["bestMapePct"] = e.bestMapePct;
     }
     return out;
@@ -92,16 +95,18 @@ void PrintText(const core::Extrapolation& e, const ExtrapolateOptions& o)
 {
     std::printf("allreduce on %d nodes of %d GPUs (%d ranks), from %s (within a node) and %s (between nodes)\n", e.nodes,
                 e.ranksPerNode, e.nodes * e.ranksPerNode, o.node.c_str(), o.net.c_str());
-    std::printf("  %12s %13s %13s %13s %13s %9s\n", "size", "ring (us)", "hier. (us)", "best (us)", "measured (us)", "error");
+    std::printf("  %12s %13s %13s %13s %13s %13s %9s\n", "size", "ring (us)", "hier. (us)", "h. tree (us)", "best (us)",
+                "measured (us)", "error");
     for (const core::ExtrapolationRow& r : e.rows) {
-        std::printf("  %12s %13.2f %13.2f %13.2f", core::FormatBytes(r.bytes).c_str(), r.ringSec * 1e6, r.hierarchicalSec * 1e6,
-                    r.bestSec * 1e6);
+        std::printf("  %12s %13.2f %13.2f %13.2f %13.2f", core::FormatBytes(r.bytes).c_str(), r.ringSec * 1e6,
+                    r.hierarchicalSec * 1e6, r.treeSec * 1e6, r.bestSec * 1e6);
         if (r.measuredSec > 0) std::printf(" %13.2f %8.1f%%\n", r.measuredSec * 1e6, r.ErrorPct(r.bestSec));
         else std::printf(" %13s %9s\n", "-", "-");
     }
     if (e.measuredRows > 0)
-        std::printf("  against %s (%zu sizes): MAPE ring %.1f %%, hierarchical %.1f %%, the faster of the two %.1f %%\n",
-                    o.compare.c_str(), e.measuredRows, e.ringMapePct, e.hierarchicalMapePct, e.bestMapePct);
+        std::printf("  against %s (%zu sizes): MAPE ring %.1f %%, hierarchical %.1f %%, hierarchical tree %.1f %%, the fastest "
+                    "of the three %.1f %%\n",
+                    o.compare.c_str(), e.measuredRows, e.ringMapePct, e.hierarchicalMapePct, e.treeMapePct, e.bestMapePct);
 }
 
 void RunExtrapolate(const ExtrapolateOptions& o)
@@ -131,7 +136,7 @@ void AddExtrapolateCommand(CLI::App& root)
 {
     auto opts = std::make_shared<ExtrapolateOptions>();
     CLI::App* cmd = root.add_subcommand("extrapolate", "Predict an allreduce on several nodes from a one-node allreduce log and a "
-                                                       "two-node sendrecv log (ring and hierarchical)");
+                                                       "two-node sendrecv log (ring, hierarchical, hierarchical tree)");
     cmd->add_option("--node", opts->node, "nccl-tests allreduce log of one node (its GPUs: the ranks per node)")->required();
     cmd->add_option("--net", opts->net, "nccl-tests sendrecv log between two nodes (one GPU on each)")->required();
     cmd->add_option("--nodes", opts->nodes, "Number of nodes to predict (default: from --compare)");

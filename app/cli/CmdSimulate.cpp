@@ -173,14 +173,14 @@ void AddSimulateCommand(CLI::App& root)
     CLI::App* cmd = root.add_subcommand("simulate", "Run one collective on the modelled cluster and compare it with its formula");
     cmd->add_option("--collective,-c", opts->collective, "One of: " + core::CollectiveNamesList())->capture_default_str();
     cmd->add_option("--algorithm,-a", opts->algorithm,
-                    "ring, tree, halving-doubling, recursive-doubling, naive, pairwise, direct, or hierarchical "
-                    "(allreduce on nodes: see --ranks-per-node) (default: the collective's first: ring; pairwise for "
+                    "ring, tree, halving-doubling, recursive-doubling, naive, pairwise, direct, hierarchical or "
+                    "hierarchical-tree (allreduce on nodes: see --ranks-per-node) (default: the collective's first: ring; pairwise for "
                     "alltoall; direct for sendrecv)");
     cmd->add_option("--ranks,-p", opts->ranks, "Number of ranks p (>= 1)")->capture_default_str();
     cmd->add_option("--bytes,-n", opts->bytes, "Size n of the full vector: 8, 64KiB, 64MiB, 1GiB, 1GB, ...")->capture_default_str();
     cmd->add_option("--root", opts->root, "Root rank of broadcast, reduce, scatter and gather")->capture_default_str();
     cmd->add_option("--ranks-per-node", opts->ranksPerNode,
-                    "Consecutive ranks per node (0: one node): the hierarchical algorithm's groups; with "
+                    "Consecutive ranks per node (0: one node): the hierarchical algorithms' groups; with "
                     "--net-bandwidth-GBps, which messages cross the network")
         ->capture_default_str();
     opts->cluster.AddTo(*cmd);

@@ -26,6 +26,7 @@ ImU32 AlgorithmColor(core::Algorithm a)
     case core::Algorithm::Pairwise: return th.palette[3];
     case core::Algorithm::Direct: return th.palette[8];
     case core::Algorithm::Hierarchical: return th.palette[5];
+    case core::Algorithm::HierarchicalTree: return th.palette[7];
     }
     return th.accent;
 }
@@ -337,7 +338,7 @@ void ModelView::DrawTwoLevel(const ModelData& m)
                     core::Name(curve.algorithm).data(), FormatValue(a, sizeof a, bytes, AxisUnit::Bytes),
                     FormatDuration(b, sizeof b, (t - net) * 1e9), FormatDuration(c, sizeof c, net * 1e9), t > 0 ? net / t * 100 : 0.0);
     }
-    ImGui::TextDisabled("Ring and hierarchical: their two-level formulas (\xCE\xB1', \xCE\xB2' between nodes); the others priced step by "
+    ImGui::TextDisabled("Ring and the hierarchical ones: their two-level formulas (\xCE\xB1', \xCE\xB2' between nodes); the others priced step by "
                         "step from their Plans, each step as long as its slowest message.");
 }
 

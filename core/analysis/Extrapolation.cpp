@@ -38,11 +38,12 @@ void Check(const FitResult& node, const FitResult& net, int nodes)
 
 void Score(Extrapolation& e)
 {
-    double ring = 0, hier = 0, best = 0;
+    double ring = 0, hier = 0, tree = 0, best = 0;
     for (const ExtrapolationRow& r : e.rows) {
         if (!(r.measuredSec > 0)) continue;
         ring += std::fabs(r.ErrorPct(r.ringSec));
         hier += std::fabs(r.ErrorPct(r.hierarchicalSec));
+        tree += std::fabs(r.ErrorPct(r.treeSec));
         best += std::fabs(r.ErrorPct(r.bestSec));
         ++e.measuredRows;
     }
@@ -50,6 +51,7 @@ void Score(Extrapolation& e)
     const double n = static_cast<double>(e.measuredRows);
     e.ringMapePct = ring / n;
     e.hierarchicalMapePct = hier / n;
+    e.treeMapePct = tree / n;
     e.bestMapePct = best / n;
 }
 
@@ -76,13 +78,18 @@ Extrapolation ExtrapolateAllReduce(const FitResult& node, const FitResult& net, 
         const TwoLevelPrediction ring = PredictTwoLevel(spec, intra, link);
         spec.algorithm = Algorithm::Hierarchical;
         const TwoLevelPrediction hier = PredictTwoLevel(spec, intra, link);
+        spec.algorithm = Algorithm::HierarchicalTree; // whole shards cross: the network's regime of n/q
+        const TwoLevelPrediction tree =
+            PredictTwoLevel(spec, intra, NetAt(net, std::max<uint64_t>(1, n / static_cast<uint64_t>(node.ranks))));
         row.ringSec = ring.seconds;
         row.ringIntraSec = ring.intraSeconds;
         row.ringNetSec = ring.netSeconds;
         row.hierarchicalSec = hier.seconds;
         row.hierarchicalIntraSec = hier.intraSeconds;
         row.hierarchicalNetSec = hier.netSeconds;
-        row.bestSec = std::min(ring.seconds, hier.seconds);
+        row.treeSec = tree.seconds;
+        row.treeNetSec = tree.netSeconds;
+        row.bestSec = std::min({ring.seconds, hier.seconds, tree.seconds});
         if (auto it = bySize.find(n); it != bySize.end()) {
             std::vector<double> v = it->second;
             std::sort(v.begin(), v.end());

@@ -6,8 +6,10 @@
 // allreduce on N nodes of q with NCCL's two families:
 //   ring over all p = q N GPUs: 2(p-1) steps, each paced by a message of n/p between nodes;
 //   hierarchical: the one-node allreduce of n within nodes, 2(N-1) messages of n/p between them
-//                 (every GPU its own NIC, as on rail-optimised clusters).
-// NCCL runs whichever it finds faster; `best` is the faster of the two. With a measured log of
+//                 (every GPU its own NIC, as on rail-optimised clusters);
+//   hierarchical tree: the same within nodes, binomial trees of whole shards (n/q) between them,
+//                 2 ceil(log2 N) messages (NCCL's tree between nodes, without its pipelining).
+// NCCL runs whichever it finds faster; `best` is the fastest of the three. With a measured log of
 // the same allreduce, each size's prediction is set beside the measurement.
 // Pure functions; thread-safe.
 #pragma once
@@ -23,8 +25,8 @@ namespace paralens::core {
 
 struct ExtrapolationRow {
     uint64_t bytes = 0;
-    double ringSec = 0, hierarchicalSec = 0, bestSec = 0;
-    double ringIntraSec = 0, ringNetSec = 0, hierarchicalIntraSec = 0, hierarchicalNetSec = 0;
+    double ringSec = 0, hierarchicalSec = 0, treeSec = 0, bestSec = 0;
+    double ringIntraSec = 0, ringNetSec = 0, hierarchicalIntraSec = 0, hierarchicalNetSec = 0, treeNetSec = 0;
     double measuredSec = 0; // 0: no measurement of this size
     double ErrorPct(double predicted) const { return measuredSec > 0 ? (predicted - measuredSec) / measuredSec * 100 : 0; }
 };
@@ -33,7 +35,7 @@ struct Extrapolation {
     int ranksPerNode = 0, nodes = 0;
     std::vector<ExtrapolationRow> rows;
     // Over the rows with a measurement (0 without): the mean absolute percentage errors.
-    double ringMapePct = 0, hierarchicalMapePct = 0, bestMapePct = 0;
+    double ringMapePct = 0, hierarchicalMapePct = 0, treeMapePct = 0, bestMapePct = 0;
     size_t measuredRows = 0;
 };
 

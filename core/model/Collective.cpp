@@ -12,9 +12,9 @@ constexpr std::array<Collective, 9> kCollectives{
     Collective::AllReduce, Collective::AllToAll,      Collective::SendRecv,
 };
 
-constexpr std::array<Algorithm, 8> kAlgorithms{
-    Algorithm::Ring,  Algorithm::Tree,     Algorithm::HalvingDoubling, Algorithm::RecursiveDoubling,
-    Algorithm::Naive, Algorithm::Pairwise, Algorithm::Direct,          Algorithm::Hierarchical,
+constexpr std::array<Algorithm, 9> kAlgorithms{
+    Algorithm::Ring,   Algorithm::Tree,         Algorithm::HalvingDoubling,  Algorithm::RecursiveDoubling, Algorithm::Naive,
+    Algorithm::Pairwise, Algorithm::Direct,     Algorithm::Hierarchical,     Algorithm::HierarchicalTree,
 };
 
 constexpr std::array kRooted{Algorithm::Tree, Algorithm::Ring, Algorithm::HalvingDoubling, Algorithm::Naive};
@@ -24,7 +24,7 @@ constexpr std::array kAllReduce{Algorithm::Ring, Algorithm::Tree, Algorithm::Hal
                                 Algorithm::RecursiveDoubling, Algorithm::Naive};
 constexpr std::array kAllToAll{Algorithm::Pairwise};
 constexpr std::array kSendRecv{Algorithm::Direct};
-constexpr std::array kTwoLevelAllReduce{Algorithm::Hierarchical};
+constexpr std::array kTwoLevelAllReduce{Algorithm::Hierarchical, Algorithm::HierarchicalTree};
 
 } // namespace
 
@@ -55,6 +55,7 @@ std::string_view Name(Algorithm a)
     case Algorithm::Pairwise: return "pairwise";
     case Algorithm::Direct: return "direct";
     case Algorithm::Hierarchical: return "hierarchical";
+    case Algorithm::HierarchicalTree: return "hierarchical-tree";
     }
     return "?";
 }

@@ -31,6 +31,7 @@ enum class Algorithm {
     Direct,            // send/recv: one message per rank to its right neighbour
     Hierarchical,      // two levels (allreduce): ring reduce-scatter within each node, ring allreduce
                        // between nodes rail by rail (the GPUs of one local index), ring allgather within
+    HierarchicalTree,  // the same with a binomial tree between nodes (reduce to node 0, broadcast back)
 };
 
 // What to run: one collective with one algorithm on p ranks over n bytes.

@@ -98,7 +98,8 @@ double LectureSeconds(Collective c, Algorithm al, int pi, double n, const CostPa
         }
     case Algorithm::Pairwise: return (p - 1) * (a + n / p * b);
     case Algorithm::Direct: return a + n * b;
-    case Algorithm::Hierarchical: return c == Collective::AllReduce ? 2 * (p - 1) * a + f * (2 * b + g) : 0; // one node: the ring
+    case Algorithm::Hierarchical:
+    case Algorithm::HierarchicalTree: return c == Collective::AllReduce ? 2 * (p - 1) * a + f * (2 * b + g) : 0; // one node: the ring
     }
     return 0;
 }
@@ -153,6 +154,8 @@ std::string FormulaText(Collective c, Algorithm al)
     case Algorithm::Direct: return "a + n b";
     case Algorithm::Hierarchical:
         return c == Collective::AllReduce ? "2(q-1) a + (q-1)/q n (2b + g) + 2(N-1) a' + (N-1)/p n (2b' + g)" : "";
+    case Algorithm::HierarchicalTree:
+        return c == Collective::AllReduce ? "2(q-1) a + (q-1)/q n (2b + g) + log(N) (2a' + n/q (2b' + g))" : "";
     }
     return "";
 }
@@ -278,7 +281,8 @@ Prediction PredictSeconds(const CollectiveSpec& s, const CostParams& k)
     case Algorithm::Direct:
         sec = a + n * b;
         break;
-    case Algorithm::Hierarchical: {
+    case Algorithm::Hierarchical:
+    case Algorithm::HierarchicalTree: {
         const TwoLevelPrediction two = PredictTwoLevel(s, k, k);
         out.seconds = two.seconds;
         out.exact = two.exact;
@@ -303,9 +307,12 @@ TwoLevelPrediction PredictTwoLevel(const CollectiveSpec& s, const CostParams& in
     for (int i = 0; i < nodes; ++i) shard += block(static_cast<uint64_t>(i));
     const double c = block(0);
     const bool crosses = nodes > 1;
-    if (s.algorithm == Algorithm::Hierarchical) {
+    if (s.algorithm == Algorithm::Hierarchical || s.algorithm == Algorithm::HierarchicalTree) {
         out.intraSeconds = (q - 1.0) * (2 * intra.alphaSec + shard * (2 * intra.betaSecPerByte + intra.gammaSecPerByte));
-        out.netSeconds = (nodes - 1.0) * (2 * net.alphaSec + c * (2 * net.betaSecPerByte + intra.gammaSecPerByte));
+        if (s.algorithm == Algorithm::Hierarchical)
+            out.netSeconds = (nodes - 1.0) * (2 * net.alphaSec + c * (2 * net.betaSecPerByte + intra.gammaSecPerByte));
+        else // binomial trees of whole shards: ceil(log2 N) steps up, as many down
+            out.netSeconds = CeilLog2(nodes) * (2 * net.alphaSec + shard * (2 * net.betaSecPerByte + intra.gammaSecPerByte));
         out.exact = extra == 0 && per > 0;
     } else if (s.algorithm == Algorithm::Ring) {
         // Every step of a ring over nodes has a message between nodes, the slowest: it sets the pace.

@@ -40,6 +40,8 @@ Prediction PredictSeconds(const CollectiveSpec& spec, const CostParams& k);
 // nodes; gamma is the GPUs' own, intra's), the allreduce of NCCL's two families:
 //   hierarchical (q per node, N nodes): 2(q-1) a + (q-1)/q n (2b + g) within nodes
 //                                       + 2(N-1) a' + (N-1)/p n (2b' + g) between them;
+//   hierarchical-tree: the same within nodes + log(N) (2a' + n/q (2b' + g)) between them
+//                      (log(N) = ceil(log2 N): binomial trees of whole shards, up and down);
 //   ring over all p GPUs: 2(p-1) (a' + n/p b') + (p-1)/p n g, every step paced by a message
 //                         between nodes (the ring's formula with the network's a' and b').
 // With blocks of n/p (the largest block, c, and the largest shard of N blocks when n does not

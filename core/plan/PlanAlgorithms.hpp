@@ -34,7 +34,8 @@ void AppendHalvingDoublingAllReduce(PlanWriter& w);
 void AppendRecursiveDoublingAllReduce(PlanWriter& w);
 
 // Two levels on nodes of spec.ranksPerNode ranks (PlanHierarchical.cpp): ring reduce-scatter in
-// nodes, ring allreduce between nodes rail by rail, ring allgather in nodes.
-void AppendHierarchicalAllReduce(PlanWriter& w);
+// nodes, an allreduce between nodes rail by rail (rings, or binomial trees when `tree`), ring
+// allgather in nodes.
+void AppendHierarchicalAllReduce(PlanWriter& w, bool tree);
 
 } // namespace paralens::core

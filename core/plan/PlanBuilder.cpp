@@ -41,9 +41,9 @@ void Validate(const CollectiveSpec& s)
         Require(s.root >= 0 && s.root < s.ranks, "root must be a rank from 0 to " + std::to_string(s.ranks - 1) +
                                                      " (got " + std::to_string(s.root) + ")");
     Require(s.ranksPerNode >= 0, "ranks per node must be at least 0 (got " + std::to_string(s.ranksPerNode) + ")");
-    if (s.algorithm == Algorithm::Hierarchical)
+    if (s.algorithm == Algorithm::Hierarchical || s.algorithm == Algorithm::HierarchicalTree)
         Require(s.ranksPerNode == 0 || s.ranks % s.ranksPerNode == 0,
-                "the hierarchical algorithm needs whole nodes: " + std::to_string(s.ranks) + " ranks are not a multiple of " +
+                "the " + std::string(Name(s.algorithm)) + " algorithm needs whole nodes: " + std::to_string(s.ranks) + " ranks are not a multiple of " +
                     std::to_string(s.ranksPerNode) + " per node");
 }
 
@@ -130,7 +130,7 @@ void AppendUnrooted(PlanWriter& w, Collective c, Algorithm a)
         break;
     case Collective::AllReduce:
         if (a == Algorithm::Ring) { AppendRingReduceScatter(w); AppendRingAllGather(w); }
-        else if (a == Algorithm::Hierarchical) AppendHierarchicalAllReduce(w);
+        else if (a == Algorithm::Hierarchical || a == Algorithm::HierarchicalTree) AppendHierarchicalAllReduce(w, a == Algorithm::HierarchicalTree);
         else if (a == Algorithm::HalvingDoubling) AppendHalvingDoublingAllReduce(w);
         else if (a == Algorithm::RecursiveDoubling) AppendRecursiveDoublingAllReduce(w);
         else if (a == Algorithm::Tree) { AppendTreeReduce(w, 0, "reduce"); AppendTreeBroadcast(w, 0, "broadcast"); }
@@ -162,7 +162,7 @@ Plan BuildPlan(const CollectiveSpec& spec)
     // Reserve for the largest families (ring: 2p(p-1) messages; pairwise: p^2) to avoid regrowth.
     const size_t p = static_cast<size_t>(spec.ranks);
     const bool quadratic = spec.algorithm == Algorithm::Ring || spec.algorithm == Algorithm::Pairwise ||
-                           spec.algorithm == Algorithm::Hierarchical;
+                           spec.algorithm == Algorithm::Hierarchical || spec.algorithm == Algorithm::HierarchicalTree;
     const size_t estimate = quadratic ? 2 * p * p : 4 * p * 24;
     plan.transfers.reserve(estimate);
     plan.segments.reserve(estimate + estimate / 8);

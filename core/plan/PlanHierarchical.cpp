@@ -7,7 +7,11 @@
 //      allgather over the N blocks of shard j (2 (N - 1) steps, every rail at once);
 //   3. allgather within each node: a ring over the g shards (g - 1 steps).
 // Only phase 2 crosses nodes, with 1/g of the data per GPU. On one node (N = 1) it is the ring.
+// The tree variant's phase 2 is a binomial tree per rail instead: shard j reduced up to node 0 in
+// ceil(log2 N) steps, then broadcast back down in as many (the lectures' MST, whole shards).
 #include "plan/PlanAlgorithms.hpp"
+
+#include <vector>
 
 namespace paralens::core {
 
@@ -15,9 +19,45 @@ namespace {
 
 int Mod(int a, int m) { return ((a % m) + m) % m; }
 
+// Phase 2 as rings: GPUs j of all nodes reduce-scatter, then allgather, the N blocks of shard j.
+void AppendRailRings(PlanWriter& w, int g, int nodes)
+{
+    auto rank = [&](int node, int local) { return Mod(node, nodes) * g + local; };
+    for (int k = 0; k < nodes - 1; ++k) {
+        w.BeginStep("reduce-scatter between nodes");
+        for (int node = 0; node < nodes; ++node)
+            for (int j = 0; j < g; ++j)
+                w.SendBlocks(rank(node, j), rank(node + 1, j), TransferOp::Reduce, j * nodes + Mod(node - 1 - k, nodes), 1);
+    }
+    for (int k = 0; k < nodes - 1; ++k) {
+        w.BeginStep("allgather between nodes");
+        for (int node = 0; node < nodes; ++node)
+            for (int j = 0; j < g; ++j)
+                w.SendBlocks(rank(node, j), rank(node + 1, j), TransferOp::Copy, j * nodes + Mod(node - k, nodes), 1);
+    }
+}
+
+// Phase 2 as binomial trees: at distance d = 1, 2, 4, ... node k (k mod 2d = d) sends its shard
+// to node k - d, which adds it; then the same pairs in reverse order copy the sum back down.
+void AppendRailTrees(PlanWriter& w, int g, int nodes)
+{
+    std::vector<int> distances;
+    for (int d = 1; d < nodes; d *= 2) distances.push_back(d);
+    for (int d : distances) {
+        w.BeginStep("reduce between nodes");
+        for (int node = d; node < nodes; node += 2 * d)
+            for (int j = 0; j < g; ++j) w.SendBlocks(node * g + j, (node - d) * g + j, TransferOp::Reduce, j * nodes, nodes);
+    }
+    for (auto it = distances.rbegin(); it != distances.rend(); ++it) {
+        w.BeginStep("broadcast between nodes");
+        for (int node = *it; node < nodes; node += 2 * *it)
+            for (int j = 0; j < g; ++j) w.SendBlocks((node - *it) * g + j, node * g + j, TransferOp::Copy, j * nodes, nodes);
+    }
+}
+
 } // namespace
 
-void AppendHierarchicalAllReduce(PlanWriter& w)
+void AppendHierarchicalAllReduce(PlanWriter& w, bool tree)
 {
     const int p = w.Ranks();
     const int g = w.Target().spec.ranksPerNode > 0 ? w.Target().spec.ranksPerNode : p;
@@ -28,18 +68,8 @@ void AppendHierarchicalAllReduce(PlanWriter& w)
         for (int node = 0; node < nodes; ++node)
             for (int j = 0; j < g; ++j) w.SendBlocks(rank(node, j), rank(node, j + 1), TransferOp::Reduce, Mod(j - 1 - k, g) * nodes, nodes);
     }
-    for (int k = 0; k < nodes - 1; ++k) {
-        w.BeginStep("reduce-scatter between nodes");
-        for (int node = 0; node < nodes; ++node)
-            for (int j = 0; j < g; ++j)
-                w.SendBlocks(rank(node, j), rank(Mod(node + 1, nodes), j), TransferOp::Reduce, j * nodes + Mod(node - 1 - k, nodes), 1);
-    }
-    for (int k = 0; k < nodes - 1; ++k) {
-        w.BeginStep("allgather between nodes");
-        for (int node = 0; node < nodes; ++node)
-            for (int j = 0; j < g; ++j)
-                w.SendBlocks(rank(node, j), rank(Mod(node + 1, nodes), j), TransferOp::Copy, j * nodes + Mod(node - k, nodes), 1);
-    }
+    if (tree) AppendRailTrees(w, g, nodes);
+    else AppendRailRings(w, g, nodes);
     for (int k = 0; k < g - 1; ++k) {
         w.BeginStep("allgather in nodes");
         for (int node = 0; node < nodes; ++node)

@@ -180,10 +180,14 @@ TEST_CASE("extrapolate predicts a two-node allreduce from a one-node log and a s
         CHECK(r["hierarchicalUs"].get<double>() == Approx(hier(n) * 1e6).epsilon(0.01));
         CHECK(r["ringUs"].get<double>() == Approx(ring(n) * 1e6).epsilon(0.01));
         CHECK(r["ringInterNodeUs"].get<double>() == Approx(r["ringUs"].get<double>()));
+        CHECK(r["hierarchicalTreeUs"].get<double>() == Approx((node(n) + 2 * net(n / 8)) * 1e6).epsilon(0.01)); // whole shards
+        CHECK(r["bestUs"].get<double>() <= r["hierarchicalTreeUs"].get<double>());
     }
+    CHECK(e.contains("hierarchicalTreeMapePct"));
     const CliResult text = RunParalens("extrapolate --node " + dir.File("node.log") + " --net " + dir.File("p2p.log") + " --nodes 4");
     REQUIRE(text.exitCode == 0);
-    CHECK_THAT(text.out, Catch::Contains("4 nodes of 8") && Catch::Contains("hier.") && Catch::Contains("best"));
+    CHECK_THAT(text.out, Catch::Contains("4 nodes of 8") && Catch::Contains("hier.") && Catch::Contains("h. tree") &&
+                               Catch::Contains("best"));
     const CliResult wrong = RunParalens("extrapolate --node " + dir.File("p2p.log") + " --net " + dir.File("p2p.log") + " --nodes 2");
     CHECK(wrong.exitCode == 2);
     CHECK_THAT(wrong.err, Catch::Contains("--node") && Catch::Contains("allreduce"));

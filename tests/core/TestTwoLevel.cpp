@@ -43,17 +43,20 @@ TEST_CASE("the hierarchical allreduce computes the sum on the CPU for every plac
     for (int p = 1; p <= 16; ++p)
         for (int perNode = 0; perNode <= p; ++perNode) {
             if (perNode > 0 && p % perNode != 0) continue;
-            for (uint64_t n : {uint64_t{0}, uint64_t{1}, uint64_t{7}, uint64_t{64}, uint64_t{1000}, uint64_t{4099}}) {
-                const CollectiveSpec s = AllReduce(Algorithm::Hierarchical, p, perNode, n);
-                INFO("p=" << p << " per node " << perNode << " n=" << n);
-                REQUIRE(CheckPlanOnCpu(BuildPlan(s), 99 + static_cast<uint64_t>(p)).ok);
-                ++checked;
-            }
+            for (uint64_t n : {uint64_t{0}, uint64_t{1}, uint64_t{7}, uint64_t{64}, uint64_t{1000}, uint64_t{4099}})
+                for (Algorithm a : TwoLevelAlgorithmsFor(Collective::AllReduce)) {
+                    const CollectiveSpec s = AllReduce(a, p, perNode, n);
+                    INFO(Name(a) << " p=" << p << " per node " << perNode << " n=" << n);
+                    REQUIRE(CheckPlanOnCpu(BuildPlan(s), 99 + static_cast<uint64_t>(p)).ok);
+                    ++checked;
+                }
         }
-    CHECK(checked > 250);
-    CollectiveSpec aligned = AllReduce(Algorithm::Hierarchical, 12, 4, 4 * 1001);
-    aligned.alignBytes = 4;
-    CHECK(CheckPlanOnCpu(BuildPlan(aligned), 5).ok);
+    CHECK(checked > 500);
+    for (Algorithm a : TwoLevelAlgorithmsFor(Collective::AllReduce)) {
+        CollectiveSpec aligned = AllReduce(a, 12, 4, 4 * 1001);
+        aligned.alignBytes = 4;
+        CHECK(CheckPlanOnCpu(BuildPlan(aligned), 5).ok);
+    }
 }
 
 TEST_CASE("the hierarchical allreduce's steps: 2(q-1) within nodes, 2(N-1) between, only those cross", "[core][plan][twolevel]")
@@ -85,14 +88,15 @@ TEST_CASE("the hierarchical allreduce's steps: 2(q-1) within nodes, 2(N-1) betwe
     CHECK_THAT(AlgorithmNamesList(Collective::AllReduce), Catch::Contains("hierarchical"));
 }
 
-TEST_CASE("hierarchical: formula, step-by-step price and simulation agree, on one level and on two", "[sim][twolevel]")
+TEST_CASE("hierarchical (rings or trees between nodes): formula, step-by-step price and simulation agree, on one level and on two", "[sim][twolevel]")
 {
+    for (Algorithm a : TwoLevelAlgorithmsFor(Collective::AllReduce))
     for (double gamma : {0.0, 40.0})
         for (int perNode : {2, 4, 8})
-            for (int nodes : {1, 2, 3, 4}) {
+            for (int nodes : {1, 2, 3, 4, 5}) {
                 const int p = perNode * nodes;
-                const CollectiveSpec s = AllReduce(Algorithm::Hierarchical, p, perNode, static_cast<uint64_t>(p) * 65536);
-                INFO("q=" << perNode << " N=" << nodes << " gamma " << gamma);
+                const CollectiveSpec s = AllReduce(a, p, perNode, static_cast<uint64_t>(p) * 65536);
+                INFO(Name(a) << " q=" << perNode << " N=" << nodes << " gamma " << gamma);
                 const ClusterModel flat = ClusterModel::FromUnits(5, 100, gamma);
                 const CostParams k{flat.alphaSec, flat.betaSecPerByte, flat.gammaSecPerByte};
                 const Prediction one = PredictSeconds(s, k);
@@ -109,7 +113,8 @@ TEST_CASE("hierarchical: formula, step-by-step price and simulation agree, on on
                 CHECK(Rel(price.seconds, f.seconds) < 1e-9);
                 CHECK(Rel(price.intraSeconds, f.intraSeconds) < 1e-9);
                 CHECK(price.netSeconds == Approx(f.netSeconds).epsilon(1e-9));
-                CHECK(price.netSteps == static_cast<size_t>(2 * (nodes - 1)));
+                const int levels = nodes > 1 ? static_cast<int>(std::ceil(std::log2(nodes))) : 0;
+                CHECK(price.netSteps == static_cast<size_t>(a == Algorithm::Hierarchical ? 2 * (nodes - 1) : 2 * levels));
             }
 }
 
@@ -168,7 +173,7 @@ TEST_CASE("the network's links: between nodes only, link overrides win, one leve
     CHECK(Simulate(BuildPlan(s), flat, {false}).seconds == Approx(intra).epsilon(1e-12));
 }
 
-TEST_CASE("extrapolation: the node's regimes within, the network's between, the faster family chosen", "[fit][twolevel]")
+TEST_CASE("extrapolation: the node's regimes within, the network's between, the fastest family chosen", "[fit][twolevel]")
 {
     // Within a node (8 GPUs): LL-like below 64 KiB, Simple above; between nodes one line.
     auto node = [](double n) { return std::min(15e-6 + n / 20e9, 60e-6 + n / 200e9); };
@@ -198,6 +203,13 @@ TEST_CASE("extrapolation: the node's regimes within, the network's between, the 
     const ExtrapolationRow& big = e.rows.back();
     CHECK(big.hierarchicalIntraSec == Approx(node(1 << 30)).epsilon(1e-3));
     CHECK(big.hierarchicalNetSec == Approx(2 * net((1 << 30) / 16.0)).epsilon(1e-3));
+    CHECK(big.treeNetSec == Approx(2 * net((1 << 30) / 8.0)).epsilon(1e-3)); // one level up and down, whole shards
+    CHECK(big.bestSec == Approx(std::min({big.ringSec, big.hierarchicalSec, big.treeSec})));
+    // On 8 nodes a small allreduce is latency-bound: the trees' 2 log2(8) = 6 messages beat the rings' 14.
+    const ExtrapolationRow small8 = ExtrapolateAllReduce(nodeFit, netFit, 8, {1024}, {}).rows.front();
+    CHECK(small8.treeSec < small8.hierarchicalSec);
+    CHECK(small8.bestSec == small8.treeSec);
+    CHECK(small8.treeNetSec == Approx(6 * net(1024 / 8.0)).epsilon(1e-3));
     CHECK(ExtrapolateAllReduce(nodeFit, netFit, 4, {1 << 20}, {}).rows.front().measuredSec == 0);
     CHECK_THROWS_WITH(ExtrapolateAllReduce(netFit, netFit, 2, sizes, {}), Catch::Contains("allreduce"));
     CHECK_THROWS_WITH(ExtrapolateAllReduce(nodeFit, nodeFit, 2, sizes, {}), Catch::Contains("sendrecv"));
