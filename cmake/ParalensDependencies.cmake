@@ -83,7 +83,8 @@ if(NOT PARALENS_WITH_CUDA STREQUAL "OFF")
       execute_process(COMMAND ${PARALENS_PYTHON3} -c "import site; print(';'.join(site.getsitepackages()))"
                       OUTPUT_VARIABLE _paralens_site OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
       foreach(_dir IN LISTS _paralens_site)
-        list(APPEND _paralens_wheel_roots ${_dir}/nvidia/nccl ${_dir}/nvidia/cuda_cupti)
+        # CUDA 12's wheels have a folder each; CUDA 13's (cupti, runtime, cuBLAS) share nvidia/cu13.
+        list(APPEND _paralens_wheel_roots ${_dir}/nvidia/nccl ${_dir}/nvidia/cuda_cupti ${_dir}/nvidia/cu13)
       endforeach()
     endif()
     find_path(NCCL_INCLUDE_DIR nccl.h

@@ -15,6 +15,15 @@
 #   PACK=1         at the end, pack logs and traces into two .tar.gz files under $OUT (for tools
 #                  that bring back only a few files) and remove the folders
 #   JOBS           build parallelism (default: the number of CPUs)
+#   GPU_DEPS       paralens' Debian libraries unpacked by scripts/gpu-prepare.sh on the development
+#                  machine (default .gpu-deps; used when present): a GPU machine that cannot install
+#                  anything builds and tests from them (carry the folder there with the tree)
+#   PREBUILT=1     skip the build: unpack $GPU_DEPS/prebuilt.tar.gz, the build that
+#                  `scripts/gpu-prepare.sh --check` made and tested on the development machine, at
+#                  /opt/paralens/build (with this tree linked at /opt/paralens/src, the paths CMake
+#                  wrote into it; needs root, as on the device machine)
+#   STOP_AFTER     build or tests: stop after that step (the checks of gpu-prepare.sh --check, on
+#                  a machine without a GPU)
 #
 # Every step runs even when an earlier one failed; $OUT/summary.txt lists each step's result and
 # the script exits non-zero when any step failed. Nothing here needs the network.
@@ -64,19 +73,38 @@ if spec and spec.submodule_search_locations:
 PY
 }
 CMAKE_EXTRA=()
-for pkg in nccl cuda_cupti; do
+
+# ---- paralens' own libraries from the prepared folder (scripts/gpu-prepare.sh), when present ----
+GPU_DEPS=${GPU_DEPS:-$ROOT/.gpu-deps}
+if [ -d "$GPU_DEPS/root/usr" ]; then
+  prefix=$(cd "$GPU_DEPS/root/usr" && pwd)
+  export CMAKE_PREFIX_PATH="$prefix${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+  export LD_LIBRARY_PATH="$prefix/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  # Debian's layout (lib/x86_64-linux-gnu) is searched on any distribution.
+  CMAKE_EXTRA+=("-DCMAKE_LIBRARY_ARCHITECTURE=x86_64-linux-gnu")
+  note "paralens' libraries from $GPU_DEPS ($(wc -l <"$GPU_DEPS/MANIFEST" 2>/dev/null || echo '?') Debian packages)"
+else
+  note "no $GPU_DEPS: paralens' libraries must be installed (scripts/gpu-prepare.sh makes the folder)"
+fi
+
+# The toolkit's own copy of a header, if any (CUPTI may sit under extras/CUPTI).
+toolkit_has() { [ -e "/usr/local/cuda/include/$1" ] || [ -e "/usr/local/cuda/extras/CUPTI/include/$1" ]; }
+# NCCL's wheel keeps nvidia/nccl; CUDA 13's wheels (cupti, runtime, cuBLAS) share nvidia/cu13,
+# CUDA 12's have a folder each (nvidia/cuda_cupti).
+cupti_hinted=0
+for pkg in nccl cuda_cupti cu13; do
   dir=$(wheel_dir "$pkg")
-  if [ -n "$dir" ] && [ -d "$dir/lib" ]; then
-    export LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-    note "found $pkg in a pip wheel: $dir"
-    if [ "$pkg" = nccl ] && [ ! -e /usr/local/cuda/include/nccl.h ]; then
-      libs=("$dir"/lib/libnccl.so*)
-      CMAKE_EXTRA+=("-DNCCL_INCLUDE_DIR=$dir/include" "-DNCCL_LIBRARY=${libs[0]}")
-    fi
-    if [ "$pkg" = cuda_cupti ] && [ ! -e /usr/local/cuda/include/cupti.h ]; then
-      libs=("$dir"/lib/libcupti.so*)
-      CMAKE_EXTRA+=("-DCUPTI_INCLUDE_DIR=$dir/include" "-DCUPTI_LIBRARY=${libs[0]}")
-    fi
+  if [ -z "$dir" ] || [ ! -d "$dir/lib" ]; then continue; fi
+  export LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  note "found $pkg in a pip wheel: $dir"
+  if [ "$pkg" = nccl ] && ! toolkit_has nccl.h; then
+    libs=("$dir"/lib/libnccl.so*)
+    CMAKE_EXTRA+=("-DNCCL_INCLUDE_DIR=$dir/include" "-DNCCL_LIBRARY=${libs[0]}")
+  fi
+  if [ "$pkg" != nccl ] && [ "$cupti_hinted" = 0 ] && [ -e "$dir/include/cupti.h" ] && ! toolkit_has cupti.h; then
+    libs=("$dir"/lib/libcupti.so*)
+    CMAKE_EXTRA+=("-DCUPTI_INCLUDE_DIR=$dir/include" "-DCUPTI_LIBRARY=${libs[0]}")
+    cupti_hinted=1
   fi
 done
 if [ -d /usr/local/cuda/lib64 ]; then
@@ -84,11 +112,41 @@ if [ -d /usr/local/cuda/lib64 ]; then
 fi
 export PATH="/usr/local/cuda/bin:$PATH"
 
+# ---- the prebuilt build, when asked for ----
+CTEST_EXCLUDE=()
+if [ "${PREBUILT:-0}" = 1 ]; then
+  tarball=$GPU_DEPS/prebuilt.tar.gz
+  if [ ! -f "$tarball" ]; then
+    note "PREBUILT=1 but there is no $tarball (scripts/gpu-prepare.sh --check makes it)"
+    exit 1
+  fi
+  mkdir -p /opt/paralens || exit 1
+  if [ "$(cd /opt/paralens/src 2>/dev/null && pwd -P)" != "$(pwd -P)" ]; then
+    if [ -e /opt/paralens/src ] && [ ! -L /opt/paralens/src ]; then
+      note "/opt/paralens/src exists and is not this tree: cannot use the prebuilt build"
+      exit 1
+    fi
+    ln -sfn "$ROOT" /opt/paralens/src || exit 1
+  fi
+  rm -rf /opt/paralens/build && tar -C /opt/paralens -xzf "$tarball" || exit 1
+  BUILD_DIR=/opt/paralens/build
+  SKIP_BUILD=1
+  # That test configures the tree again with the development machine's cmake path and generator.
+  CTEST_EXCLUDE=(-E "configures without CUDA")
+  note "prebuilt build from $tarball at $BUILD_DIR, built from commit $(head -n 1 "$GPU_DEPS/PREBUILT_FROM" 2>/dev/null || echo '?')"
+  if [ "$(head -n 1 "$GPU_DEPS/PREBUILT_FROM" 2>/dev/null)" != "$(git rev-parse HEAD 2>/dev/null)" ] || [ "$(wc -l <"$GPU_DEPS/PREBUILT_FROM" 2>/dev/null)" != 1 ]; then
+    note "warning: the prebuilt build is not of this tree's commit, or was built with changes (see $GPU_DEPS/PREBUILT_FROM)"
+  fi
+fi
+
 # ---- the machine ----
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "host: $(hostname)"
   echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)"
+  grep -E '^(PRETTY_NAME|VERSION_ID)=' /etc/os-release 2>/dev/null
+  ldd --version 2>&1 | head -n 1
+  c++ --version 2>&1 | head -n 1
   nvidia-smi 2>&1 || echo "nvidia-smi: not available"
   nvidia-smi topo -m 2>&1 || true
   nvcc --version 2>&1 || echo "nvcc: not available"
@@ -104,20 +162,30 @@ if [ "${SKIP_BUILD:-0}" != 1 ]; then
     -DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCH" -DPARALENS_WITH_CUDA=ON -DPARALENS_WITH_GUI="$GUI" "${CMAKE_EXTRA[@]}"
   step build cmake --build "$BUILD_DIR" -j "$JOBS"
 fi
+if [ "${STOP_AFTER:-}" = build ]; then
+  note "stopped after the build (STOP_AFTER=build); $failures step(s) failed"
+  [ "$failures" -eq 0 ]
+  exit
+fi
 PARALENS=$BUILD_DIR/bin/paralens
 if [ ! -x "$PARALENS" ]; then
   note "no paralens binary at $PARALENS: nothing more can run"
   exit 1
 fi
 step version "$PARALENS" --version --json
+
+# ---- tests: the whole suite (GPU tests included), then the GPU tests verbosely ----
+step ctest ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" --timeout 1200 "${CTEST_EXCLUDE[@]}"
+if [ "${STOP_AFTER:-}" = tests ]; then
+  note "stopped after the tests (STOP_AFTER=tests); $failures step(s) failed"
+  [ "$failures" -eq 0 ]
+  exit
+fi
 step devices "$PARALENS" run --workload gemm --shapes 256 --iters 1 --warmup 0 --profile events --json
 
 NGPUS=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 NGPUS=${NGPUS:-0}
 note "GPUs: $NGPUS"
-
-# ---- tests: the whole suite (GPU tests included), then the GPU tests verbosely ----
-step ctest ctest --test-dir "$BUILD_DIR" --output-on-failure -j 4 --timeout 1200
 step gpu-tests "$BUILD_DIR/bin/paralens_gpu_tests" --durations yes
 
 T=$OUT/traces
