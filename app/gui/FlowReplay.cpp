@@ -126,6 +126,20 @@ void Circle(FlowLayout& l, int p, int skip = -1)
     }
 }
 
+// The circle with a gap of kNodeGap rank spacings after each node of g consecutive ranks.
+void CircleOfNodes(FlowLayout& l, int p, int g)
+{
+    constexpr double kNodeGap = 0.8;
+    const int nodes = p / g;
+    const double slots = p + kNodeGap * nodes;
+    for (int r = 0; r < p; ++r) {
+        // Rank 0 on top, clockwise, as on the plain circle.
+        const double a = 2 * std::numbers::pi * (r + kNodeGap * (r / g)) / slots;
+        l.pos[static_cast<size_t>(r)] = {static_cast<float>(0.5 + 0.5 * std::sin(a)), static_cast<float>(0.5 - 0.5 * std::cos(a))};
+    }
+    l.ranksPerNode = g;
+}
+
 // Breadth-first from the root over the Plan's edges: depth = level, x = leaf order (parents
 // centred over their children).
 void Tree(FlowLayout& l, int p, int root)
@@ -237,7 +251,9 @@ FlowLayout LayoutRanks(const core::Plan& plan)
     default: break;
     }
     l.kind = FlowLayoutKind::Ring;
-    Circle(l, p);
+    const int g = plan.spec.ranksPerNode;
+    if (g > 0 && g < p && p % g == 0) CircleOfNodes(l, p, g);
+    else Circle(l, p);
     return l;
 }
 

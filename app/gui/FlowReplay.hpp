@@ -60,11 +60,14 @@ struct FlowLayout {
     float width = 1.0f;                     // extent of the layout, for isotropic scaling
     float height = 1.0f;
     std::vector<std::pair<int, int>> edges; // every pair of ranks the Plan ever connects (a < b)
+    int ranksPerNode = 0; // > 0: the ranks sit in nodes of this many consecutive ranks, apart on the circle
 };
 
 // Ring and pairwise/direct plans on a circle (rank 0 on top, clockwise); tree plans as the tree
 // their transfers form, rooted at the root; halving-doubling and recursive doubling on a
 // hypercube (p a power of two up to 16, else a circle); naive plans as a star around the root.
+// On a circle, a spec placed on several nodes (ranksPerNode dividing p) keeps each node's ranks
+// together with a gap between nodes (layout.ranksPerNode set: the view draws the nodes).
 FlowLayout LayoutRanks(const core::Plan& plan);
 
 } // namespace paralens::app

@@ -15,11 +15,11 @@ namespace paralens::app {
 
 namespace {
 
-// The closed form of the run's Plan at the step costs the flow view shows (for a training step,
-// its collective's, not the whole step's prediction).
+// The model of the run's collective (for a training step, its collective's, not the whole step's
+// prediction).
 double ClosedFormSeconds(const RunResult& run)
 {
-    return run.plan ? paralens::core::PredictSeconds(run.plan->spec, run.stepCost).seconds : run.predictedSeconds;
+    return run.collectiveModelSeconds > 0 ? run.collectiveModelSeconds : run.predictedSeconds;
 }
 
 bool ColourByOrigin(core::Collective c) { return c == core::Collective::AllToAll || c == core::Collective::SendRecv; }
@@ -224,6 +224,7 @@ void FlowView::DrawPanel(Panel& panel, const RunResult& run, ImVec2 min, ImVec2 
         cell = std::max(cell, 3.0f);
     }
     for (Node& node : panel.nodes) node.radius = std::round(radius);
+    DrawNodeBands(layout, panel.nodes);
     for (auto [a, b] : layout.edges)
         dl->AddLine(panel.nodes[static_cast<size_t>(a)].centre, panel.nodes[static_cast<size_t>(b)].centre, th.edge, th.line);
     char label[16];
@@ -250,6 +251,48 @@ void FlowView::DrawPanel(Panel& panel, const RunResult& run, ImVec2 min, ImVec2 
                   FormatDuration(b, sizeof b, ClosedFormSeconds(run) * 1e9));
     dl->AddText(ImVec2(min.x + pad, max.y - pad - fontH), th.textDim, line);
     dl->PopClipRect();
+}
+
+void FlowView::DrawNodeBands(const FlowLayout& layout, const std::vector<Node>& nodes) const
+{
+    const int g = layout.ranksPerNode;
+    if (g <= 0) return;
+    const Theme& th = CurrentTheme();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float fontH = ImGui::GetFontSize();
+    const ImU32 band = Mix(th.background, th.accent, 0.10f), rim = Mix(th.background, th.accent, 0.35f);
+    std::vector<ImVec2> centres;
+    ImVec2 centre(0, 0); // of the circle
+    for (const Node& n : nodes) {
+        centre.x += n.centre.x / static_cast<float>(nodes.size());
+        centre.y += n.centre.y / static_cast<float>(nodes.size());
+    }
+    char label[24];
+    for (size_t first = 0; first + static_cast<size_t>(g) <= nodes.size(); first += static_cast<size_t>(g)) {
+        // A band along the node's ranks, as wide as a rank and a half, with round ends.
+        centres.clear();
+        for (size_t r = first; r < first + static_cast<size_t>(g); ++r) centres.push_back(nodes[r].centre);
+        const float half = nodes[first].radius * 1.55f;
+        dl->AddPolyline(centres.data(), static_cast<int>(centres.size()), band, ImDrawFlags_None, 2 * half);
+        dl->AddCircleFilled(centres.front(), half, band, 32);
+        dl->AddCircleFilled(centres.back(), half, band, 32);
+        dl->AddCircle(centres.front(), half, rim, 32, th.line);
+        dl->AddCircle(centres.back(), half, rim, 32, th.line);
+        // Its name outside the circle, beyond the node's middle.
+        const ImVec2 a = centres.front(), b = centres.back();
+        const ImVec2 middle = centres[centres.size() / 2];
+        ImVec2 out((a.x + b.x) / 2 - centre.x, (a.y + b.y) / 2 - centre.y);
+        float len = std::sqrt(out.x * out.x + out.y * out.y);
+        if (len < 1) {
+            out = ImVec2(middle.x - centre.x, middle.y - centre.y);
+            len = std::max(1.0f, std::sqrt(out.x * out.x + out.y * out.y));
+        }
+        const float r = std::sqrt((middle.x - centre.x) * (middle.x - centre.x) + (middle.y - centre.y) * (middle.y - centre.y));
+        std::snprintf(label, sizeof label, "node %zu", first / static_cast<size_t>(g));
+        const ImVec2 ts = ImGui::CalcTextSize(label);
+        const float reach = r + half + fontH * 0.3f + std::max(ts.x, ts.y) * 0.5f;
+        dl->AddText(ImVec2(centre.x + out.x / len * reach - ts.x / 2, centre.y + out.y / len * reach - ts.y / 2), th.textDim, label);
+    }
 }
 
 void FlowView::DrawTransfers(const RunResult& run, const std::vector<Node>& nodes, int step, float phase, float cell)
@@ -399,8 +442,6 @@ void FlowView::DrawControls(ImVec2 min, float width, const RunResult* focus)
 void FlowView::DrawExplanation(const RunResult& run) const
 {
     const StepPosition pos = Position(m_position, run.holdings->Steps());
-    // A training step's collective has no model view of its own: its costs come from its cluster.
-    const core::CostParams k = run.model ? run.model->params : run.stepCost;
     char a[32], b[32], c[32], d[32], e[32], formula[96];
     ImGui::Spacing();
     if (pos.shown == 0) {
@@ -409,16 +450,19 @@ void FlowView::DrawExplanation(const RunResult& run) const
     } else {
         const StepInfo& s = run.steps[static_cast<size_t>(pos.shown - 1)];
         const double m = static_cast<double>(s.maxBytes);
-        const bool gamma = s.reduces && k.gammaSecPerByte > 0;
+        const bool gamma = s.reduces && s.gammaSecPerByte > 0;
+        // On the network: alpha' and beta' (the primes say so).
+        const char* ab = s.network ? "\xCE\xB1' + n\xCE\xB2'" : "\xCE\xB1 + n\xCE\xB2";
         ImGui::TextWrapped("Step %d of %zu (%s): %d message%s of up to %s at once.", pos.shown, run.steps.size(), s.phase.c_str(),
                            s.transfers, s.transfers == 1 ? "" : "s", FormatValue(a, sizeof a, m, AxisUnit::Bytes));
         if (gamma)
-            ImGui::TextWrapped("Cost \xCE\xB1 + n\xCE\xB2 + n\xCE\xB3 = %s + %s + %s = %s", FormatDuration(b, sizeof b, k.alphaSec * 1e9),
-                               FormatDuration(c, sizeof c, m * k.betaSecPerByte * 1e9), FormatDuration(d, sizeof d, m * k.gammaSecPerByte * 1e9),
+            ImGui::TextWrapped("Cost %s + n\xCE\xB3 = %s + %s + %s = %s", ab, FormatDuration(b, sizeof b, s.alphaSec * 1e9),
+                               FormatDuration(c, sizeof c, m * s.betaSecPerByte * 1e9), FormatDuration(d, sizeof d, m * s.gammaSecPerByte * 1e9),
                                FormatDuration(e, sizeof e, s.modelSeconds * 1e9));
         else
-            ImGui::TextWrapped("Cost \xCE\xB1 + n\xCE\xB2 = %s + %s = %s", FormatDuration(b, sizeof b, k.alphaSec * 1e9),
-                               FormatDuration(c, sizeof c, m * k.betaSecPerByte * 1e9), FormatDuration(e, sizeof e, s.modelSeconds * 1e9));
+            ImGui::TextWrapped("Cost %s = %s + %s = %s%s", ab, FormatDuration(b, sizeof b, s.alphaSec * 1e9),
+                               FormatDuration(c, sizeof c, m * s.betaSecPerByte * 1e9), FormatDuration(e, sizeof e, s.modelSeconds * 1e9),
+                               s.network ? " (between nodes)" : "");
     }
     double total = 0;
     for (int s = 0; s < pos.shown; ++s) total += run.steps[static_cast<size_t>(s)].modelSeconds;

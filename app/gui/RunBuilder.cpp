@@ -60,15 +60,23 @@ std::vector<StepInfo> StepInfos(const core::Plan& plan, const core::Trace& trace
     for (size_t k = 0; k < plan.steps.size(); ++k) {
         StepInfo& s = steps[k];
         s.phase = plan.phases[plan.steps[k].phase];
+        s.gammaSecPerByte = cluster.gammaSecPerByte;
         for (const core::Transfer& t : plan.TransfersOf(plan.steps[k])) {
             if (t.src == t.dst) continue;
             ++s.transfers;
-            s.maxBytes = std::max(s.maxBytes, t.bytes);
             s.reduces = s.reduces || t.op == core::TransferOp::Reduce;
+            // Single-port: the step lasts as long as its slowest message, on that message's link.
+            const core::LinkCost link = core::LinkBetween(cluster, plan.spec, t.src, t.dst);
+            const double m = static_cast<double>(t.bytes);
+            const double sec = link.alphaSec + m * link.betaSecPerByte + (t.op == core::TransferOp::Reduce ? m * cluster.gammaSecPerByte : 0.0);
+            if (sec > s.modelSeconds || s.transfers == 1) {
+                s.modelSeconds = sec;
+                s.maxBytes = t.bytes;
+                s.alphaSec = link.alphaSec;
+                s.betaSecPerByte = link.betaSecPerByte;
+                s.network = link.network;
+            }
         }
-        const double m = static_cast<double>(s.maxBytes);
-        if (s.transfers > 0)
-            s.modelSeconds = cluster.alphaSec + m * cluster.betaSecPerByte + (s.reduces ? m * cluster.gammaSecPerByte : 0.0);
     }
     // The simulated end of each step: the last message (or reduction) tagged with it.
     for (const core::Track& track : trace.Tracks())
@@ -124,8 +132,8 @@ void AttachPlan(RunResult& r, const core::CollectiveSpec& spec, const ClusterPar
     }
     r.plan = plan;
     r.formula = core::FormulaText(spec.collective, spec.algorithm);
-    r.stepCost = {model.alphaSec, model.betaSecPerByte, model.gammaSecPerByte};
-    if (r.predictedSeconds <= 0) r.predictedSeconds = core::PredictSeconds(spec, r.stepCost).seconds;
+    r.collectiveModelSeconds = core::ModelOnTwoLevels(spec, model, plan.get()).seconds;
+    if (r.predictedSeconds <= 0) r.predictedSeconds = r.collectiveModelSeconds;
 }
 
 namespace {
@@ -201,7 +209,7 @@ std::shared_ptr<RunResult> BuildCollective(const Experiment& e)
     FillUsage(*r);
     const core::TwoLevelModel pred = core::ModelOnTwoLevels(spec, cluster, plan.get());
     r->simulatedSeconds = sim.seconds;
-    r->predictedSeconds = pred.seconds;
+    r->predictedSeconds = r->collectiveModelSeconds = pred.seconds;
     r->predictionExact = pred.exact;
     r->formula = core::FormulaText(spec.collective, spec.algorithm);
     r->algbwGBps = core::AlgBwGBps(spec.bytes, sim.seconds);

@@ -33,7 +33,9 @@ struct StepInfo {
     int transfers = 0;             // messages on the wire (local copies excluded)
     uint64_t maxBytes = 0;         // the largest message: single-port, the step lasts alpha + m beta
     bool reduces = false;
-    double modelSeconds = 0.0;     // alpha + m beta (+ m gamma when it reduces)
+    double modelSeconds = 0.0;     // alpha + m beta (+ m gamma when it reduces) of its slowest message
+    double alphaSec = 0.0, betaSecPerByte = 0.0, gammaSecPerByte = 0.0; // that message's link (core::LinkBetween)
+    bool network = false;          // that message goes between nodes
     double simulatedEndSeconds = 0.0; // when the step's last message ended in the simulation
 };
 
@@ -154,7 +156,7 @@ struct RunResult {
     double algbwGBps = 0.0;
     double busbwGBps = 0.0;
     std::vector<StepInfo> steps;
-    core::CostParams stepCost;                  // the alpha, beta, gamma the steps are priced with
+    double collectiveModelSeconds = 0.0;        // the model of the collective alone (for a training step: its collective's)
     // A measured run with alpha and beta fitted to it (a live sweep): the outlines can use them.
     std::shared_ptr<const core::CostParams> fitCost;
     std::shared_ptr<const FlowHoldings> holdings; // what each rank holds after each step (p <= 64)

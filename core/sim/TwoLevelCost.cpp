@@ -6,23 +6,14 @@
 
 namespace paralens::core {
 
-namespace {
-
-struct Link {
-    double alpha, beta;
-    bool net;
-};
-
-Link LinkOf(const ClusterModel& c, const CollectiveSpec& spec, int src, int dst)
+LinkCost LinkBetween(const ClusterModel& c, const CollectiveSpec& spec, int src, int dst)
 {
-    Link l{c.alphaSec, c.betaSecPerByte, false};
+    LinkCost l{c.alphaSec, c.betaSecPerByte, false};
     if (c.TwoLevel() && spec.ranksPerNode > 0 && spec.NodeOf(src) != spec.NodeOf(dst)) l = {c.netAlphaSec, c.netBetaSecPerByte, true};
     for (const LinkOverride& o : c.links)
-        if (o.src == src && o.dst == dst) l = {o.alphaSec, o.betaSecPerByte, l.net};
+        if (o.src == src && o.dst == dst) l = {o.alphaSec, o.betaSecPerByte, l.network};
     return l;
 }
-
-} // namespace
 
 PlanPrice PricePlan(const Plan& plan, const ClusterModel& cluster)
 {
@@ -37,13 +28,13 @@ PlanPrice PricePlan(const Plan& plan, const ClusterModel& cluster)
         std::fill(recvNet.begin(), recvNet.end(), 0);
         for (const Transfer& t : plan.TransfersOf(step)) {
             if (t.src == t.dst) continue; // a local copy costs nothing
-            const Link l = LinkOf(cluster, plan.spec, t.src, t.dst);
+            const LinkCost l = LinkBetween(cluster, plan.spec, t.src, t.dst);
             const double m = static_cast<double>(t.bytes);
-            const double cost = l.alpha + m * l.beta + (t.op == TransferOp::Reduce ? m * cluster.gammaSecPerByte : 0.0);
+            const double cost = l.alphaSec + m * l.betaSecPerByte + (t.op == TransferOp::Reduce ? m * cluster.gammaSecPerByte : 0.0);
             send[static_cast<size_t>(t.src)] += cost;
             recv[static_cast<size_t>(t.dst)] += cost;
-            sendNet[static_cast<size_t>(t.src)] |= l.net;
-            recvNet[static_cast<size_t>(t.dst)] |= l.net;
+            sendNet[static_cast<size_t>(t.src)] |= l.network;
+            recvNet[static_cast<size_t>(t.dst)] |= l.network;
         }
         double longest = 0;
         bool net = false;

@@ -17,6 +17,15 @@
 
 namespace paralens::core {
 
+// The link a message from rank src to rank dst takes: the network's alpha and beta between nodes
+// of spec.ranksPerNode ranks when the cluster has two levels, else the cluster's; a link override
+// for that pair wins (its alpha and beta, still counted to the network when it crosses nodes).
+struct LinkCost {
+    double alphaSec = 0.0, betaSecPerByte = 0.0;
+    bool network = false;
+};
+LinkCost LinkBetween(const ClusterModel& cluster, const CollectiveSpec& spec, int src, int dst);
+
 struct PlanPrice {
     double seconds = 0.0;
     double intraSeconds = 0.0, netSeconds = 0.0; // the steps paced within nodes, and between them

@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 using namespace paralens;
 using namespace paralens::app;
 
@@ -109,6 +111,30 @@ TEST_CASE("layouts follow the plan: ring on a circle, tree from the root down, h
     CHECK(star.kind == FlowLayoutKind::Star);
     CHECK(star.pos[0].x == Approx(0.5f));
     CHECK(star.pos[0].y == Approx(0.5f));
+}
+
+TEST_CASE("ranks on nodes: each node's ranks together on the circle, a gap between nodes", "[gui][twolevel]")
+{
+    for (core::Algorithm a : {core::Algorithm::Hierarchical, core::Algorithm::HierarchicalTree, core::Algorithm::Ring}) {
+        core::CollectiveSpec spec{core::Collective::AllReduce, a, 16, 1 << 16, 0, 1};
+        spec.ranksPerNode = 4;
+        const FlowLayout l = LayoutRanks(core::BuildPlan(spec));
+        INFO(core::Name(a));
+        CHECK(l.kind == FlowLayoutKind::Ring);
+        CHECK(l.ranksPerNode == 4);
+        CHECK(l.pos[0].y == Approx(0.0f).margin(1e-6)); // rank 0 on top
+        auto gap = [&](int r) { return std::hypot(l.pos[static_cast<size_t>(r + 1)].x - l.pos[static_cast<size_t>(r)].x,
+                                                  l.pos[static_cast<size_t>(r + 1)].y - l.pos[static_cast<size_t>(r)].y); };
+        for (int r = 0; r + 1 < 16; ++r) {
+            if ((r + 1) % 4 == 0) CHECK(gap(r) > 1.5 * gap(0)); // the last rank of a node to the first of the next
+            else CHECK(gap(r) == Approx(gap(0)).epsilon(1e-4));
+        }
+    }
+    core::CollectiveSpec uneven{core::Collective::AllReduce, core::Algorithm::Ring, 6, 1 << 12, 0, 1};
+    uneven.ranksPerNode = 4; // not whole nodes: the plain circle
+    CHECK(LayoutRanks(core::BuildPlan(uneven)).ranksPerNode == 0);
+    uneven.ranksPerNode = 6; // one node
+    CHECK(LayoutRanks(core::BuildPlan(uneven)).ranksPerNode == 0);
 }
 
 TEST_CASE("more ranks than the flow view draws is an error naming the limit", "[gui]")

@@ -29,6 +29,18 @@ Experiment Collective(core::Algorithm a, int p, uint64_t bytes)
     return e;
 }
 
+// Nodes of `perNode` GPUs on NVLink (2 us, 300 GB/s) joined by a network (10 us, 25 GB/s).
+Experiment TwoLevelCollective(core::Algorithm a, int p, uint64_t bytes, int perNode)
+{
+    Experiment e = Collective(a, p, bytes);
+    e.cluster.alphaUs = 2;
+    e.cluster.bandwidthGBps = 300;
+    e.cluster.ranksPerNode = perNode;
+    e.cluster.netAlphaUs = 10;
+    e.cluster.netBandwidthGBps = 25;
+    return e;
+}
+
 Experiment Pipeline(core::ScheduleKind k, bool recompute = false)
 {
     Experiment e;
@@ -59,6 +71,36 @@ TEST_CASE("a ring allreduce run: simulated = closed form, and the steps' alpha +
     CHECK(run->plan);
 }
 
+TEST_CASE("the flow view's step costs: each step on its slowest message's link, adding up to the collective's model", "[gui][twolevel]")
+{
+    Experiment e = Collective(core::Algorithm::Ring, 8, uint64_t{8} << 20);
+    e.cluster.alphaUs = 3; // not the defaults: the closed form must follow the cluster
+    e.cluster.bandwidthGBps = 40;
+    auto flat = BuildRun(e);
+    CHECK(flat->collectiveModelSeconds == Approx(2 * 7 * 3e-6 + 2 * 7.0 / 8 * (8 << 20) / 40e9).epsilon(1e-9));
+    for (const StepInfo& s : flat->steps) {
+        CHECK_FALSE(s.network);
+        CHECK(s.alphaSec == Approx(3e-6));
+    }
+    for (core::Algorithm a : {core::Algorithm::Ring, core::Algorithm::Hierarchical, core::Algorithm::HierarchicalTree}) {
+        auto run = BuildRun(TwoLevelCollective(a, 16, uint64_t{16} << 20, 4));
+        INFO(core::Name(a));
+        double total = 0;
+        size_t network = 0;
+        for (const StepInfo& s : run->steps) {
+            total += s.modelSeconds;
+            network += s.network ? 1 : 0;
+            if (s.network) CHECK(s.alphaSec == Approx(10e-6));
+            else CHECK(s.alphaSec == Approx(2e-6));
+        }
+        // Ring: all 30 steps paced by the network; rings between 4 nodes: 2 x 3; trees: 2 x 2.
+        CHECK(network == (a == core::Algorithm::Ring ? 30u : a == core::Algorithm::Hierarchical ? 6u : 4u));
+        CHECK(run->collectiveModelSeconds == Approx(run->predictedSeconds));
+        CHECK(total == Approx(run->collectiveModelSeconds).epsilon(1e-9));
+        CHECK(total == Approx(run->simulatedSeconds).epsilon(1e-9));
+    }
+}
+
 TEST_CASE("the model view's data: curves per algorithm, the ring/tree crossover, a fit recovering alpha and beta", "[gui]")
 {
     auto run = BuildRun(Collective(core::Algorithm::Ring, 8, 1 << 20));
@@ -84,12 +126,7 @@ static const ModelCurve& CurveOf(const ModelData& m, core::Algorithm a)
 
 TEST_CASE("two levels: the hierarchical curves join, each curve's network share, the run's model = simulation", "[gui][twolevel]")
 {
-    Experiment e = Collective(core::Algorithm::Hierarchical, 16, 256 << 20);
-    e.cluster.alphaUs = 2;
-    e.cluster.bandwidthGBps = 300;
-    e.cluster.ranksPerNode = 8;
-    e.cluster.netAlphaUs = 10;
-    e.cluster.netBandwidthGBps = 25;
+    Experiment e = TwoLevelCollective(core::Algorithm::Hierarchical, 16, 256 << 20, 8);
     auto run = BuildRun(e);
     REQUIRE(run->model);
     const ModelData& m = *run->model;
