@@ -126,16 +126,23 @@ void Circle(FlowLayout& l, int p, int skip = -1)
     }
 }
 
-// The circle with a gap of kNodeGap rank spacings after each node of g consecutive ranks.
-void CircleOfNodes(FlowLayout& l, int p, int g)
+// The circle with a gap of kNodeGap rank spacings after each node of g consecutive ranks. Two
+// nodes of a hierarchical algorithm face each other instead, node 0 on the right and node 1 its
+// mirror image on the left, so that the rails (GPU j of both nodes) are level with each other.
+void CircleOfNodes(FlowLayout& l, int p, int g, bool mirrorTwo)
 {
     constexpr double kNodeGap = 0.8;
     const int nodes = p / g;
-    const double slots = p + kNodeGap * nodes;
-    for (int r = 0; r < p; ++r) {
-        // Rank 0 on top, clockwise, as on the plain circle.
-        const double a = 2 * std::numbers::pi * (r + kNodeGap * (r / g)) / slots;
-        l.pos[static_cast<size_t>(r)] = {static_cast<float>(0.5 + 0.5 * std::sin(a)), static_cast<float>(0.5 - 0.5 * std::cos(a))};
+    auto put = [&](int r, double a, bool left) {
+        const double x = 0.5 * std::sin(a);
+        l.pos[static_cast<size_t>(r)] = {static_cast<float>(0.5 + (left ? -x : x)), static_cast<float>(0.5 - 0.5 * std::cos(a))};
+    };
+    if (mirrorTwo && nodes == 2) {
+        constexpr double kFacingGap = 1.6; // between node 0's first rank and its mirror (and last and last)
+        for (int r = 0; r < p; ++r) put(r, std::numbers::pi * (r % g + kFacingGap / 2) / (g - 1 + kFacingGap), r >= g);
+    } else {
+        const double slots = p + kNodeGap * nodes;
+        for (int r = 0; r < p; ++r) put(r, 2 * std::numbers::pi * (r + kNodeGap * (r / g)) / slots, false); // rank 0 on top
     }
     l.ranksPerNode = g;
 }
@@ -252,7 +259,8 @@ FlowLayout LayoutRanks(const core::Plan& plan)
     }
     l.kind = FlowLayoutKind::Ring;
     const int g = plan.spec.ranksPerNode;
-    if (g > 0 && g < p && p % g == 0) CircleOfNodes(l, p, g);
+    const bool hierarchical = plan.spec.algorithm == core::Algorithm::Hierarchical || plan.spec.algorithm == core::Algorithm::HierarchicalTree;
+    if (g > 0 && g < p && p % g == 0) CircleOfNodes(l, p, g, hierarchical);
     else Circle(l, p);
     return l;
 }

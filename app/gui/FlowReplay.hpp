@@ -67,7 +67,8 @@ struct FlowLayout {
 // their transfers form, rooted at the root; halving-doubling and recursive doubling on a
 // hypercube (p a power of two up to 16, else a circle); naive plans as a star around the root.
 // On a circle, a spec placed on several nodes (ranksPerNode dividing p) keeps each node's ranks
-// together with a gap between nodes (layout.ranksPerNode set: the view draws the nodes).
+// together with a gap between nodes (layout.ranksPerNode set: the view draws the nodes); the two
+// nodes of a hierarchical algorithm face each other, their rails level.
 FlowLayout LayoutRanks(const core::Plan& plan);
 
 } // namespace paralens::app

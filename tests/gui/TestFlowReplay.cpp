@@ -130,6 +130,18 @@ TEST_CASE("ranks on nodes: each node's ranks together on the circle, a gap betwe
             else CHECK(gap(r) == Approx(gap(0)).epsilon(1e-4));
         }
     }
+    // Two nodes of a hierarchical algorithm: mirror images, GPU j of each level with the other.
+    core::CollectiveSpec two{core::Collective::AllReduce, core::Algorithm::Hierarchical, 16, 1 << 16, 0, 1};
+    two.ranksPerNode = 8;
+    const FlowLayout facing = LayoutRanks(core::BuildPlan(two));
+    CHECK(facing.ranksPerNode == 8);
+    for (int j = 0; j < 8; ++j) {
+        const FlowPoint a = facing.pos[static_cast<size_t>(j)], b = facing.pos[static_cast<size_t>(8 + j)];
+        CHECK(a.y == Approx(b.y));
+        CHECK(a.x + b.x == Approx(1.0f));
+        CHECK(a.x > 0.5f);
+        if (j > 0) CHECK(a.y > facing.pos[static_cast<size_t>(j - 1)].y); // top to bottom
+    }
     core::CollectiveSpec uneven{core::Collective::AllReduce, core::Algorithm::Ring, 6, 1 << 12, 0, 1};
     uneven.ranksPerNode = 4; // not whole nodes: the plain circle
     CHECK(LayoutRanks(core::BuildPlan(uneven)).ranksPerNode == 0);
