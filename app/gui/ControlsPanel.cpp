@@ -139,7 +139,7 @@ bool ControlsPanel::Draw(std::vector<Experiment>& experiments, ViewSettings& set
                 changed = true;
             }
             int devices = e.collective.ranks;
-            if (e.kind == ExperimentKind::Collective) changed |= DrawCollective(e.collective);
+            if (e.kind == ExperimentKind::Collective) changed |= DrawCollective(e.collective, e.cluster);
             if (e.kind == ExperimentKind::Pipeline) {
                 changed |= DrawPipeline(e.pipeline);
                 devices = e.pipeline.stages;
@@ -243,7 +243,7 @@ bool ControlsPanel::DrawList(std::vector<Experiment>& experiments, ViewSettings&
     return changed;
 }
 
-bool ControlsPanel::DrawCollective(CollectiveParams& c)
+bool ControlsPanel::DrawCollective(CollectiveParams& c, const ClusterParams& cluster)
 {
     bool changed = EnumCombo<core::Collective>("collective", c.collective, core::AllCollectives(),
                                                [](core::Collective x) { return core::Name(x); });
@@ -251,7 +251,8 @@ bool ControlsPanel::DrawCollective(CollectiveParams& c)
         c.algorithm = core::AlgorithmsFor(c.collective)[0];
         changed = true;
     }
-    changed |= EnumCombo<core::Algorithm>("algorithm", c.algorithm, core::AlgorithmsFor(c.collective),
+    const std::vector<core::Algorithm> algorithms = AlgorithmChoices(c, cluster); // on nodes: the hierarchical ones too
+    changed |= EnumCombo<core::Algorithm>("algorithm", c.algorithm, std::span<const core::Algorithm>(algorithms),
                                           [](core::Algorithm x) { return core::Name(x); });
     changed |= ImGui::SliderInt("ranks p", &c.ranks, 1, 64, "%d", ImGuiSliderFlags_AlwaysClamp);
     changed |= BytesControl("size n", c.bytes, 0, 31);

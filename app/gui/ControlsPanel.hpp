@@ -51,7 +51,7 @@ public:
 
 private:
     bool DrawList(std::vector<Experiment>& experiments, ViewSettings& settings);
-    bool DrawCollective(CollectiveParams& c);
+    bool DrawCollective(CollectiveParams& c, const ClusterParams& cluster);
     bool DrawPipeline(PipelineParams& p);
     bool DrawTraining(TrainingParams& t);
     bool DrawAutopar(AutoparParams& a);

@@ -140,6 +140,7 @@ void CircleOfNodes(FlowLayout& l, int p, int g, bool mirrorTwo)
     if (mirrorTwo && nodes == 2) {
         constexpr double kFacingGap = 1.6; // between node 0's first rank and its mirror (and last and last)
         for (int r = 0; r < p; ++r) put(r, std::numbers::pi * (r % g + kFacingGap / 2) / (g - 1 + kFacingGap), r >= g);
+        l.facing = true;
     } else {
         const double slots = p + kNodeGap * nodes;
         for (int r = 0; r < p; ++r) put(r, 2 * std::numbers::pi * (r + kNodeGap * (r / g)) / slots, false); // rank 0 on top

@@ -61,6 +61,7 @@ struct FlowLayout {
     float height = 1.0f;
     std::vector<std::pair<int, int>> edges; // every pair of ranks the Plan ever connects (a < b)
     int ranksPerNode = 0; // > 0: the ranks sit in nodes of this many consecutive ranks, apart on the circle
+    bool facing = false;  // two nodes facing each other (node 1 the mirror image of node 0)
 };
 
 // Ring and pairwise/direct plans on a circle (rank 0 on top, clockwise); tree plans as the tree

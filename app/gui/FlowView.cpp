@@ -188,7 +188,8 @@ void FlowView::DrawPanel(Panel& panel, const RunResult& run, ImVec2 min, ImVec2 
     // wide panel; trees and hypercubes keep their shape.
     const int cellRows = h.HasOutputRow() ? 2 : 1;
     const bool stretch = layout.kind == FlowLayoutKind::Ring || layout.kind == FlowLayoutKind::Star;
-    const ImVec2 gmin(min.x + pad, min.y + pad + fontH * 2.8f), gmax(max.x - pad, max.y - pad - (m_panels.size() > 1 ? fontH * 1.2f : 0.0f));
+    const float labels = layout.ranksPerNode > 0 ? fontH * 1.3f : 0.0f; // the nodes' names
+    const ImVec2 gmin(min.x + pad, min.y + pad + fontH * 2.8f + labels), gmax(max.x - pad, max.y - pad - (m_panels.size() > 1 ? fontH * 1.2f : 0.0f));
     float cell = fontH, radius = fontH;
     panel.nodes.resize(static_cast<size_t>(p));
     for (int it = 0; it < 3; ++it) {
@@ -224,7 +225,7 @@ void FlowView::DrawPanel(Panel& panel, const RunResult& run, ImVec2 min, ImVec2 
         cell = std::max(cell, 3.0f);
     }
     for (Node& node : panel.nodes) node.radius = std::round(radius);
-    DrawNodeBands(layout, panel.nodes);
+    DrawNodeBands(layout, panel.nodes, ImVec2(gmin.x, gmin.y - labels), gmax);
     for (auto [a, b] : layout.edges)
         dl->AddLine(panel.nodes[static_cast<size_t>(a)].centre, panel.nodes[static_cast<size_t>(b)].centre, th.edge, th.line);
     char label[16];
@@ -253,7 +254,7 @@ void FlowView::DrawPanel(Panel& panel, const RunResult& run, ImVec2 min, ImVec2 
     dl->PopClipRect();
 }
 
-void FlowView::DrawNodeBands(const FlowLayout& layout, const std::vector<Node>& nodes) const
+void FlowView::DrawNodeBands(const FlowLayout& layout, const std::vector<Node>& nodes, ImVec2 areaMin, ImVec2 areaMax) const
 {
     const int g = layout.ranksPerNode;
     if (g <= 0) return;
@@ -278,9 +279,16 @@ void FlowView::DrawNodeBands(const FlowLayout& layout, const std::vector<Node>& 
         dl->AddCircleFilled(centres.back(), half, band, 32);
         dl->AddCircle(centres.front(), half, rim, 32, th.line);
         dl->AddCircle(centres.back(), half, rim, 32, th.line);
-        // Its name outside the circle, beyond the node's middle.
-        const ImVec2 a = centres.front(), b = centres.back();
-        const ImVec2 middle = centres[centres.size() / 2];
+        // Its name: facing nodes above their highest rank (in the room kept for it), nodes around a
+        // circle outside it, beyond the node's middle.
+        std::snprintf(label, sizeof label, "node %zu", first / static_cast<size_t>(g));
+        const ImVec2 ts = ImGui::CalcTextSize(label);
+        const ImVec2 a = centres.front(), b = centres.back(), middle = centres[centres.size() / 2];
+        if (layout.facing) {
+            dl->AddText(ImVec2(std::max(a.x, b.x) - (std::fabs(a.x - b.x) + ts.x) / 2, std::min(a.y, b.y) - half - fontH * 0.15f - ts.y),
+                        th.textDim, label);
+            continue;
+        }
         ImVec2 out((a.x + b.x) / 2 - centre.x, (a.y + b.y) / 2 - centre.y);
         float len = std::sqrt(out.x * out.x + out.y * out.y);
         if (len < 1) {
@@ -288,10 +296,11 @@ void FlowView::DrawNodeBands(const FlowLayout& layout, const std::vector<Node>& 
             len = std::max(1.0f, std::sqrt(out.x * out.x + out.y * out.y));
         }
         const float r = std::sqrt((middle.x - centre.x) * (middle.x - centre.x) + (middle.y - centre.y) * (middle.y - centre.y));
-        std::snprintf(label, sizeof label, "node %zu", first / static_cast<size_t>(g));
-        const ImVec2 ts = ImGui::CalcTextSize(label);
         const float reach = r + half + fontH * 0.3f + std::max(ts.x, ts.y) * 0.5f;
-        dl->AddText(ImVec2(centre.x + out.x / len * reach - ts.x / 2, centre.y + out.y / len * reach - ts.y / 2), th.textDim, label);
+        const float x = centre.x + out.x / len * reach - ts.x / 2, y = centre.y + out.y / len * reach - ts.y / 2;
+        dl->AddText(ImVec2(std::clamp(x, areaMin.x, std::max(areaMin.x, areaMax.x - ts.x)),
+                           std::clamp(y, areaMin.y, std::max(areaMin.y, areaMax.y - ts.y))),
+                    th.textDim, label);
     }
 }
 

@@ -37,7 +37,8 @@ private:
         std::vector<Node> nodes; // last frame
     };
     void DrawPanel(Panel& panel, const RunResult& run, ImVec2 min, ImVec2 max, bool focused);
-    void DrawNodeBands(const FlowLayout& layout, const std::vector<Node>& nodes) const;
+    // The nodes of a two-level layout as bands under their ranks, named within the area given.
+    void DrawNodeBands(const FlowLayout& layout, const std::vector<Node>& nodes, ImVec2 areaMin, ImVec2 areaMax) const;
     void DrawTransfers(const RunResult& run, const std::vector<Node>& nodes, int step, float phase, float cell);
     void DrawCells(const RunResult& run, const Node& node, int rank, int step, float cell);
     void DrawControls(ImVec2 min, float width, const RunResult* focus);

@@ -376,6 +376,15 @@ core::ClusterModel ClusterParams::ToModel() const
     return m;
 }
 
+std::vector<core::Algorithm> AlgorithmChoices(const CollectiveParams& c, const ClusterParams& cluster)
+{
+    std::vector<core::Algorithm> out(core::AlgorithmsFor(c.collective).begin(), core::AlgorithmsFor(c.collective).end());
+    const auto twoLevel = core::TwoLevelAlgorithmsFor(c.collective);
+    if (cluster.TwoLevel() || std::find(twoLevel.begin(), twoLevel.end(), c.algorithm) != twoLevel.end())
+        out.insert(out.end(), twoLevel.begin(), twoLevel.end());
+    return out;
+}
+
 core::CollectiveSpec SpecOf(const CollectiveParams& c, const ClusterParams& cluster)
 {
     core::CollectiveSpec spec{c.collective, c.algorithm, c.ranks, c.bytes, c.root, 1};

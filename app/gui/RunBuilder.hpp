@@ -44,6 +44,10 @@ void AttachPlan(RunResult& r, const core::CollectiveSpec& spec, const ClusterPar
 // The collective's spec on the cluster's placement (ranks per node).
 core::CollectiveSpec SpecOf(const CollectiveParams& c, const ClusterParams& cluster);
 
+// The algorithms the controls offer for `c`: the collective's own, and on nodes of a two-level
+// cluster (or when `c` already has one) the algorithms of two levels (the hierarchical allreduces).
+std::vector<core::Algorithm> AlgorithmChoices(const CollectiveParams& c, const ClusterParams& cluster);
+
 // The model view's curves, simulated points, crossover and fit for a collective on p ranks with
 // the current run highlighted (currentSeconds <= 0: none). With `measured`, the measurements are
 // shown too and alpha and beta are fitted to them (the curves then use the fit). Cheap (tens of

@@ -122,6 +122,7 @@ TEST_CASE("ranks on nodes: each node's ranks together on the circle, a gap betwe
         INFO(core::Name(a));
         CHECK(l.kind == FlowLayoutKind::Ring);
         CHECK(l.ranksPerNode == 4);
+        CHECK_FALSE(l.facing); // four nodes: around the circle
         CHECK(l.pos[0].y == Approx(0.0f).margin(1e-6)); // rank 0 on top
         auto gap = [&](int r) { return std::hypot(l.pos[static_cast<size_t>(r + 1)].x - l.pos[static_cast<size_t>(r)].x,
                                                   l.pos[static_cast<size_t>(r + 1)].y - l.pos[static_cast<size_t>(r)].y); };
@@ -135,6 +136,7 @@ TEST_CASE("ranks on nodes: each node's ranks together on the circle, a gap betwe
     two.ranksPerNode = 8;
     const FlowLayout facing = LayoutRanks(core::BuildPlan(two));
     CHECK(facing.ranksPerNode == 8);
+    CHECK(facing.facing);
     for (int j = 0; j < 8; ++j) {
         const FlowPoint a = facing.pos[static_cast<size_t>(j)], b = facing.pos[static_cast<size_t>(8 + j)];
         CHECK(a.y == Approx(b.y));

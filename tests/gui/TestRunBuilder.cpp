@@ -101,6 +101,23 @@ TEST_CASE("the flow view's step costs: each step on its slowest message's link, 
     }
 }
 
+TEST_CASE("the controls offer the hierarchical allreduces on nodes of a network, and keep a chosen one", "[gui][twolevel]")
+{
+    Experiment e = Collective(core::Algorithm::Ring, 16, 1 << 20);
+    auto has = [](const std::vector<core::Algorithm>& v, core::Algorithm a) { return std::find(v.begin(), v.end(), a) != v.end(); };
+    CHECK_FALSE(has(AlgorithmChoices(e.collective, e.cluster), core::Algorithm::Hierarchical));
+    const Experiment two = TwoLevelCollective(core::Algorithm::Ring, 16, 1 << 20, 8);
+    const std::vector<core::Algorithm> onNodes = AlgorithmChoices(two.collective, two.cluster);
+    CHECK(has(onNodes, core::Algorithm::Ring));
+    CHECK(has(onNodes, core::Algorithm::Hierarchical));
+    CHECK(has(onNodes, core::Algorithm::HierarchicalTree));
+    e.collective.algorithm = core::Algorithm::HierarchicalTree; // from a scenario, on one node: still listed
+    CHECK(has(AlgorithmChoices(e.collective, e.cluster), core::Algorithm::HierarchicalTree));
+    e.collective.collective = core::Collective::Broadcast;
+    e.collective.algorithm = core::Algorithm::Tree;
+    CHECK_FALSE(has(AlgorithmChoices(e.collective, two.cluster), core::Algorithm::Hierarchical)); // allreduce only
+}
+
 TEST_CASE("the model view's data: curves per algorithm, the ring/tree crossover, a fit recovering alpha and beta", "[gui]")
 {
     auto run = BuildRun(Collective(core::Algorithm::Ring, 8, 1 << 20));
