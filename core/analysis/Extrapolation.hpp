@@ -3,7 +3,7 @@
 // a two-node point-to-point log (sendrecv between nodes) the network; their regimes
 // (model/RegimeFit.hpp) turn into alpha and beta per size, within nodes through the ring's formula
 // on q ranks, between nodes as one message, and PredictTwoLevel (model/CostModel.hpp) prices the
-// allreduce on N nodes of q with NCCL's two families:
+// allreduce on N nodes of q with NCCL's families:
 //   ring over all p = q N GPUs: 2(p-1) steps, each paced by a message of n/p between nodes;
 //   hierarchical: the one-node allreduce of n within nodes, 2(N-1) messages of n/p between them
 //                 (every GPU its own NIC, as on rail-optimised clusters);

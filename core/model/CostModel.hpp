@@ -37,7 +37,7 @@ struct Prediction {
 Prediction PredictSeconds(const CollectiveSpec& spec, const CostParams& k);
 
 // On a two-level cluster (spec.ranksPerNode GPUs per node, `intra` within a node, `net` between
-// nodes; gamma is the GPUs' own, intra's), the allreduce of NCCL's two families:
+// nodes; gamma is the GPUs' own, intra's), the allreduce of NCCL's families:
 //   hierarchical (q per node, N nodes): 2(q-1) a + (q-1)/q n (2b + g) within nodes
 //                                       + 2(N-1) a' + (N-1)/p n (2b' + g) between them;
 //   hierarchical-tree: the same within nodes + log(N) (2a' + n/q (2b' + g)) between them
