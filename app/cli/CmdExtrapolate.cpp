@@ -10,7 +10,7 @@
 
 #include <cstdio>
 #include <memory>
-#include <set>
+#include <optional>
 
 namespace paralens::app {
 
@@ -24,40 +24,12 @@ struct ExtrapolateOptions {
     bool json = false;
 };
 
-// The fit of `collective` in a log (its out-of-place half); throws naming the option and file.
-core::FitResult FitOf(const char* option, const std::string& path, core::Collective collective)
+// The out-of-place samples of `collective` in an nccl-tests log; throws naming the option and file.
+core::FitGroup GroupOf(const char* option, const std::string& path, core::Collective collective)
 {
-    const core::NcclTestsLog log = core::ReadNcclTestsLogFile(path);
-    for (const core::FitGroup& g : core::FitGroupsFromLog(log, core::LogHalf::OutOfPlace))
-        if (g.collective == collective) return core::FitAlphaBeta(g);
+    for (core::FitGroup& g : core::FitGroupsFromLog(core::ReadNcclTestsLogFile(path), core::LogHalf::OutOfPlace))
+        if (g.collective == collective) return std::move(g);
     throw Error(std::string(option) + ": " + path + " has no " + std::string(core::Name(collective)) + " table");
-}
-
-// The measured allreduce to compare with: its samples, and its nodes (distinct hosts).
-struct Measured {
-    std::vector<core::FitSample> samples;
-    std::vector<uint64_t> sizes;
-    int nodes = 0, ranks = 0;
-};
-
-Measured ReadMeasured(const std::string& path)
-{
-    Measured m;
-    const core::NcclTestsLog log = core::ReadNcclTestsLogFile(path);
-    for (const core::NcclTestsBlock& b : log.blocks) {
-        if (core::ParseCollective(b.collective) != core::Collective::AllReduce) continue;
-        std::set<std::string> hosts;
-        for (const core::NcclTestsDevice& d : b.devices) hosts.insert(d.host);
-        m.nodes = static_cast<int>(hosts.size());
-        m.ranks = b.ranks;
-        for (const core::NcclTestsRow& r : b.rows)
-            if (r.outOfPlace.present && r.bytes > 0) {
-                m.samples.push_back({r.bytes, r.outOfPlace.timeUs * 1e-6, r.line});
-                m.sizes.push_back(r.bytes);
-            }
-        return m;
-    }
-    throw Error("--compare: " + path + " has no allreduce table");
 }
 
 Json ToJson(const core::Extrapolation& e, const ExtrapolateOptions& o)
@@ -111,21 +83,24 @@ void PrintText(const core::Extrapolation& e, const ExtrapolateOptions& o)
 
 void RunExtrapolate(const ExtrapolateOptions& o)
 {
-    const core::FitResult node = FitOf("--node", o.node, core::Collective::AllReduce);
-    const core::FitResult net = FitOf("--net", o.net, core::Collective::SendRecv);
-    Measured measured;
-    if (!o.compare.empty()) measured = ReadMeasured(o.compare);
+    const core::FitResult node = core::FitAlphaBeta(GroupOf("--node", o.node, core::Collective::AllReduce));
+    const core::FitResult net = core::FitAlphaBeta(GroupOf("--net", o.net, core::Collective::SendRecv));
+    std::optional<core::FitGroup> measured;
+    if (!o.compare.empty()) measured = GroupOf("--compare", o.compare, core::Collective::AllReduce);
     int nodes = o.nodes;
-    if (nodes == 0 && measured.ranks > 0) nodes = measured.ranks / node.ranks;
+    if (nodes == 0 && measured) nodes = measured->ranks / node.ranks;
     Require(nodes >= 2, "--nodes: give the number of nodes (2 or more), or --compare with a log of them");
-    if (measured.ranks > 0)
-        Require(measured.ranks == nodes * node.ranks, "--compare: " + o.compare + " has " + std::to_string(measured.ranks) +
-                                                          " ranks, not " + std::to_string(nodes) + " nodes of " + std::to_string(node.ranks));
-    std::vector<uint64_t> sizes = measured.sizes;
+    if (measured)
+        Require(measured->ranks == nodes * node.ranks, "--compare: " + o.compare + " has " + std::to_string(measured->ranks) +
+                                                           " ranks, not " + std::to_string(nodes) + " nodes of " + std::to_string(node.ranks));
+    const std::vector<core::FitSample> samples = measured ? measured->samples : std::vector<core::FitSample>{};
+    std::vector<uint64_t> sizes; // the compared log's, else the node's
+    for (const core::FitSample& s : samples)
+        if (s.bytes > 0) sizes.push_back(s.bytes);
     if (sizes.empty())
         for (const core::FitRow& r : node.rows)
             if (r.bytes > 0) sizes.push_back(r.bytes);
-    const core::Extrapolation e = core::ExtrapolateAllReduce(node, net, nodes, sizes, measured.samples);
+    const core::Extrapolation e = core::ExtrapolateAllReduce(node, net, nodes, sizes, samples);
     if (o.json) PrintJson(ToJson(e, o));
     else PrintText(e, o);
 }

@@ -254,7 +254,7 @@ void FlowView::DrawPanel(Panel& panel, const RunResult& run, ImVec2 min, ImVec2 
     dl->PopClipRect();
 }
 
-void FlowView::DrawNodeBands(const FlowLayout& layout, const std::vector<Node>& nodes, ImVec2 areaMin, ImVec2 areaMax) const
+void FlowView::DrawNodeBands(const FlowLayout& layout, const std::vector<Node>& nodes, ImVec2 areaMin, ImVec2 areaMax)
 {
     const int g = layout.ranksPerNode;
     if (g <= 0) return;
@@ -262,7 +262,7 @@ void FlowView::DrawNodeBands(const FlowLayout& layout, const std::vector<Node>& 
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float fontH = ImGui::GetFontSize();
     const ImU32 band = Mix(th.background, th.accent, 0.10f), rim = Mix(th.background, th.accent, 0.35f);
-    std::vector<ImVec2> centres;
+    std::vector<ImVec2>& centres = m_bandPoints; // kept between frames: no allocation per frame
     ImVec2 centre(0, 0); // of the circle
     for (const Node& n : nodes) {
         centre.x += n.centre.x / static_cast<float>(nodes.size());

@@ -38,7 +38,7 @@ private:
     };
     void DrawPanel(Panel& panel, const RunResult& run, ImVec2 min, ImVec2 max, bool focused);
     // The nodes of a two-level layout as bands under their ranks, named within the area given.
-    void DrawNodeBands(const FlowLayout& layout, const std::vector<Node>& nodes, ImVec2 areaMin, ImVec2 areaMax) const;
+    void DrawNodeBands(const FlowLayout& layout, const std::vector<Node>& nodes, ImVec2 areaMin, ImVec2 areaMax);
     void DrawTransfers(const RunResult& run, const std::vector<Node>& nodes, int step, float phase, float cell);
     void DrawCells(const RunResult& run, const Node& node, int rank, int step, float cell);
     void DrawControls(ImVec2 min, float width, const RunResult* focus);
@@ -47,6 +47,7 @@ private:
 
     std::shared_ptr<const Snapshot> m_snapshot;
     std::vector<Panel> m_panels;
+    std::vector<ImVec2> m_bandPoints; // DrawNodeBands' scratch: one node's rank centres
     double m_position = 0.0; // in steps: k = step k shown (its messages arrived); fractions animate
     bool m_playing = false;
     float m_speed = 1.5f;    // steps per second

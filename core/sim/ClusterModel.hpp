@@ -33,6 +33,12 @@ struct ClusterModel {
     double netBetaSecPerByte = 0.0;
 
     bool TwoLevel() const { return netBetaSecPerByte > 0; }
+    // Whether a message from src to dst takes the network: two levels, and the ranks on different
+    // nodes of ranksPerNode consecutive ranks (0: one node). Link overrides are the caller's.
+    bool BetweenNodes(int src, int dst, int ranksPerNode) const
+    {
+        return TwoLevel() && ranksPerNode > 0 && src / ranksPerNode != dst / ranksPerNode;
+    }
 
     // From the CLI's units: alpha in microseconds, bandwidths in GB/s (1e9 bytes/s); a gamma
     // bandwidth of 0 means reductions are free.

@@ -16,7 +16,7 @@ Network::Network(const ClusterModel& cluster, int devices, int ranksPerNode)
       m_slow(static_cast<size_t>(devices), 1.0),
       m_sendFree(static_cast<size_t>(devices), 0.0),
       m_recvFree(static_cast<size_t>(devices), 0.0),
-      m_ranksPerNode(cluster.TwoLevel() ? ranksPerNode : 0)
+      m_ranksPerNode(ranksPerNode)
 {
     Require(ranksPerNode >= 0, "ranks per node must be at least 0");
     const std::string range = "0.." + std::to_string(devices - 1);
@@ -35,7 +35,7 @@ Network::Network(const ClusterModel& cluster, int devices, int ranksPerNode)
 MessageTiming Network::Send(int src, int dst, uint64_t bytes, double readyAt, bool reduce, double accumulatorReady)
 {
     double alpha = m_cluster.alphaSec, beta = m_cluster.betaSecPerByte;
-    if (m_ranksPerNode > 0 && src / m_ranksPerNode != dst / m_ranksPerNode) {
+    if (m_cluster.BetweenNodes(src, dst, m_ranksPerNode)) {
         alpha = m_cluster.netAlphaSec;
         beta = m_cluster.netBetaSecPerByte;
     }

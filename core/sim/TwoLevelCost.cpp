@@ -9,7 +9,7 @@ namespace paralens::core {
 LinkCost LinkBetween(const ClusterModel& c, const CollectiveSpec& spec, int src, int dst)
 {
     LinkCost l{c.alphaSec, c.betaSecPerByte, false};
-    if (c.TwoLevel() && spec.ranksPerNode > 0 && spec.NodeOf(src) != spec.NodeOf(dst)) l = {c.netAlphaSec, c.netBetaSecPerByte, true};
+    if (c.BetweenNodes(src, dst, spec.ranksPerNode)) l = {c.netAlphaSec, c.netBetaSecPerByte, true};
     for (const LinkOverride& o : c.links)
         if (o.src == src && o.dst == dst) l = {o.alphaSec, o.betaSecPerByte, l.network};
     return l;
