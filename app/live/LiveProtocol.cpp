@@ -67,7 +67,7 @@ core::MetaSection Section(const json& j, const std::string& who)
 json SectionJson(const core::MetaSection& s)
 {
     json j = json::object();
-    for (const auto& [key, value] : s.Entries()) std::visit([&](const auto& v) { j[key] = v; }, value);
+    for (const auto& entry : s.Entries()) std::visit([&](const auto& v) { j[entry.first] = v; }, entry.second);
     return j;
 }
 

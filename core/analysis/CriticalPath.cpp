@@ -1,5 +1,7 @@
 #include "analysis/CriticalPath.hpp"
 
+#include "common/CharConv.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <map>
@@ -42,7 +44,7 @@ std::map<int32_t, std::vector<Window>> StepWindows(const Trace& t, std::map<int6
                 if (s.category != SpanCategory::Annotation || name.substr(0, kStepPrefix.size()) != kStepPrefix) continue;
                 int64_t number = 0;
                 auto digits = name.substr(kStepPrefix.size());
-                if (std::from_chars(digits.data(), digits.data() + digits.size(), number).ec != std::errc()) continue;
+                if (paralens::FromChars(digits.data(), digits.data() + digits.size(), number).ec != std::errc()) continue;
                 indexOf.emplace(number, 0);
                 found.push_back({d.rank, {s.startNs, s.endNs, static_cast<int32_t>(number)}});
             }

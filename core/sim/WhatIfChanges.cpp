@@ -1,6 +1,7 @@
 // Parsing of what-if options, and the network a trace ran on.
 #include "sim/TraceReplay.hpp"
 
+#include "common/CharConv.hpp"
 #include "common/Error.hpp"
 
 #include <cctype>
@@ -32,7 +33,7 @@ ScaleRule ParseScaleRule(const std::string& text, const std::string& option)
     r.pattern = text.substr(0, eq);
     const std::string value = text.substr(eq + 1);
     const char* end = value.data() + value.size();
-    auto [p, ec] = std::from_chars(value.data(), end, r.factor);
+    auto [p, ec] = paralens::FromChars(value.data(), end, r.factor);
     if (ec != std::errc() || p != end || !(r.factor > 0) || !std::isfinite(r.factor))
         throw Error(option + " '" + text + "': the factor must be a number > 0, found '" + value + "'");
     for (char& ch : r.pattern) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
@@ -46,8 +47,8 @@ std::pair<int32_t, int64_t> ParseSkew(const std::string& text, const std::string
     double us = 0;
     bool ok = colon != std::string::npos;
     if (ok) {
-        auto [p1, e1] = std::from_chars(text.data(), text.data() + colon, rank);
-        auto [p2, e2] = std::from_chars(text.data() + colon + 1, text.data() + text.size(), us);
+        auto [p1, e1] = paralens::FromChars(text.data(), text.data() + colon, rank);
+        auto [p2, e2] = paralens::FromChars(text.data() + colon + 1, text.data() + text.size(), us);
         ok = e1 == std::errc() && p1 == text.data() + colon && e2 == std::errc() && p2 == text.data() + text.size() &&
              rank >= 0 && std::isfinite(us);
     }

@@ -1,5 +1,6 @@
 #include "trace/ChromeAssembly.hpp"
 
+#include "common/CharConv.hpp"
 #include "common/Error.hpp"
 
 #include <algorithm>
@@ -11,8 +12,8 @@ namespace paralens::core {
 bool IdLess(const std::string& a, const std::string& b)
 {
     int64_t x = 0, y = 0;
-    bool nx = !a.empty() && std::from_chars(a.data(), a.data() + a.size(), x).ec == std::errc();
-    bool ny = !b.empty() && std::from_chars(b.data(), b.data() + b.size(), y).ec == std::errc();
+    bool nx = !a.empty() && paralens::FromChars(a.data(), a.data() + a.size(), x).ec == std::errc();
+    bool ny = !b.empty() && paralens::FromChars(b.data(), b.data() + b.size(), y).ec == std::errc();
     if (nx && ny) return x < y;
     if (nx != ny) return nx;
     return a < b;
@@ -211,7 +212,7 @@ uint64_t ChromeAssembly::FlowId(std::string_view id)
 {
     constexpr uint64_t kText = uint64_t{1} << 63;
     uint64_t v = 0;
-    auto r = std::from_chars(id.data(), id.data() + id.size(), v);
+    auto r = paralens::FromChars(id.data(), id.data() + id.size(), v);
     if (!id.empty() && r.ec == std::errc() && r.ptr == id.data() + id.size() && v < kText) return v;
     auto [it, inserted] = m_flowIds.emplace(std::string(id), kText | m_flowIds.size());
     return it->second;

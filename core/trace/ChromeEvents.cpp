@@ -1,5 +1,6 @@
 #include "trace/ChromeEvents.hpp"
 
+#include "common/CharConv.hpp"
 #include "common/Error.hpp"
 #include "trace/JsonText.hpp"
 
@@ -21,7 +22,7 @@ bool ChromeArg::AsInt64(int64_t& out) const
         return true;
     }
     if (kind != JsonKind::Number && kind != JsonKind::String) return false;
-    auto r = std::from_chars(text.data(), text.data() + text.size(), out);
+    auto r = paralens::FromChars(text.data(), text.data() + text.size(), out);
     if (r.ec == std::errc() && r.ptr == text.data() + text.size()) return true;
     double d = 0;
     if (!AsDouble(d) || !(d > -9.2e18 && d < 9.2e18)) return false;
@@ -32,7 +33,7 @@ bool ChromeArg::AsInt64(int64_t& out) const
 bool ChromeArg::AsUint64(uint64_t& out) const
 {
     if (kind != JsonKind::Number && kind != JsonKind::String) return false;
-    auto r = std::from_chars(text.data(), text.data() + text.size(), out);
+    auto r = paralens::FromChars(text.data(), text.data() + text.size(), out);
     if (r.ec == std::errc() && r.ptr == text.data() + text.size()) return true;
     double d = 0;
     if (!AsDouble(d) || !(d >= 0 && d < 1.8e19)) return false;
@@ -46,7 +47,7 @@ bool ChromeArg::AsDouble(double& out) const
     const char* b = text.data();
     const char* e = b + text.size();
     if (b != e && *b == '+') ++b;
-    auto r = std::from_chars(b, e, out);
+    auto r = paralens::FromChars(b, e, out);
     return r.ec == std::errc() && r.ptr == e && b != e;
 }
 

@@ -1,5 +1,7 @@
 #include "trace/CollectiveTag.hpp"
 
+#include "common/CharConv.hpp"
+
 #include <charconv>
 
 namespace paralens::core {
@@ -39,7 +41,7 @@ std::string Unescape(std::string_view v)
 template <class T> void ReadNumber(std::string_view v, T& out)
 {
     T x{};
-    auto r = std::from_chars(v.data(), v.data() + v.size(), x);
+    auto r = paralens::FromChars(v.data(), v.data() + v.size(), x);
     if (r.ec == std::errc() && r.ptr == v.data() + v.size()) out = x;
 }
 

@@ -1,5 +1,7 @@
 #include "trace/JsonText.hpp"
 
+#include "common/CharConv.hpp"
+
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -35,14 +37,14 @@ void AppendJsonString(std::string& out, std::string_view text)
 void AppendInt(std::string& out, int64_t value)
 {
     char buf[24];
-    auto r = std::to_chars(buf, buf + sizeof buf, value);
+    auto r = paralens::ToChars(buf, buf + sizeof buf, value);
     out.append(buf, r.ptr);
 }
 
 void AppendUint(std::string& out, uint64_t value)
 {
     char buf[24];
-    auto r = std::to_chars(buf, buf + sizeof buf, value);
+    auto r = paralens::ToChars(buf, buf + sizeof buf, value);
     out.append(buf, r.ptr);
 }
 
@@ -53,7 +55,7 @@ void AppendDouble(std::string& out, double value)
         return;
     }
     char buf[32];
-    auto r = std::to_chars(buf, buf + sizeof buf, value);
+    auto r = paralens::ToChars(buf, buf + sizeof buf, value);
     out.append(buf, r.ptr);
 }
 

@@ -17,6 +17,7 @@
 // cudaLaunchKernel of the same correlation id: their Input Dims x Input type), else its name.
 // Bytes are nccl-tests' n: the larger of input and output (the full vector).
 #include "common/Error.hpp"
+#include "common/CharConv.hpp"
 #include "trace/ChromeAssembly.hpp"
 #include "trace/CollectiveTag.hpp"
 #include "trace/JsonText.hpp"
@@ -51,14 +52,14 @@ Side SideOf(std::string_view cat)
 bool IsNumericId(const std::string& id)
 {
     int32_t v = 0;
-    auto r = std::from_chars(id.data(), id.data() + id.size(), v);
+    auto r = paralens::FromChars(id.data(), id.data() + id.size(), v);
     return !id.empty() && r.ec == std::errc() && r.ptr == id.data() + id.size();
 }
 
 int32_t NumericId(const std::string& id)
 {
     int32_t v = kNone;
-    std::from_chars(id.data(), id.data() + id.size(), v);
+    paralens::FromChars(id.data(), id.data() + id.size(), v);
     return v;
 }
 

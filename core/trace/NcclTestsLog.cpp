@@ -1,5 +1,6 @@
 #include "trace/NcclTestsLog.hpp"
 
+#include "common/CharConv.hpp"
 #include "common/Error.hpp"
 #include "model/Collective.hpp"
 #include "model/CostModel.hpp"
@@ -41,7 +42,7 @@ bool IsUnsigned(std::string_view t)
 
 template <class T> bool ParseNumber(std::string_view t, T& out)
 {
-    auto r = std::from_chars(t.data(), t.data() + t.size(), out);
+    auto r = paralens::FromChars(t.data(), t.data() + t.size(), out);
     return r.ec == std::errc() && r.ptr == t.data() + t.size();
 }
 

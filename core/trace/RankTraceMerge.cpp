@@ -1,5 +1,6 @@
 #include "trace/RankTraceMerge.hpp"
 
+#include "common/CharConv.hpp"
 #include "common/Error.hpp"
 #include "trace/TraceMerge.hpp"
 
@@ -19,7 +20,7 @@ std::optional<MessageEnds> ParseMessageDetail(std::string_view d)
     auto number = [&](std::string_view prefix, int& out) {
         if (d.substr(0, prefix.size()) != prefix) return false;
         d.remove_prefix(prefix.size());
-        auto r = std::from_chars(d.data(), d.data() + d.size(), out);
+        auto r = paralens::FromChars(d.data(), d.data() + d.size(), out);
         if (r.ec != std::errc()) return false;
         d.remove_prefix(static_cast<size_t>(r.ptr - d.data()));
         return true;
