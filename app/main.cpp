@@ -19,7 +19,7 @@
 namespace paralens::app {
 #if PARALENS_HAVE_GUI
 // gui/GuiMain.cpp: the window's exit code, or -1 when it could not open (it says why on stderr).
-int RunGui(const std::vector<std::string>& files);
+int RunGui(const std::vector<std::string>& files, const std::string& link);
 #endif
 } // namespace paralens::app
 
@@ -40,7 +40,7 @@ bool QuietRank()
     return (x && *x) || (w && *w);
 }
 
-int RunWindow(const std::vector<std::string>& files)
+int RunWindow(const std::vector<std::string>& files, const std::string& link)
 {
     for (const std::string& f : files) {
         std::error_code ec;
@@ -51,13 +51,13 @@ int RunWindow(const std::vector<std::string>& files)
     }
 #if PARALENS_HAVE_GUI
     if (HaveDisplay()) {
-        const int rc = paralens::app::RunGui(files);
+        const int rc = paralens::app::RunGui(files, link);
         if (rc >= 0) return rc;
-        return paralens::app::RunHeadlessDefault(files, "the window could not open on this display");
+        return paralens::app::RunHeadlessDefault(files, link, "the window could not open on this display");
     }
-    return paralens::app::RunHeadlessDefault(files, "no display was found (DISPLAY and WAYLAND_DISPLAY are unset), so the window cannot open");
+    return paralens::app::RunHeadlessDefault(files, link, "no display was found (DISPLAY and WAYLAND_DISPLAY are unset), so the window cannot open");
 #else
-    return paralens::app::RunHeadlessDefault(files, "this build of paralens has no window");
+    return paralens::app::RunHeadlessDefault(files, link, "this build of paralens has no window");
 #endif
 }
 
@@ -73,6 +73,10 @@ int main(int argc, char** argv)
     app.add_flag("--json", versionJson, "With --version: print it as JSON");
     std::vector<std::string> files;
     app.add_option("files", files, "Trace files to open in the window");
+    std::string link;
+    app.add_option("--link", link,
+                   "Open the window in the state a link describes: the web page's address, or its part after '#' "
+                   "('scenario=ring-vs-tree&ranks=16&bytes=4MiB&view=model'); File > Copy link makes one");
     paralens::app::AddSimulateCommand(app);
     paralens::app::AddConvertCommand(app);
     paralens::app::AddPipelineCommand(app);
@@ -113,6 +117,6 @@ int main(int argc, char** argv)
         std::fprintf(stderr, "paralens: --json: use it with --version or after a subcommand (see 'paralens --help')\n");
         return 2;
     }
-    if (app.get_subcommands().empty()) return RunWindow(files);
+    if (app.get_subcommands().empty()) return RunWindow(files, link);
     return runExitCode;
 }

@@ -2,6 +2,8 @@
 // short lesson from the simulator, a summary of any files given, and how to get the rest.
 #include "Commands.hpp"
 
+#include "gui/Link.hpp"
+#include "gui/RunBuilder.hpp"
 #include "gui/ScenarioLoader.hpp"
 
 #include "common/Error.hpp"
@@ -62,12 +64,26 @@ void PrintFileSummary(const std::string& path)
     }
 }
 
+// What a link opens: its scenario, the experiments after its changes, what it skipped, and the
+// command that draws it.
+void PrintLink(const std::string& link)
+{
+    const LinkState state = ParseLink(link);
+    const Scenario* s = FindScenario(state.scenario);
+    std::printf("The link opens the scenario \"%s\" (%s) on the %s tab:\n", state.scenario.c_str(), s ? s->title.c_str() : "?",
+                std::string(Name(state.view.tab)).c_str());
+    for (const Experiment& e : state.experiments) std::printf("  %s%s\n", e.label.empty() ? "" : (e.label + ": ").c_str(), Describe(e).c_str());
+    for (const std::string& p : state.problems) std::printf("  %s\n", p.c_str());
+    std::printf("Drawn without a display:\n  xvfb-run -a paralens render --link '%s' --view window --out window.png\n\n", MakeLink(state).c_str());
+}
+
 } // namespace
 
-int RunHeadlessDefault(const std::vector<std::string>& files, const std::string& reason)
+int RunHeadlessDefault(const std::vector<std::string>& files, const std::string& link, const std::string& reason)
 {
     std::printf("paralens: %s; here is the headless summary instead.\n\n", reason.c_str());
-    if (files.empty()) PrintDemo();
+    if (!link.empty()) PrintLink(link);
+    else if (files.empty()) PrintDemo();
     for (const std::string& f : files) PrintFileSummary(f);
     std::printf("\nMore:\n"
                 "  paralens simulate --collective allreduce --algorithm ring --ranks 8 --bytes 64MiB\n"
@@ -92,7 +108,9 @@ int RunHeadlessDefault(const std::vector<std::string>& files, const std::string&
     std::printf("This build has no window, so no `paralens render` either: install libimgui-dev, libglfw3-dev and\n"
                 "libstb-dev (scripts/install-deps.sh) and rebuild for the window and its PNG renderer.\n");
 #endif
-    std::printf("The desktop window needs a display: run paralens on a desktop, or under X forwarding.\n");
+    std::printf("The desktop window needs a display: run paralens on a desktop, or under X forwarding.\n"
+                "The same window also runs in a browser: see the README's \"In the browser\" (scripts/install-deps-web.sh,\n"
+                "cmake --preset web, cmake --build --preset web; then serve build/web).\n");
     return 0;
 }
 

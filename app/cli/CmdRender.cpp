@@ -22,6 +22,7 @@ const char* const kViews = "timeline, flow, model, mfu, stats, autopar, planner 
 struct RenderCliOptions {
     std::vector<std::string> files;
     std::string scenario;
+    std::string link;
     std::string view = "timeline";
     std::string out;
     std::string size = "1280x720";
@@ -49,7 +50,8 @@ void ParseSize(const std::string& text, int& width, int& height)
 
 void RunRender(const RenderCliOptions& o)
 {
-    Require(o.files.empty() != o.scenario.empty(), "render: give either trace FILEs or --scenario NAME (not both)");
+    Require((o.files.empty() ? 0 : 1) + (o.scenario.empty() ? 0 : 1) + (o.link.empty() ? 0 : 1) == 1,
+            "render: give one of trace FILEs, --scenario NAME or --link LINK");
     Require(o.view == "timeline" || o.view == "flow" || o.view == "model" || o.view == "mfu" || o.view == "stats" ||
                 o.view == "autopar" || o.view == "planner" || o.view == "window",
             "--view: expected " + std::string(kViews) + " (got '" + o.view + "')");
@@ -67,6 +69,7 @@ void RunRender(const RenderCliOptions& o)
     RenderOptions r;
     r.files = o.files;
     r.scenario = o.scenario;
+    r.link = o.link;
     r.view = o.view;
     r.out = o.out;
     r.width = width;
@@ -106,6 +109,9 @@ void AddRenderCommand(CLI::App& root)
     CLI::App* cmd = root.add_subcommand("render", "Draw a view of a trace or a lecture scenario into a PNG, headless");
     cmd->add_option("files", opts->files, "Trace files to draw (or use --scenario)");
     cmd->add_option("--scenario,-s", opts->scenario, "A lecture scenario: default, ring-vs-tree, ... or a scenario .json file");
+    cmd->add_option("--link", opts->link,
+                    "The state a link describes (the web page's address, or its part after '#': "
+                    "'scenario=ring-vs-tree&ranks=16&view=model'); parameters it cannot apply are listed in --json's linkProblems");
     cmd->add_option("--view,-v", opts->view, std::string("What to draw: ") + kViews)->capture_default_str();
     cmd->add_option("--out,-o", opts->out, "The PNG to write");
     cmd->add_option("--size", opts->size, "Image size WIDTHxHEIGHT in pixels")->capture_default_str();

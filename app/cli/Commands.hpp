@@ -29,6 +29,6 @@ void AddExtrapolateCommand(CLI::App& root);
 int PrintVersion(bool json);
 
 // `paralens` with no subcommand and no display (or no GUI built): a useful headless summary.
-int RunHeadlessDefault(const std::vector<std::string>& files, const std::string& reason);
+int RunHeadlessDefault(const std::vector<std::string>& files, const std::string& link, const std::string& reason);
 
 } // namespace paralens::app

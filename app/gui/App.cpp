@@ -15,6 +15,7 @@ App::App(JobRunner* jobs) : m_jobs(jobs) {}
 
 void App::LoadScenario(const Scenario& s)
 {
+    m_scenarioName = s.name;
     m_experiments = s.experiments;
     m_settings = s.view;
     m_title = s.title;
@@ -150,9 +151,9 @@ bool App::TakeExport(ExportRequest& out)
     return true;
 }
 
-void App::RequestExport(const std::string& path)
+void App::RequestExport(const std::string& path, bool timeline)
 {
-    const ImVec4 r = m_browse == Browse::ExportTimeline ? m_timelineRect : m_tabRect;
+    const ImVec4 r = timeline ? m_timelineRect : m_tabRect;
     m_export = {path, static_cast<int>(r.x), static_cast<int>(r.y), static_cast<int>(r.z), static_cast<int>(r.w)};
     m_exportPending = m_export.width > 0 && m_export.height > 0;
     m_exportFrames = 3;
@@ -164,9 +165,9 @@ void App::SaveSelectedTrace(const std::string& path)
     const size_t index = static_cast<size_t>(std::clamp(m_settings.selected, 0, static_cast<int>(m_snapshot->runs.size()) - 1));
     std::shared_ptr<const core::Trace> trace = m_snapshot->runs[index]->trace;
     if (!m_jobs) return;
-    m_jobs->Submit("export", "Saving " + path, [trace, path](JobContext&) -> Apply {
+    m_jobs->Submit("export", "Saving " + path, [this, trace, path](JobContext&) -> Apply {
         core::WriteTraceFile(*trace, path);
-        return [] {};
+        return [this, path] { FileWritten(path); };
     }, [this, path](const std::string& message) -> Apply { return [this, message] { ShowError("Cannot save the trace", message); }; });
 }
 
@@ -174,11 +175,8 @@ void App::HandleShortcuts()
 {
     const ImGuiIO& io = ImGui::GetIO();
     if (io.WantTextInput) return;
-    if (io.KeyCtrl && ImGui::IsKeyPressed('O')) {
-        m_browse = Browse::Open;
-        m_browser.Show(FileBrowser::Mode::Open, "Open a trace", "", {".json", ".json.gz", ".gz", ".log", ".txt"});
-    }
-    if (io.KeyCtrl && ImGui::IsKeyPressed('Q')) m_quit = true;
+    if (io.KeyCtrl && ImGui::IsKeyPressed('O')) BrowseOpen();
+    if (io.KeyCtrl && ImGui::IsKeyPressed('Q') && m_platform.canQuit) m_quit = true;
     if (!io.KeyCtrl && ImGui::IsKeyPressed('C')) m_settings.showCriticalPath = !m_settings.showCriticalPath;
 }
 
@@ -221,10 +219,7 @@ void App::Frame(ImVec2 display)
         m_jobs->Cancel("file");
         m_experiments = m_publishedExperiments;
     }
-    if (ctx.openFile) {
-        m_browse = Browse::Open;
-        m_browser.Show(FileBrowser::Mode::Open, "Open a trace", "", {".json", ".json.gz", ".gz", ".log", ".txt"});
-    }
+    if (ctx.openFile) BrowseOpen();
     ImGui::GetWindowDrawList()->AddLine(ImVec2(top.x + controlsW, top.y), ImVec2(top.x + controlsW, display.y), th.gridMajor, 1.0f);
     // The timeline above the tabs, with a draggable splitter between them, in a child window so
     // that every line of the tabs starts at its left edge.
@@ -247,6 +242,7 @@ void App::Frame(ImVec2 display)
     ImGui::EndChild();
     DrawDialogs();
     ImGui::End();
+    DrawBanner(display);
 }
 
 void App::DrawTabs(ImVec2 size)
@@ -309,6 +305,12 @@ nlohmann::json App::Layout(const std::string& view) const
         if (r.z > 0) j["runButton"] = {r.x, r.y, r.z, r.w};
         j["live"] = {{"running", m_liveStatus.running}, {"message", m_liveStatus.message}, {"failed", m_liveStatus.failed},
                      {"snapshotsShown", m_liveShown}};
+        j["menus"] = nlohmann::json::object();
+        j["menuItems"] = nlohmann::json::object();
+        for (int i = 0; i < m_markCount; ++i) {
+            const MenuMark& m = m_marks[static_cast<size_t>(i)];
+            j[m.menu ? "menus" : "menuItems"][m.label] = {m.at.x, m.at.y};
+        }
         return j;
     }
     if (view == "timeline") return m_timeline.Layout();

@@ -24,14 +24,31 @@
 
 #include "run/Job.hpp"
 
+#include <array>
 #include <chrono>
+#include <functional>
 #include <imgui.h>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace paralens::app {
+
+// What the platform the window runs on does differently (GuiMain.cpp leaves these empty: ImGui's
+// file browser, GLFW's clipboard; the web page sets them: the browser's file picker, downloads,
+// navigator.clipboard).
+struct PlatformHooks {
+    std::function<void()> pickFiles; // opens the platform's file picker; its files come back through OpenFiles
+    // Hands a file just written at `path` to the user as `name` (the browser downloads it).
+    std::function<void(const std::string& path, const std::string& name)> deliverFile;
+    std::function<void(const std::string& text)> copyText;
+    bool canQuit = true; // File > Quit (a page is closed by its tab)
+};
+
+// The suffixes File > Open offers (every format paralens reads).
+const std::vector<std::string>& TraceSuffixes();
 
 // A rectangle of the last frame to save as a PNG (window pixels, origin top-left).
 struct ExportRequest {
@@ -45,7 +62,15 @@ public:
     App(const App&) = delete;
     App& operator=(const App&) = delete;
 
+    void SetPlatform(PlatformHooks hooks) { m_platform = std::move(hooks); }
     void LoadScenario(const Scenario& scenario);
+    // AppPlatform.cpp: the state a link describes (Link.hpp), its problems in a banner; and the
+    // link of what is shown now (files opened are left out; *omitted counts them).
+    void OpenLink(std::string_view link);
+    std::string Link(int* omitted = nullptr) const;
+    const std::vector<std::string>& LinkProblems() const { return m_linkProblems; }
+    // A file a job wrote for the user (a saved trace, an exported PNG): delivered by the platform.
+    void FileWritten(const std::string& path);
     // Replaces the experiments by these trace files (one run each). Synchronously (no JobRunner)
     // this throws Error naming the file; otherwise errors open a dialog.
     void OpenFiles(const std::vector<std::string>& files);
@@ -82,6 +107,7 @@ public:
     std::string WindowTitle() const;
 
     ViewSettings& Settings() { return m_settings; }
+    const ViewSettings& Settings() const { return m_settings; }
     void SetFlowStep(int step); // -1: the last
     void SetTheme(bool dark, bool presentation);
     bool Dark() const { return m_dark; }
@@ -94,11 +120,21 @@ private:
     void RunLiveExperiments(); // synchronous use: every real-backend experiment run to its end
     void Publish(std::shared_ptr<const Snapshot> snapshot, bool resetViews);
     void DrawMenus();             // AppMenus.cpp
+    bool Menu(const char* label); // ImGui's BeginMenu and MenuItem, where they were drawn marked
+    bool Item(const char* label, const char* shortcut = nullptr, bool selected = false, bool enabled = true);
+    bool Item(const char* label, const char* shortcut, bool* selected);
+    void Mark(const char* label, bool menu);
     void DrawDialogs();           // AppMenus.cpp
     void DrawTabs(ImVec2 size);
     void HandleShortcuts();
     void SaveSelectedTrace(const std::string& path);
-    void RequestExport(const std::string& path);
+    void RequestExport(const std::string& path, bool timeline); // else the tab's view
+    enum class Browse { None, Open, SaveTrace, ExportTimeline, ExportTab };
+    void BrowseOpen();                                   // AppPlatform.cpp
+    void AskSavePath(Browse what, const char* title, const std::vector<std::string>& suffixes, const std::string& name);
+    void Browsed(Browse what, const std::string& path);
+    void CopyLink();
+    void DrawBanner(ImVec2 display);
 
     JobRunner* m_jobs;
     std::vector<Experiment> m_experiments;       // what the controls edit
@@ -113,7 +149,19 @@ private:
     bool m_selectTab = true;
     bool m_quit = false;
     bool m_dark = false, m_presentation = false;
-    enum class Browse { None, Open, SaveTrace, ExportTimeline, ExportTab } m_browse = Browse::None;
+    Browse m_browse = Browse::None;
+    struct MenuMark {
+        const char* label = nullptr; // a literal: no allocation per frame
+        ImVec2 at;
+        bool menu = false;
+    };
+    std::array<MenuMark, 48> m_marks{};
+    int m_markCount = 0;
+    PlatformHooks m_platform;
+    std::string m_scenarioName = "default"; // the scenario links start from
+    std::vector<std::string> m_linkProblems; // shown in a banner until dismissed
+    std::string m_copiedLink;               // shown after Copy link
+    bool m_showCopiedLink = false;
     ImVec4 m_timelineRect{0, 0, 0, 0}, m_tabRect{0, 0, 0, 0}; // x, y, w, h of the last frame
     ExportRequest m_export;
     bool m_exportPending = false;

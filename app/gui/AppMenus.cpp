@@ -9,68 +9,89 @@
 
 namespace paralens::app {
 
-namespace {
+// A menu or an item drawn, and where (for `render --json` and the web page's tests to click it).
+bool App::Menu(const char* label)
+{
+    const bool open = ImGui::BeginMenu(label);
+    Mark(label, true);
+    return open;
+}
 
-const std::vector<std::string> kTraceSuffixes{".json", ".json.gz", ".gz", ".log", ".txt"};
+bool App::Item(const char* label, const char* shortcut, bool selected, bool enabled)
+{
+    const bool clicked = ImGui::MenuItem(label, shortcut, selected, enabled);
+    Mark(label, false);
+    return clicked;
+}
 
-} // namespace
+bool App::Item(const char* label, const char* shortcut, bool* selected)
+{
+    const bool clicked = ImGui::MenuItem(label, shortcut, selected);
+    Mark(label, false);
+    return clicked;
+}
+
+void App::Mark(const char* label, bool menu)
+{
+    if (m_markCount == static_cast<int>(m_marks.size())) return;
+    const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    m_marks[static_cast<size_t>(m_markCount++)] = {label, ImVec2((a.x + b.x) * 0.5f, (a.y + b.y) * 0.5f), menu};
+}
 
 void App::DrawMenus()
 {
     if (!ImGui::BeginMenuBar()) return;
-    if (ImGui::BeginMenu("File")) {
-        if (ImGui::MenuItem("Open trace...", "Ctrl+O")) {
-            m_browse = Browse::Open;
-            m_browser.Show(FileBrowser::Mode::Open, "Open a trace", "", kTraceSuffixes);
-        }
+    m_markCount = 0;
+    if (Menu("File")) {
+        if (Item("Open trace...", "Ctrl+O")) BrowseOpen();
         const bool any = m_snapshot && !m_snapshot->runs.empty();
-        if (ImGui::MenuItem("Save the selected run's trace as...", nullptr, false, any && m_jobs)) {
-            m_browse = Browse::SaveTrace;
-            m_browser.Show(FileBrowser::Mode::Save, "Save the trace", "", {".json", ".json.gz"}, "trace.json");
-        }
-        if (ImGui::MenuItem("Export the timeline as PNG...", nullptr, false, any)) {
-            m_browse = Browse::ExportTimeline;
-            m_browser.Show(FileBrowser::Mode::Save, "Export the timeline", "", {".png"}, "timeline.png");
-        }
-        if (ImGui::MenuItem("Export the tab's view as PNG...", nullptr, false, any)) {
-            m_browse = Browse::ExportTab;
-            m_browser.Show(FileBrowser::Mode::Save, "Export the view", "", {".png"}, std::string(Name(m_settings.tab)) + ".png");
-        }
+        if (Item("Save the selected run's trace as...", nullptr, false, any && m_jobs))
+            AskSavePath(Browse::SaveTrace, "Save the trace", {".json", ".json.gz"}, "trace.json");
+        if (Item("Export the timeline as PNG...", nullptr, false, any))
+            AskSavePath(Browse::ExportTimeline, "Export the timeline", {".png"}, "timeline.png");
+        if (Item("Export the tab's view as PNG...", nullptr, false, any))
+            AskSavePath(Browse::ExportTab, "Export the view", {".png"}, std::string(Name(m_settings.tab)) + ".png");
         ImGui::Separator();
-        if (ImGui::MenuItem("Quit", "Ctrl+Q")) m_quit = true;
+        if (Item("Copy link to this view")) CopyLink();
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("The scenario and every parameter changed from it, as a link: the web page and `paralens --link` open it");
+        if (m_platform.canQuit) {
+            ImGui::Separator();
+            if (Item("Quit", "Ctrl+Q")) m_quit = true;
+        }
         ImGui::EndMenu();
     }
-    if (ImGui::BeginMenu("View")) {
-        if (ImGui::MenuItem("Dark theme", nullptr, m_dark)) SetTheme(!m_dark, m_presentation);
-        if (ImGui::MenuItem("Presentation mode (large, high contrast)", nullptr, m_presentation)) SetTheme(m_dark, !m_presentation);
+    if (Menu("View")) {
+        if (Item("Dark theme", nullptr, m_dark)) SetTheme(!m_dark, m_presentation);
+        if (Item("Presentation mode (large, high contrast)", nullptr, m_presentation)) SetTheme(m_dark, !m_presentation);
         ImGui::Separator();
         bool byMicroBatch = m_settings.colorBy == ColorMode::MicroBatch;
-        if (ImGui::MenuItem("Colour spans by micro-batch / block", nullptr, &byMicroBatch))
+        if (Item("Colour spans by micro-batch / block", nullptr, &byMicroBatch))
             m_settings.colorBy = byMicroBatch ? ColorMode::MicroBatch : ColorMode::Category;
-        ImGui::MenuItem("Show bubbles (idle time)", nullptr, &m_settings.showBubbles);
-        ImGui::MenuItem("Show the model's predicted durations", nullptr, &m_settings.showPredicted);
-        ImGui::MenuItem("Predictions from alpha and beta fitted to the run (else the lecture's)", nullptr, &m_settings.outlinesFromFit);
+        Item("Show bubbles (idle time)", nullptr, &m_settings.showBubbles);
+        Item("Show the model's predicted durations", nullptr, &m_settings.showPredicted);
+        Item("Predictions from alpha and beta fitted to the run (else the lecture's)", nullptr, &m_settings.outlinesFromFit);
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip("For measured runs with a fit (a live sweep): the outlines and tooltips use the fitted alpha and beta");
-        ImGui::MenuItem("Show messages as arrows", nullptr, &m_settings.showFlows);
-        ImGui::MenuItem("Critical path", "C", &m_settings.showCriticalPath);
+        Item("Show messages as arrows", nullptr, &m_settings.showFlows);
+        Item("Critical path", "C", &m_settings.showCriticalPath);
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip("Outline the chain of ops that bounds each step (the Stats tab breaks it down by category)");
-        if (ImGui::MenuItem("Expand every device into its lanes", nullptr, m_settings.expandTracks)) {
+        if (Item("Expand every device into its lanes", nullptr, m_settings.expandTracks)) {
             m_settings.expandTracks = !m_settings.expandTracks;
             m_timeline.ExpandAll(m_settings.expandTracks);
         }
-        if (ImGui::MenuItem("Fit the timeline", "Home")) m_timeline.FitAll();
+        if (Item("Fit the timeline", "Home")) m_timeline.FitAll();
         ImGui::EndMenu();
     }
-    if (ImGui::BeginMenu("Scenarios")) {
+    if (Menu("Scenarios")) {
         for (const Scenario& s : BuiltinScenarios())
-            if (ImGui::MenuItem(s.title.c_str())) LoadScenario(s);
+            if (Item(s.title.c_str())) LoadScenario(s);
         ImGui::EndMenu();
     }
-    if (ImGui::BeginMenu("Help")) {
-        if (ImGui::MenuItem("Mouse and keys")) m_showKeys = true;
-        if (ImGui::MenuItem("About paralens")) m_showAbout = true;
+    if (Menu("Help")) {
+        if (Item("Mouse and keys")) m_showKeys = true;
+        if (Item("About paralens")) m_showAbout = true;
         ImGui::EndMenu();
     }
     if (m_jobs) {
@@ -88,13 +109,7 @@ void App::DrawDialogs()
 {
     std::string path;
     if (m_browser.Draw(path)) {
-        switch (m_browse) {
-        case Browse::Open: OpenFiles({path}); break;
-        case Browse::SaveTrace: SaveSelectedTrace(path); break;
-        case Browse::ExportTimeline:
-        case Browse::ExportTab: RequestExport(path); break;
-        case Browse::None: break;
-        }
+        Browsed(m_browse, path);
         m_browse = Browse::None;
     }
     if (m_openErrorPopup) {

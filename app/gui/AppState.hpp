@@ -233,6 +233,8 @@ struct ViewSettings {
     int selected = 0;        // the experiment the controls edit
     int modelExperiment = -1; // the collective the model view plots (-1: the first collective)
     float timelineShare = 0.58f; // of the window's height, above the tabs
+
+    bool operator==(const ViewSettings&) const = default;
 };
 
 } // namespace paralens::app

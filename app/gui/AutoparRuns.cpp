@@ -1,10 +1,13 @@
 #include "AutoparRuns.hpp"
 
+#include "RunBuilder.hpp"
 #include "TrainingRuns.hpp"
 
 #include "autopar/StrategySim.hpp"
 #include "common/Error.hpp"
 #include "model/Hardware.hpp"
+
+#include <algorithm>
 
 namespace paralens::app {
 
@@ -28,6 +31,29 @@ std::string AutoparTitle(const AutoparParams& a)
     return s;
 }
 
+namespace {
+
+// The flow view's collective: the shown strategy's largest (a partial sum's allreduce, a gradient
+// sync, a re-partition), on the links its group uses (fast inside a row, slow across rows).
+void AttachStrategyCollective(RunResult& r, const core::AutoparResult& result, const core::IntraOpSolution& shown, const core::MeshOptions& mesh)
+{
+    const core::Workload w = core::StrategyWorkload(result.problem, shown.choice);
+    const core::CollectiveTask* largest = nullptr;
+    for (core::TaskId t = 0; t < w.TaskCount(); ++t)
+        if (w.KindOf(t) == core::TaskKind::Collective && (!largest || w.CollectiveOf(t).spec.bytes > largest->spec.bytes))
+            largest = &w.CollectiveOf(t);
+    if (!largest || largest->spec.ranks < 2) return;
+    const int cols = std::max(1, mesh.cols);
+    const bool acrossRows = std::any_of(largest->devices.begin(), largest->devices.end(),
+                                        [&](int d) { return d / cols != largest->devices.front() / cols; });
+    ClusterParams link;
+    link.alphaUs = acrossRows ? mesh.slowAlphaUs : mesh.fastAlphaUs;
+    link.bandwidthGBps = acrossRows ? mesh.slowGBps : mesh.fastGBps;
+    AttachPlan(r, largest->spec, link);
+}
+
+} // namespace
+
 std::shared_ptr<RunResult> BuildAutopar(const Experiment& e)
 {
     const AutoparParams& a = e.autopar;
@@ -46,6 +72,7 @@ std::shared_ptr<RunResult> BuildAutopar(const Experiment& e)
     r->predictionExact = true;
     FillMfu(*r, req.mesh.peakFlops, core::FindGpu(a.mesh.gpu)->name + ", " + a.mesh.dtype + " dense peak: spec table (assets/hardware.json)");
     r->autoparShown = static_cast<int>(shown - result->solutions.data());
+    AttachStrategyCollective(*r, *result, *shown, a.mesh);
     if (result->interOp) {
         const core::OpGraph& mb = *result->microBatchGraph;
         const core::GraphTensor& act = mb.tensors[static_cast<size_t>(mb.outputs[0])];

@@ -286,6 +286,8 @@ bool SweepGroup(const core::Trace& t, const Experiment& e, core::FitGroup& group
 
 std::string BackendAvailability(Backend b)
 {
+    if (PARALENS_RUNNER_IN_BROWSER && b != Backend::Simulated)
+        return "desktop app only: a web page cannot start processes or reach GPUs (the README builds the desktop app)";
     switch (b) {
     case Backend::Simulated: return {};
     case Backend::Processes: {

@@ -1,10 +1,11 @@
 // The desktop window: GLFW + OpenGL 3 + Dear ImGui, DPI-aware fonts, the event loop (idle frames
 // wait on events, so an untouched window costs no CPU), drag-and-drop of trace files, and PNG
-// exports read back from the frame.
+// exports read back from the frame (WindowFrame.cpp draws each frame, as on the web page).
 #include "App.hpp"
 #include "Render.hpp"
 #include "ScenarioLoader.hpp"
 #include "Theme.hpp"
+#include "WindowFrame.hpp"
 
 #include <GLFW/glfw3.h>
 #include <imgui.h>
@@ -13,7 +14,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -61,31 +61,9 @@ GLFWwindow* CreateWindow()
     return window;
 }
 
-// Reads `req`'s rectangle from the back buffer and hands the PNG encoding to a worker.
-void Export(JobRunner& jobs, App& app, GLFWwindow* window, const ExportRequest& req)
-{
-    int fbW = 0, fbH = 0, winW = 0, winH = 0;
-    glfwGetFramebufferSize(window, &fbW, &fbH);
-    glfwGetWindowSize(window, &winW, &winH);
-    const float s = winW > 0 ? static_cast<float>(fbW) / static_cast<float>(winW) : 1.0f;
-    const int x = static_cast<int>(req.x * s), w = std::min(static_cast<int>(req.width * s), fbW - x);
-    const int h = std::min(static_cast<int>(req.height * s), fbH - static_cast<int>(req.y * s));
-    const int y = fbH - static_cast<int>(req.y * s) - h; // GL rows start at the bottom
-    if (w <= 0 || h <= 0) return;
-    auto pixels = std::make_shared<std::vector<unsigned char>>(static_cast<size_t>(w) * h * 4);
-    glPixelStorei(GL_PACK_ALIGNMENT, 1);
-    glReadPixels(x, y, w, h, GL_RGBA, GL_UNSIGNED_BYTE, pixels->data());
-    const std::string path = req.path;
-    jobs.Submit("export", "Writing " + path, [pixels, w, h, path](JobContext&) -> Apply {
-        WritePng(path, w, h, *pixels, true);
-        return [] {};
-    }, [&app](const std::string& message) -> Apply { return [&app, message] { app.ShowError("Cannot write the PNG", message); }; });
-}
-
 // The event loop: draws frames until the window closes; idle, it sleeps until an event.
 void Loop(GLFWwindow* window, App& app, JobRunner& jobs, float scale)
 {
-    ImGuiIO& io = ImGui::GetIO();
     int extraFrames = 3;
     std::string title;
     while (!glfwWindowShouldClose(window) && !app.WantsQuit()) {
@@ -104,33 +82,17 @@ void Loop(GLFWwindow* window, App& app, JobRunner& jobs, float scale)
         app.Poll();
         if (const float s = ContentScale(window); s != scale) { // moved to a monitor with another DPI
             scale = s;
-            LoadFonts(scale);
-            ImGui_ImplOpenGL3_DestroyFontsTexture();
-            ImGui_ImplOpenGL3_CreateFontsTexture();
-            ApplyTheme(app.Dark(), app.Presentation(), scale);
+            ScaleWindow(app, scale);
         }
         if (app.WindowTitle() != title) glfwSetWindowTitle(window, (title = app.WindowTitle()).c_str());
-        ImGui_ImplOpenGL3_NewFrame();
-        ImGui_ImplGlfw_NewFrame();
-        ImGui::NewFrame();
-        app.Frame(io.DisplaySize);
-        ImGui::Render();
-        int fbW = 0, fbH = 0;
-        glfwGetFramebufferSize(window, &fbW, &fbH);
-        glViewport(0, 0, fbW, fbH);
-        const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
-        glClearColor(bg.x, bg.y, bg.z, 1.0f);
-        glClear(GL_COLOR_BUFFER_BIT);
-        ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-        ExportRequest req;
-        if (app.TakeExport(req)) Export(jobs, app, window, req);
+        DrawWindowFrame(window, app, jobs);
         glfwSwapBuffers(window);
     }
 }
 
 } // namespace
 
-int RunGui(const std::vector<std::string>& files)
+int RunGui(const std::vector<std::string>& files, const std::string& link)
 {
     glfwSetErrorCallback(OnGlfwError);
     if (!glfwInit()) {
@@ -154,8 +116,9 @@ int RunGui(const std::vector<std::string>& files)
     {
         JobRunner jobs([] { glfwPostEmptyEvent(); });
         App app(&jobs);
-        if (files.empty()) app.LoadScenario(*FindScenario("default"));
-        else app.OpenFiles(files);
+        if (!link.empty()) app.OpenLink(link);
+        else if (files.empty()) app.LoadScenario(*FindScenario("default"));
+        if (!files.empty()) app.OpenFiles(files);
         Loop(window, app, jobs, scale);
     } // the jobs finish (cancelled) before the context goes
     ImGui_ImplOpenGL3_Shutdown();

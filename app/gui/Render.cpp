@@ -1,5 +1,7 @@
 #include "Render.hpp"
 
+#include "PngWriter.hpp"
+
 #include "App.hpp"
 #include "ScenarioLoader.hpp"
 #include "Theme.hpp"
@@ -12,7 +14,6 @@
 #include <GLFW/glfw3.h>
 #include <imgui.h>
 #include <imgui_impl_opengl3.h>
-#include <stb/stb_image_write.h>
 
 #include <algorithm>
 #include <cfloat>
@@ -121,30 +122,14 @@ double Median(std::vector<double> v)
 
 } // namespace
 
-void WritePng(const std::string& path, int width, int height, const std::vector<unsigned char>& rgba, bool flipRows)
-{
-    const int stride = width * 4;
-    std::vector<unsigned char> rows(rgba.size());
-    for (int y = 0; y < height; ++y) {
-        const int from = flipRows ? height - 1 - y : y;
-        std::memcpy(rows.data() + static_cast<size_t>(y) * stride, rgba.data() + static_cast<size_t>(from) * stride, static_cast<size_t>(stride));
-        for (int x = 0; x < width; ++x) rows[static_cast<size_t>(y) * stride + x * 4 + 3] = 255; // opaque
-    }
-    stbi_write_png_compression_level = 9; // smaller files for slides and the README
-    std::string png;
-    auto append = [](void* ctx, void* data, int size) { static_cast<std::string*>(ctx)->append(static_cast<const char*>(data), static_cast<size_t>(size)); };
-    if (!stbi_write_png_to_func(append, &png, width, height, 4, rows.data(), stride))
-        throw Error("cannot encode the PNG for " + path);
-    core::WriteFileAtomic(path, png);
-}
-
 nlohmann::json RenderToPng(const RenderOptions& o)
 {
     // The data first: a bad scenario or file fails before any window is made.
     App app(nullptr);
     app.SetRunLive(true); // experiments on a real backend run first, to their end
-    if (!o.scenario.empty()) app.LoadScenario(ResolveScenario(o.scenario));
-    else app.OpenFiles(o.files);
+    if (!o.link.empty()) app.OpenLink(o.link);
+    else if (!o.scenario.empty()) app.LoadScenario(ResolveScenario(o.scenario));
+    if (!o.files.empty()) app.OpenFiles(o.files);
     if (!o.whatIf.empty()) {
         WhatIfParams w;
         w.scale = o.whatIf;
@@ -152,8 +137,9 @@ nlohmann::json RenderToPng(const RenderOptions& o)
     }
     Offscreen screen(o.width, o.height);
     LoadFonts(o.scale);
-    ApplyTheme(o.dark, o.presentation, o.scale);
-    app.SetTheme(o.dark, o.presentation);
+    const bool dark = o.dark || app.Dark(), presentation = o.presentation || app.Presentation(); // the link's, or the flags'
+    ApplyTheme(dark, presentation, o.scale);
+    app.SetTheme(dark, presentation);
     if (o.colorBy == "category") app.Settings().colorBy = ColorMode::Category;
     if (o.colorBy == "micro-batch") app.Settings().colorBy = ColorMode::MicroBatch;
     if (o.step > -2) app.SetFlowStep(o.step);
@@ -183,6 +169,8 @@ nlohmann::json RenderToPng(const RenderOptions& o)
                                   {"source", core::Name(run->trace->Meta().source)}, {"devices", run->trace->Devices().size()},
                                   {"spans", run->trace->SpanCount()}, {"measuredSpans", measured ? run->trace->SpanCount() : 0}});
     }
+    report["link"] = app.Link();
+    report["linkProblems"] = app.LinkProblems();
     report["width"] = o.width;
     report["height"] = o.height;
     if (!o.out.empty()) {

@@ -5,6 +5,8 @@
 // (xvfb-run provides one). Throws Error with what to do when no OpenGL context can be made.
 #pragma once
 
+#include "PngWriter.hpp"
+
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -14,6 +16,7 @@ namespace paralens::app {
 struct RenderOptions {
     std::vector<std::string> files; // traces to open (instead of a scenario)
     std::string scenario;           // built-in name or a .json path
+    std::string link;               // or the state a link describes (Link.hpp)
     std::string view = "timeline";  // timeline, flow, model, mfu, stats or window
     std::string out;                // PNG path; empty with benchFrames > 0
     int width = 1280;
@@ -27,10 +30,6 @@ struct RenderOptions {
     bool criticalPath = false;      // outline each step's critical path on the timeline
     std::string whatIf;             // non-empty: also a what-if replay of the files, with these rules ("comm=0.5, *gemm*=0.8")
 };
-
-// Encodes RGBA pixels (rows bottom-up when `flipRows`, as OpenGL reads them) as a PNG and writes
-// it atomically. Throws Error naming the path. Thread-safe.
-void WritePng(const std::string& path, int width, int height, const std::vector<unsigned char>& rgba, bool flipRows);
 
 // Draws and writes the PNG; returns what was drawn: the layout of the view in pixels (timeline
 // rows and their time mapping, flow nodes, colours of the palette) for tests, and frame times

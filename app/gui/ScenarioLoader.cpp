@@ -268,7 +268,9 @@ void ReadWhatIf(Reader& r, WhatIfParams& w)
         if (!(v > 0)) r.Fail(name, "must be > 0");
 }
 
-Experiment ReadExperiment(const json& j, const std::string& where)
+} // namespace
+
+Experiment ParseExperiment(const json& j, const std::string& where)
 {
     Reader r(j, where);
     Experiment e;
@@ -300,7 +302,7 @@ Experiment ReadExperiment(const json& j, const std::string& where)
     r.Get("backend", backend);
     if (!backend.empty() && !ParseBackend(backend, e.backend)) r.Fail("backend", "expected simulated, processes or gpu (got \"" + backend + "\")");
     r.Get("warmup", e.live.warmup);
-    r.Get("iterations", e.live.iterations);
+    if (e.kind != ExperimentKind::Training) r.Get("iterations", e.live.iterations); // a training step's are its own (it runs them)
     r.Get("timeoutS", e.live.timeoutSec);
     r.Get("sweep", e.live.sweep);
     r.Bytes("sweepFrom", e.live.sweepFromBytes);
@@ -326,7 +328,7 @@ Experiment ReadExperiment(const json& j, const std::string& where)
     return e;
 }
 
-ViewSettings ReadView(const json& j, const std::string& where)
+ViewSettings ParseView(const json& j, const std::string& where)
 {
     Reader r(j, where);
     ViewSettings v;
@@ -338,6 +340,7 @@ ViewSettings ReadView(const json& j, const std::string& where)
     else if (colorBy == "micro-batch" || colorBy.empty()) v.colorBy = ColorMode::MicroBatch;
     else r.Fail("colorBy", "expected \"category\" or \"micro-batch\"");
     r.Get("showPredicted", v.showPredicted);
+    r.Get("outlinesFromFit", v.outlinesFromFit);
     r.Get("showFlows", v.showFlows);
     r.Get("showBubbles", v.showBubbles);
     r.Get("showCriticalPath", v.showCriticalPath);
@@ -350,8 +353,6 @@ ViewSettings ReadView(const json& j, const std::string& where)
     r.Finish();
     return v;
 }
-
-} // namespace
 
 std::string_view Name(ExperimentKind k)
 {
@@ -427,8 +428,8 @@ Scenario ParseScenario(const std::string& text, const std::string& origin)
     if (!experiments || !experiments->is_array() || experiments->empty())
         throw Error(origin + ": \"experiments\" must be a non-empty array");
     for (size_t i = 0; i < experiments->size(); ++i)
-        s.experiments.push_back(ReadExperiment((*experiments)[i], origin + ": experiments[" + std::to_string(i) + "]"));
-    if (const json* view = r.Child("view")) s.view = ReadView(*view, origin + ": view");
+        s.experiments.push_back(ParseExperiment((*experiments)[i], origin + ": experiments[" + std::to_string(i) + "]"));
+    if (const json* view = r.Child("view")) s.view = ParseView(*view, origin + ": view");
     r.Finish();
     const int count = static_cast<int>(s.experiments.size());
     if (s.view.selected < 0 || s.view.selected >= count) throw Error(origin + ": view.selected must name an experiment (0 to " + std::to_string(count - 1) + ")");

@@ -20,7 +20,7 @@
 //                    "warmup": 1, "iterations": 20, "timeoutS": 30, "sweep": false, "sweepFrom": "4KiB"
 //                    (a real run: see AppState.hpp),
 //                    {"kind": "file", "file": "traces/x.json"}, {"kind": "file", "files": ["rank0.json", ...]}],
-//    "view": {"tab": "flow|model|mfu|stats", "colorBy": "micro-batch|category", "showPredicted": true,
+//    "view": {"tab": "flow|model|mfu|stats|autopar|planner", "colorBy": "micro-batch|category", "showPredicted": true, "outlinesFromFit": false,
 //             "showFlows": true, "showBubbles": true, "expandTracks": true, "flowStep": 0,
 //             "selected": 0, "modelExperiment": -1, "timelineShare": 0.58}}
 // Thread-safety: the built-in list is parsed once, on first use, under a static initialiser.
@@ -28,6 +28,7 @@
 
 #include "AppState.hpp"
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,6 +46,16 @@ struct Scenario {
 
 // Throws Error naming `origin` and the key when the text is not a valid scenario.
 Scenario ParseScenario(const std::string& jsonText, const std::string& origin);
+
+// One experiment / the view settings of a scenario (ParseScenario reads them so); `where` names the
+// place in errors ("link: experiment 1"). Throw Error naming `where` and the key.
+Experiment ParseExperiment(const nlohmann::json& object, const std::string& where);
+ViewSettings ParseView(const nlohmann::json& object, const std::string& where);
+
+// The other way (ScenarioWriter.cpp): every key of the experiment's kind, so that ParseExperiment
+// of the result gives `e` back.
+nlohmann::json ExperimentJson(const Experiment& e);
+nlohmann::json ViewJson(const ViewSettings& v);
 
 // The scenarios compiled in from assets/scenarios, sorted by order.
 const std::vector<Scenario>& BuiltinScenarios();

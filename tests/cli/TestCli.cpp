@@ -206,6 +206,16 @@ TEST_CASE("paralens with no display prints a useful headless summary", "[cli]")
     CHECK_THAT(withFile.out, Catch::Contains("4 devices"));
 }
 
+TEST_CASE("paralens --link without a display says what the link opens and how to draw it", "[cli]")
+{
+    CliResult r = RunParalens("--link 'https://example.org/paralens/#scenario=ring-vs-tree&ranks=16&colour=blue'", "DISPLAY= WAYLAND_DISPLAY=");
+    CHECK(r.exitCode == 0);
+    CHECK_THAT(r.out, Catch::Contains("The link opens the scenario \"ring-vs-tree\""));
+    CHECK_THAT(r.out, Catch::Contains("16 ranks") || Catch::Contains("p = 16") || Catch::Contains("16"));
+    CHECK_THAT(r.out, Catch::Contains("'colour=blue' skipped"));
+    CHECK_THAT(r.out, Catch::Contains("paralens render --link 'scenario=ring-vs-tree&ranks=16' --view window"));
+}
+
 TEST_CASE("pipeline reports the lectures' GPipe bubble", "[cli]")
 {
     Json j = RunJson("pipeline --schedule gpipe --stages 4 --microbatches 8 --json");
@@ -278,7 +288,10 @@ TEST_CASE("render checks its options before it needs a display", "[cli]")
     CHECK_THAT(view.err, Catch::Contains("--view") && Catch::Contains("timeline, flow, model, mfu"));
     CliResult both = RunParalens("render " + dir.File("t.json") + " --scenario default" + out);
     CHECK(both.exitCode == 2);
-    CHECK_THAT(both.err, Catch::Contains("either trace FILEs or --scenario"));
+    CHECK_THAT(both.err, Catch::Contains("one of trace FILEs, --scenario NAME or --link LINK"));
+    CliResult linkToo = RunParalens("render --scenario default --link scenario=default" + out);
+    CHECK(linkToo.exitCode == 2);
+    CHECK_THAT(linkToo.err, Catch::Contains("--link"));
     CliResult size = RunParalens("render --scenario default --size 12x12" + out);
     CHECK(size.exitCode == 2);
     CHECK_THAT(size.err, Catch::Contains("--size"));

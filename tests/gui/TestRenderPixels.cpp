@@ -212,6 +212,33 @@ TEST_CASE("the auto-parallel view colours the lectures' MLP as the slides do", "
     for (const auto& b : j["bars"]) CHECK(j["bars"][0]["seconds"].get<double>() <= b["seconds"].get<double>() * (1 + 1e-9));
 }
 
+TEST_CASE("render --link draws the state a link describes and names what it skipped", "[gui][link]")
+{
+    REQUIRE_DISPLAY();
+    CliTempDir dir;
+    const std::string png = dir.File("link.png");
+    const nlohmann::json j = Render("--link '#scenario=ring-vs-tree&ranks=16&bytes=4MiB&view=flow&theme=dark&colour=blue' --view window", png);
+    CheckNotBlank(Load(png));
+    CHECK(j["link"] == "scenario=ring-vs-tree&view=flow&theme=dark&bytes=4MiB&ranks=16");
+    REQUIRE(j["linkProblems"].size() == 1);
+    CHECK_THAT(j["linkProblems"][0].get<std::string>(), Catch::Contains("'colour=blue' skipped"));
+    REQUIRE(j["experiments"].size() == 2);
+    for (const auto& e : j["experiments"]) CHECK(e["devices"] == 16);
+}
+
+TEST_CASE("the auto-parallel scenarios' flow view animates the shown strategy's largest collective", "[gui][autopar]")
+{
+    REQUIRE_DISPLAY();
+    CliTempDir dir;
+    for (const char* scenario : {"autopar-mlp", "autopar-transformer"}) {
+        INFO(scenario);
+        const nlohmann::json j = Render(std::string("--scenario ") + scenario + " --view flow", dir.File("flow.png"));
+        REQUIRE(j.contains("panels"));
+        REQUIRE(!j["panels"].empty());
+        CHECK(j["panels"][0]["ranks"].get<int>() >= 2);
+    }
+}
+
 TEST_CASE("the planner view ranks, explains the shown row and draws the Pareto front", "[gui][planner]")
 {
     REQUIRE_DISPLAY();
