@@ -68,6 +68,9 @@ public:
     // link of what is shown now (files opened are left out; *omitted counts them).
     void OpenLink(std::string_view link);
     std::string Link(int* omitted = nullptr) const;
+    // The same, made again only when the experiments, the view or the theme changed (the web page
+    // asks every frame to keep its address bar current).
+    const std::string& CurrentLink();
     const std::vector<std::string>& LinkProblems() const { return m_linkProblems; }
     // A file a job wrote for the user (a saved trace, an exported PNG): delivered by the platform.
     void FileWritten(const std::string& path);
@@ -161,6 +164,14 @@ private:
     std::string m_scenarioName = "default"; // the scenario links start from
     std::vector<std::string> m_linkProblems; // shown in a banner until dismissed
     std::string m_copiedLink;               // shown after Copy link
+    struct LinkedState {                    // what CurrentLink's text was made from
+        std::string scenario;
+        std::vector<Experiment> experiments;
+        ViewSettings view;
+        bool dark = false, presentation = false;
+        std::string link;
+        bool valid = false;
+    } m_linked;
     bool m_showCopiedLink = false;
     ImVec4 m_timelineRect{0, 0, 0, 0}, m_tabRect{0, 0, 0, 0}; // x, y, w, h of the last frame
     ExportRequest m_export;

@@ -45,6 +45,16 @@ std::string App::Link(int* omitted) const
     return MakeLink(state, omitted);
 }
 
+const std::string& App::CurrentLink()
+{
+    LinkedState& l = m_linked;
+    if (!l.valid || l.scenario != m_scenarioName || l.experiments != m_experiments || !(l.view == m_settings) || l.dark != m_dark ||
+        l.presentation != m_presentation) {
+        l = {m_scenarioName, m_experiments, m_settings, m_dark, m_presentation, Link(), true};
+    }
+    return l.link;
+}
+
 void App::CopyLink()
 {
     int omitted = 0;

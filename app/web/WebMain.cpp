@@ -42,7 +42,7 @@ EM_JS(double, JsPixelRatio, (), { return window.devicePixelRatio || 1; });
 EM_JS(int, JsCanvasCssWidth, (), { return Module['canvas'].clientWidth | 0; });
 EM_JS(int, JsCanvasCssHeight, (), { return Module['canvas'].clientHeight | 0; });
 EM_JS(double, JsInputEvents, (), { return ParalensPage.inputEvents; });
-EM_JS(char*, JsInitialLink, (), { return allocateUTF8(location.hash.replace(/^#/, '')); });
+EM_JS(char*, JsInitialLink, (), { return allocateUTF8(location.hash.substring(1)); });
 
 struct Page {
     GLFWwindow* window = nullptr;
@@ -98,7 +98,7 @@ void Frame()
     p.frameMs.push_back(times);
     if (++p.frames == 1) JsFirstFrame();
     if (p.app->WindowTitle() != p.title) JsSetTitle((p.title = p.app->WindowTitle()).c_str());
-    if (std::string link = p.app->Link(); link != p.link) JsSetLink((p.link = std::move(link)).c_str());
+    if (const std::string& link = p.app->CurrentLink(); link != p.link) JsSetLink((p.link = link).c_str());
 }
 
 PlatformHooks BrowserHooks()

@@ -132,6 +132,11 @@ window.ParalensPage = ParalensPage;
 for (const type of ['pointerdown', 'pointerup', 'pointermove', 'keydown', 'keyup', 'wheel', 'focus', 'blur'])
   window.addEventListener(type, () => { ParalensPage.inputEvents++; }, true);
 
+// Ctrl+O and Ctrl+S are the window's (open a trace, and nothing), not the browser's open and save.
+window.addEventListener('keydown', (e) => {
+  if ((e.ctrlKey || e.metaKey) && (e.key === 'o' || e.key === 's')) e.preventDefault();
+}, true);
+
 // emscripten's GLFW passes the browser's deltaY (100 per notch, and the other way round): one
 // notch is one step here, down zooms out; a touchpad pinch (a wheel event with ctrlKey) zooms the
 // timeline instead of the page.

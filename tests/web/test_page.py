@@ -219,6 +219,32 @@ class Suite:
         self.check(all(d["bytes"] > 1000 for d in downloads), str(downloads))
         self.no_errors(page)
 
+    def test_open_uses_the_browsers_file_picker(self, browser):
+        """File > Open trace... and Ctrl+O open the browser's own file chooser."""
+        page = self.open(browser)
+        settled(page)
+        page.send("Page.setInterceptFileChooserDialog", {"enabled": True})
+        self.click_menu(page, "File", "Open trace...")
+        self.wait_event(page, "Page.fileChooserOpened")
+        page.mouse("mouseMoved", 800, 300)
+        control = {"key": "Control", "code": "ControlLeft", "windowsVirtualKeyCode": 17}
+        o = {"key": "o", "code": "KeyO", "windowsVirtualKeyCode": 79, "modifiers": 2}
+        for kind, key in (("rawKeyDown", control), ("rawKeyDown", o), ("keyUp", o), ("keyUp", control)):  # as a keyboard sends them
+            page.send("Input.dispatchKeyEvent", dict(key, type=kind, modifiers=2 if kind == "rawKeyDown" or key is o else 0))
+            time.sleep(0.1)
+        self.wait_event(page, "Page.fileChooserOpened", count=2)
+        self.no_errors(page)
+
+    def wait_event(self, page, method, count=1, timeout=10):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            with page.browser.lock:
+                seen = sum(1 for e in page.browser.events if e.get("sessionId") == page.session and e["method"] == method)
+            if seen >= count:
+                return
+            time.sleep(0.05)
+        raise AssertionError("no %s (%d wanted) in %d s" % (method, count, timeout))
+
     def test_desktop_only_backends_are_greyed(self, browser):
         page = self.open(browser, "#scenario=live-ring-processes")
         state = settled(page, "scenario=live-ring-processes")
