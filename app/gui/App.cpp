@@ -18,6 +18,7 @@ void App::LoadScenario(const Scenario& s)
     m_scenarioName = s.name;
     m_experiments = s.experiments;
     m_settings = s.view;
+    m_pendingFlowStep = s.view.flowStep;
     m_title = s.title;
     m_description = s.description;
     m_selectTab = true;
@@ -103,6 +104,8 @@ void App::Publish(std::shared_ptr<const Snapshot> snapshot, bool resetViews)
     m_settings.selected = std::clamp(m_settings.selected, 0, std::max(0, static_cast<int>(m_snapshot->runs.size()) - 1));
     m_timeline.SetSnapshot(m_snapshot, m_settings);
     if (resetViews) m_timeline.FitAll();
+    if (resetViews && m_pendingFlowStep) m_settings.flowStep = *m_pendingFlowStep; // the flow view drew the old run meanwhile
+    m_pendingFlowStep.reset();
     m_flow.SetSnapshot(m_snapshot, m_settings.flowStep, resetViews);
     m_model.SetSnapshot(m_snapshot);
     m_mfu.SetSnapshot(m_snapshot);
@@ -213,6 +216,7 @@ void App::Frame(ImVec2 display)
     ImGui::EndChild();
     if (ctx.cancelSimulate && m_jobs) m_jobs->Cancel("simulate");
     m_runButtonRect = ctx.runButton;
+    m_whatIfButtonRect = ctx.whatIfButton;
     if (ctx.startLive) StartLive(m_settings.selected);
     if (ctx.stopLive) StopLive();
     if (ctx.cancelFile && m_jobs) {
@@ -303,6 +307,7 @@ nlohmann::json App::Layout(const std::string& view) const
         nlohmann::json j = m_timeline.Layout();
         const ImVec4 r = m_runButtonRect;
         if (r.z > 0) j["runButton"] = {r.x, r.y, r.z, r.w};
+        if (const ImVec4 w = m_whatIfButtonRect; w.z > 0) j["whatIfButton"] = {w.x, w.y, w.z, w.w};
         j["live"] = {{"running", m_liveStatus.running}, {"message", m_liveStatus.message}, {"failed", m_liveStatus.failed},
                      {"snapshotsShown", m_liveShown}};
         j["menus"] = nlohmann::json::object();

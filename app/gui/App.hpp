@@ -28,6 +28,7 @@
 #include <chrono>
 #include <functional>
 #include <imgui.h>
+#include <optional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -190,7 +191,9 @@ private:
     uint64_t m_liveShown = 0;
     bool m_runLive = false;
     int m_settleFrames = 0; // frames still to draw after a snapshot was published
+    std::optional<int> m_pendingFlowStep;  // a scenario's or link's flow step, until its run is published
     ImVec4 m_runButtonRect{0, 0, 0, 0};
+    ImVec4 m_whatIfButtonRect{0, 0, 0, 0};
 
     TimelineView m_timeline;
     FlowView m_flow;

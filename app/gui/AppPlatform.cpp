@@ -26,6 +26,7 @@ void App::OpenLink(std::string_view link)
     m_description = s ? s->description : "";
     m_experiments = std::move(state.experiments);
     m_settings = state.view;
+    m_pendingFlowStep = state.view.flowStep;
     m_linkProblems = std::move(state.problems);
     m_selectTab = true;
     m_dark = state.dark;

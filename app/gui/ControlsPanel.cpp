@@ -109,7 +109,9 @@ bool ControlsPanel::Draw(std::vector<Experiment>& experiments, ViewSettings& set
             else if (ImGui::Button("Open another file...")) ctx.openFile = true;
             if (e.kind == ExperimentKind::File) {
                 ImGui::SameLine();
-                if (ImGui::Button("What-if replay")) {
+                const bool replay = ImGui::Button("What-if replay");
+                m_ctx->whatIfButton = LastItemRect();
+                if (replay) {
                     Experiment w;
                     w.kind = ExperimentKind::WhatIf;
                     w.files = e.files;
@@ -429,23 +431,25 @@ bool ControlsPanel::DrawPlan(PlanParams& p)
             }
         ImGui::EndCombo();
     }
+    // 0 stays "the preset's" until a slider moves (as the NVLink slider below): the sliders show the value.
     const core::TransformerModel* preset = core::FindModelPreset(p.model);
-    if (preset) {
-        if (p.layers == 0) p.layers = preset->layers;
-        if (p.hidden == 0) p.hidden = preset->hidden;
-        if (p.seq == 0) p.seq = preset->seq;
+    int layers = p.layers > 0 || !preset ? p.layers : preset->layers;
+    if (ImGui::SliderInt("layers", &layers, 2, 256, "%d", ImGuiSliderFlags_AlwaysClamp)) {
+        p.layers = layers;
+        changed = true;
     }
-    changed |= ImGui::SliderInt("layers", &p.layers, 2, 256, "%d", ImGuiSliderFlags_AlwaysClamp);
-    int hidden = p.hidden / 1024;
+    int hidden = (p.hidden > 0 || !preset ? p.hidden : preset->hidden) / 1024;
     if (ImGui::SliderInt("hidden", &hidden, 1, 32, "%d x 1024", ImGuiSliderFlags_AlwaysClamp)) {
         p.hidden = hidden * 1024;
         changed = true;
     }
-    int64_t seq = p.seq, gpus = p.gpus, batch = p.globalBatch;
-    changed |= Pow2Slider("sequence", seq, 9, 17);
+    int64_t seq = p.seq > 0 || !preset ? p.seq : preset->seq, gpus = p.gpus, batch = p.globalBatch;
+    if (Pow2Slider("sequence", seq, 9, 17)) {
+        p.seq = static_cast<int>(seq);
+        changed = true;
+    }
     changed |= Pow2Slider("GPUs", gpus, 3, 15);
     changed |= Pow2Slider("global batch", batch, 3, 13);
-    p.seq = static_cast<int>(seq);
     p.gpus = static_cast<int>(gpus);
     p.globalBatch = static_cast<int>(batch);
     if (ImGui::BeginCombo("GPU", p.gpu.c_str())) {

@@ -38,11 +38,14 @@ struct ControlsContext {
     bool startLive = false;      // out: Run pressed for the selected experiment
     bool stopLive = false;       // out: Stop pressed
     ImVec4 runButton{0, 0, 0, 0}; // out: where Run (or Stop) was drawn: x, y, w, h (the window's layout, for tests)
+    ImVec4 whatIfButton{0, 0, 0, 0}; // out: where "What-if replay" was drawn, the same way
 };
 
 // Run / Stop, warm-up and iterations, progress and the outcome of the selected experiment's real
 // run (RunControls.cpp). Returns true when a parameter changed.
 bool DrawRunControls(Experiment& e, int index, ControlsContext& ctx);
+// The last ImGui item's rectangle: x, y, w, h (RunControls.cpp).
+ImVec4 LastItemRect();
 
 class ControlsPanel {
 public:

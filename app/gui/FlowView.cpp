@@ -149,7 +149,8 @@ void FlowView::Draw(ViewSettings& settings, ImVec2 size)
     ImGui::BeginChild("##flow-controls", side ? ImVec2(sideW, size.y) : ImVec2(size.x, size.y - area.y), false);
     DrawControls(ImGui::GetCursorScreenPos(), ImGui::GetContentRegionAvail().x, m_snapshot->runs[m_panels[m_focus].run].get());
     ImGui::EndChild();
-    settings.flowStep = static_cast<int>(std::floor(m_position));
+    // At the end: -1, "after the last", as scenarios and links say it.
+    settings.flowStep = maxSteps > 0 && m_position >= maxSteps ? -1 : static_cast<int>(std::floor(m_position));
     ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + size.y));
 }
 

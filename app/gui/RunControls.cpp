@@ -11,15 +11,11 @@
 
 namespace paralens::app {
 
-namespace {
-
-ImVec4 ItemRect()
+ImVec4 LastItemRect()
 {
     const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
     return ImVec4(a.x, a.y, b.x - a.x, b.y - a.y);
 }
-
-} // namespace
 
 bool DrawRunControls(Experiment& e, int index, ControlsContext& ctx)
 {
@@ -39,7 +35,7 @@ bool DrawRunControls(Experiment& e, int index, ControlsContext& ctx)
         ImGui::BeginDisabled(!refusal.empty());
         if (ImGui::Button(e.backend == Backend::Gpu ? "Run on the GPU" : "Run for real", ImVec2(-1, 0))) ctx.startLive = true;
         ImGui::EndDisabled();
-        ctx.runButton = ItemRect();
+        ctx.runButton = LastItemRect();
         if (!refusal.empty() && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", refusal.c_str());
         if (!refusal.empty()) {
             ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(th.textDim));
@@ -48,7 +44,7 @@ bool DrawRunControls(Experiment& e, int index, ControlsContext& ctx)
         }
     } else {
         if (ImGui::Button(mine ? "Stop" : "Stop the other run", ImVec2(-1, 0))) ctx.stopLive = true;
-        ctx.runButton = ItemRect();
+        ctx.runButton = LastItemRect();
         char overlay[64];
         std::snprintf(overlay, sizeof overlay, "%.0f%%  (%.1f s)", live.fraction * 100.0, live.elapsedSeconds);
         ImGui::ProgressBar(static_cast<float>(std::clamp(live.fraction, 0.0, 1.0)), ImVec2(-1, 0), overlay);

@@ -78,9 +78,26 @@ class Suite:
             print("    %-24s %2d runs, %4d colours, %4.0f%% drawn, frame built in %.1f ms, drawn in %.1f ms" %
                   (name, len(state["runs"]), stats["colours"], stats["drawnShare"] * 100, state["frameMs"]["build"], state["frameMs"]["draw"]))
             self.check(not state["linkProblems"], "%s: %s" % (name, state["linkProblems"]))
+            self.check(state["link"] == "scenario=" + name, "%s: opening it changed it: %s" % (name, state["link"]))
             self.check(state["error"] == "", "%s: error dialog: %s" % (name, state["error"]))
             self.check(stats["colours"] >= 20 and stats["drawnShare"] > 0.05, "%s: the canvas looks blank: %s" % (name, stats))
             self.check(all(r["spans"] > 0 for r in state["runs"]), "%s: a run without spans" % name)
+        self.no_errors(page)
+
+    def test_every_tab_draws(self, browser):
+        """Flow, Model, MFU, Stats, Auto-parallel and Planner, each on a scenario that has its data."""
+        page = self.open(browser)
+        settled(page)
+        for scenario, tab in (("default", "flow"), ("ring-vs-tree", "model"), ("mfu-recompute", "mfu"), ("gpipe-vs-1f1b", "stats"),
+                              ("autopar-transformer", "autopar"), ("plan-llama70b", "planner")):
+            page.evaluate("paralens.openLink(%s)" % json.dumps("scenario=%s&view=%s" % (scenario, tab)))
+            state = settled(page, "scenario=" + scenario)
+            self.check(state["view"]["tab"] == tab, "%s: tab %s" % (scenario, state["view"]["tab"]))
+            png = page.send("Page.captureScreenshot", {"format": "png", "clip": {"x": 280, "y": 420, "width": 1000, "height": 280, "scale": 0.5}})
+            import base64
+            stats = picture_stats(base64.b64decode(png["data"]))
+            print("    %-8s of %-22s %4d colours, %4.0f%% drawn" % (tab, scenario, stats["colours"], stats["drawnShare"] * 100))
+            self.check(stats["colours"] >= 10 and stats["drawnShare"] > 0.03, "%s: the %s tab looks empty: %s" % (scenario, tab, stats))
         self.no_errors(page)
 
     def test_link_restores_parameters(self, browser):
@@ -186,6 +203,27 @@ class Suite:
             page.send("Emulation.setDeviceMetricsOverride", {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
             page.wait_for("(() => { const c = paralens.state().canvas; return c[0] === %d && c[1] === %d; })()" % (width, height), timeout=10)
         self.check(drawn(page)["colours"] >= 20, "drawn after the resize")
+
+    def test_whatif_replays_an_opened_trace(self, browser):
+        """What-if replay under an opened trace: the file read again on a worker, replayed with its
+        first change (communication twice as fast), drawn under it and compared in the Stats tab."""
+        page = self.open(browser)
+        settled(page)
+        trace = os.path.join(self.repo, "traces", "sim-dp-4workers-straggler.json")
+        page.set_files("#file-input", [trace])
+        state = page.wait_for("(() => { const s = paralens.state(); return !s.busy && s.title.includes('sim-dp-4workers') ? s : null; })()", timeout=60)
+        x, y, w, h = page.wait_for("paralens.state().layout.whatIfButton", timeout=10)
+        page.mouse("mouseMoved", x + w / 2, y + h / 2)
+        time.sleep(0.1)
+        page.mouse("mousePressed", x + w / 2, y + h / 2, button="left", clickCount=1)
+        time.sleep(0.05)
+        page.mouse("mouseReleased", x + w / 2, y + h / 2, button="left", clickCount=1)
+        state = page.wait_for("(() => { const s = paralens.state(); return !s.busy && s.runs.length === 2 ? s : null; })()", timeout=60)
+        kinds = [r["kind"] for r in state["runs"]]
+        self.check(kinds == ["file", "whatif"], "runs: %s" % kinds)
+        self.check(state["runs"][1]["spans"] > 0 and state["error"] == "", "the replay: %s %s" % (state["runs"][1], state["error"]))
+        self.check(state["view"]["showCriticalPath"], "the critical path is outlined")
+        self.no_errors(page)
 
     def test_bad_and_large_files_are_refused(self, browser):
         page = self.open(browser)
