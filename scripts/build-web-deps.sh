@@ -3,7 +3,7 @@
 # (`apt-get source`, a deb-src entry for Debian's archive: scripts/install-deps-web.sh adds it),
 # with Debian's emscripten. Nothing is fetched from anywhere else, and no emscripten port is used.
 #
-#   zlib, sqlite3 (its amalgamation, made by the source's own build), glpk (with the AMD/COLAMD
+#   zlib, libdeflate, sqlite3 (its amalgamation, made by the source's own build), glpk (with the AMD/COLAMD
 #   copies its source carries), simdjson (its single-header build), imgui 1.86 (the GLFW and
 #   OpenGL3 backends, the latter for WebGL2 / GLES3), libstb (stb_image_write, stb_truetype,
 #   stb_rect_pack), nlohmann-json3 (headers).
@@ -81,6 +81,17 @@ build_zlib() {
     inftrees.c trees.c uncompr.c zutil.c)
   cp "$dir/zlib.h" "$deps/obj/zlib-include/zconf.h" "$prefix/include/"
   stamp zlib "$dir"
+}
+
+build_libdeflate() {
+  local dir; dir=$(source_dir libdeflate)
+  fresh libdeflate "$dir" && return
+  say "libdeflate ($(basename "$dir"))"
+  local files=()
+  mapfile -t files < <(cd "$dir" && find lib -name '*.c' | sort) # lib/x86 and lib/arm compile to nothing here
+  (cd "$dir" && compile "$deps/obj/libdeflate" libdeflate.a emcc "${cflags[@]}" -I. -- "${files[@]}")
+  cp "$dir/libdeflate.h" "$prefix/include/"
+  stamp libdeflate "$dir"
 }
 
 build_sqlite3() {
@@ -169,6 +180,7 @@ build_imgui() {
 
 start=$(date +%s)
 build_zlib
+build_libdeflate
 build_sqlite3
 build_glpk
 build_simdjson

@@ -33,7 +33,8 @@ MAX_MIB=48 # the device tool carries 64 MiB in all, the tree included
 packages=(
   nlohmann-json3-dev libcli11-dev catch2        # header-only
   libsimdjson-dev libsimdjson14                 # JSON reading
-  zlib1g-dev zlib1g                             # .json.gz traces
+  zlib1g-dev zlib1g                             # .json.gz traces (read)
+  libdeflate-dev libdeflate0                    # .json.gz traces (written on all cores)
   libsqlite3-dev libsqlite3-0                   # Nsight Systems exports
   libglpk-dev libglpk40                         # the ILP of auto-parallelization, with what libglpk40 needs:
   libamd2 libcolamd2 libsuitesparseconfig5 libgmp10 libltdl7

@@ -61,6 +61,9 @@ TraceRecorder::TraceRecorder(const Plan& plan, const ClusterModel&, const std::v
     }
     for (const std::string& name : plan.phases) m_phaseNames.push_back(m_b.Intern(name));
     m_b.ReserveFlows(plan.transfers.size());
+    // Each transfer depends on its data's writers, and a reduction also on the bytes it adds: about
+    // two per transfer (one per reduction more); growing the array instead copied it ~log n times.
+    m_b.ReserveDependencies(plan.transfers.size() * (reduces ? 2 : 1));
     m_transfers = plan.transfers.data();
     m_usable.resize(plan.transfers.size());
     m_lastReduce.resize(static_cast<size_t>(p));

@@ -4,15 +4,22 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <filesystem>
+#include <libdeflate.h>
+#include <mutex>
+#include <thread>
 #include <unistd.h>
+#include <vector>
 #include <zlib.h>
 
 namespace paralens::core {
 
 namespace {
 constexpr size_t kBufferBytes = 1 << 20;
+constexpr size_t kGzipPieceBytes = size_t{8} << 20; // a gzip member each: large enough that the split costs no ratio
 
 std::string SystemReason() { return std::strerror(errno); }
 } // namespace
@@ -138,6 +145,120 @@ std::unique_ptr<ByteSource> OpenFileSource(const std::string& path) { return std
 
 std::unique_ptr<ByteSource> TextSource(std::string_view text) { return std::make_unique<MemorySource>(text); }
 
+// Pieces of text compressed into gzip members on worker threads, written to the file in the
+// order they were given. The caller's thread makes the text meanwhile; at most 2 pieces per
+// worker wait, so memory stays bounded.
+class GzipWriter {
+public:
+    GzipWriter(std::FILE* file, const std::string& path) : m_file(file), m_path(path)
+    {
+        libdeflate_crc32(0, nullptr, 0); // picks its CPU's CRC code once, before several threads would
+        const unsigned threads = std::max(1u, std::min(std::thread::hardware_concurrency(), 8u));
+        for (unsigned i = 0; i < threads; ++i) m_workers.emplace_back([this] { Work(); });
+    }
+    ~GzipWriter() { Stop(); }
+    GzipWriter(const GzipWriter&) = delete;
+    GzipWriter& operator=(const GzipWriter&) = delete;
+
+    void Submit(std::string&& piece)
+    {
+        std::unique_lock lock(m_mutex);
+        m_room.wait(lock, [&] { return m_pieces.size() - m_written < 2 * m_workers.size() || !m_error.empty(); });
+        ThrowIfFailed();
+        m_pieces.push_back({std::move(piece), {}, false});
+        m_work.notify_one();
+        WriteReady(lock);
+    }
+
+    // Waits for every piece and writes the rest; throws Error on a compression or write failure.
+    void Finish()
+    {
+        std::unique_lock lock(m_mutex);
+        if (m_pieces.empty()) { // an empty file is still one gzip member
+            m_pieces.push_back({std::string(), {}, false});
+            m_work.notify_one();
+        }
+        m_room.wait(lock, [&] { return m_written == m_pieces.size() || !m_error.empty(); });
+        ThrowIfFailed();
+    }
+
+private:
+    struct Piece {
+        std::string text, member;
+        bool done;
+    };
+
+    void Work()
+    {
+        libdeflate_compressor* c = libdeflate_alloc_compressor(kGzipLevel);
+        std::unique_lock lock(m_mutex);
+        if (!c && m_error.empty()) m_error = "cannot compress " + m_path + " (out of memory)";
+        while (c) {
+            m_work.wait(lock, [&] { return m_stopping || m_next < m_pieces.size(); });
+            if (m_stopping) break;
+            Piece& piece = m_pieces[m_next++];
+            lock.unlock();
+            std::string member;
+            try { // no exception leaves the thread: a failure is the next Submit's or Finish's error
+                member.resize(libdeflate_gzip_compress_bound(c, piece.text.size()));
+                member.resize(libdeflate_gzip_compress(c, piece.text.data(), piece.text.size(), member.data(), member.size()));
+            } catch (const std::exception&) {
+                member.clear();
+            }
+            lock.lock();
+            if (member.empty() && m_error.empty()) m_error = "cannot compress " + m_path + " (out of memory)";
+            piece.member = std::move(member);
+            piece.text = {};
+            piece.done = true;
+            WriteReady(lock);
+        }
+        m_room.notify_all();
+        libdeflate_free_compressor(c);
+    }
+
+    // Writes the finished pieces that are next in order. Called with the lock held; writes without it.
+    void WriteReady(std::unique_lock<std::mutex>& lock)
+    {
+        while (!m_writing && m_written < m_pieces.size() && m_pieces[m_written].done && m_error.empty()) {
+            m_writing = true;
+            std::string member = std::move(m_pieces[m_written].member);
+            lock.unlock();
+            const bool ok = std::fwrite(member.data(), 1, member.size(), m_file) == member.size();
+            lock.lock();
+            m_writing = false;
+            ++m_written;
+            if (!ok) m_error = "cannot write " + m_path + ": " + SystemReason() + " (disk full?)";
+        }
+        m_room.notify_all();
+    }
+
+    void ThrowIfFailed() const
+    {
+        if (!m_error.empty()) throw Error(m_error);
+    }
+
+    void Stop()
+    {
+        std::unique_lock lock(m_mutex);
+        m_stopping = true;
+        m_work.notify_all();
+        lock.unlock();
+        for (std::thread& t : m_workers) t.join();
+    }
+
+    static constexpr int kGzipLevel = 1; // libdeflate's 1: about zlib 6's size (5% more) at 5 times its speed
+
+    std::FILE* m_file;
+    std::string m_path;
+    std::mutex m_mutex;
+    std::condition_variable m_work, m_room;
+    std::deque<Piece> m_pieces; // every piece so far; written ones are left empty
+    size_t m_next = 0, m_written = 0;
+    bool m_writing = false, m_stopping = false;
+    std::string m_error;
+    std::vector<std::thread> m_workers;
+};
+
 OutputFile::OutputFile(std::string path) : m_path(std::move(path))
 {
     Require(!m_path.empty(), "no output file name given");
@@ -145,57 +266,57 @@ OutputFile::OutputFile(std::string path) : m_path(std::move(path))
     std::error_code ec;
     if (std::filesystem::is_directory(p, ec)) throw Error("cannot write " + m_path + ": it is a folder");
     m_tempPath = m_path + ".tmp-" + std::to_string(::getpid());
-    if (EndsWith(m_path, ".gz")) {
-        m_gz = gzopen(m_tempPath.c_str(), "wb6");
-        if (!m_gz) throw Error("cannot write " + m_path + ": " + SystemReason());
-    } else {
-        m_file = std::fopen(m_tempPath.c_str(), "wb");
-        if (!m_file) throw Error("cannot write " + m_path + ": " + SystemReason());
-    }
-    m_buffer.reserve(kBufferBytes);
+    m_file = std::fopen(m_tempPath.c_str(), "wb");
+    if (!m_file) throw Error("cannot write " + m_path + ": " + SystemReason());
+    if (EndsWith(m_path, ".gz")) m_gz = std::make_unique<GzipWriter>(m_file, m_path);
+    m_buffer.reserve(PieceBytes());
 }
 
 OutputFile::~OutputFile()
 {
     if (m_committed) return;
-    if (m_gz) gzclose(static_cast<gzFile>(m_gz));
+    m_gz.reset(); // its threads stop before the file closes
     if (m_file) std::fclose(m_file);
     std::remove(m_tempPath.c_str());
 }
 
+size_t OutputFile::PieceBytes() const { return m_gz ? kGzipPieceBytes : kBufferBytes; }
+
 void OutputFile::Write(std::string_view data)
 {
-    if (m_buffer.size() + data.size() > kBufferBytes) FlushBuffer();
-    if (data.size() > kBufferBytes) {
-        m_buffer.assign(data);
-        FlushBuffer();
-        return;
+    const size_t piece = PieceBytes();
+    while (!data.empty()) {
+        const size_t n = std::min(data.size(), piece - std::min(piece, m_buffer.size()));
+        m_buffer.append(data.substr(0, n));
+        data.remove_prefix(n);
+        if (m_buffer.size() >= piece) FlushBuffer();
     }
-    m_buffer.append(data);
 }
 
 void OutputFile::FlushBuffer()
 {
     if (m_buffer.empty()) return;
-    bool ok = true;
-    if (m_gz) ok = gzwrite(static_cast<gzFile>(m_gz), m_buffer.data(), static_cast<unsigned>(m_buffer.size())) ==
-                   static_cast<int>(m_buffer.size());
-    else ok = std::fwrite(m_buffer.data(), 1, m_buffer.size(), m_file) == m_buffer.size();
-    if (!ok) throw Error("cannot write " + m_path + ": " + SystemReason() + " (disk full?)");
+    if (m_gz) {
+        std::string piece;
+        piece.reserve(PieceBytes());
+        piece.swap(m_buffer);
+        m_gz->Submit(std::move(piece));
+        return;
+    }
+    if (std::fwrite(m_buffer.data(), 1, m_buffer.size(), m_file) != m_buffer.size())
+        throw Error("cannot write " + m_path + ": " + SystemReason() + " (disk full?)");
     m_buffer.clear();
 }
 
 void OutputFile::Commit()
 {
     FlushBuffer();
-    int rc = 0;
     if (m_gz) {
-        rc = gzclose(static_cast<gzFile>(m_gz)) == Z_OK ? 0 : -1;
-        m_gz = nullptr;
-    } else {
-        rc = std::fclose(m_file);
-        m_file = nullptr;
+        m_gz->Finish();
+        m_gz.reset();
     }
+    const int rc = std::fclose(m_file);
+    m_file = nullptr;
     if (rc != 0) throw Error("cannot write " + m_path + ": " + SystemReason());
     if (std::rename(m_tempPath.c_str(), m_path.c_str()) != 0)
         throw Error("cannot rename " + m_tempPath + " to " + m_path + ": " + SystemReason());

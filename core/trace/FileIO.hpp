@@ -41,9 +41,13 @@ std::unique_ptr<ByteSource> OpenFileSource(const std::string& path);
 // Text in memory; `text` must outlive the source.
 std::unique_ptr<ByteSource> TextSource(std::string_view text);
 
+class GzipWriter;
+
 // A file written under a temporary name in the same folder and renamed over `path` by Commit(),
 // so readers never see a partial file and a failed write leaves nothing behind. Compressed with
-// gzip when `path` ends in ".gz". Not thread-safe.
+// gzip when `path` ends in ".gz": pieces of the text compressed on all cores at once (libdeflate),
+// each a gzip member of its own, written in order (RFC 1952: one gzip file, read whole by gzip,
+// zlib and Python). Not thread-safe.
 class OutputFile {
 public:
     explicit OutputFile(std::string path); // throws Error when the folder is not writable
@@ -56,12 +60,13 @@ public:
 
 private:
     void FlushBuffer();
+    size_t PieceBytes() const; // what the buffer holds before it is written (or compressed)
 
     std::string m_path;
     std::string m_tempPath;
     std::string m_buffer;
     std::FILE* m_file = nullptr;
-    void* m_gz = nullptr; // gzFile
+    std::unique_ptr<GzipWriter> m_gz; // .gz: compresses m_buffer's pieces into m_file
     bool m_committed = false;
 };
 

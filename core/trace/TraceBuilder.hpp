@@ -35,6 +35,7 @@ public:
     // Throws Error when one ends before it starts.
     void AddSpans(uint32_t track, std::vector<Span>&& spans);
     void ReserveFlows(size_t count) { m_trace.m_flows.reserve(count); }
+    void ReserveDependencies(size_t count) { m_trace.m_dependencies.reserve(count); }
     void AddFlow(const Flow& flow) { m_trace.m_flows.push_back(flow); }
     void AddDependency(const Dependency& d) { m_trace.m_dependencies.push_back(d); }
     uint32_t AddCounter(uint32_t device, std::string_view name, std::string_view unit);

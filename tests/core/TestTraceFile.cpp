@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
@@ -241,6 +242,41 @@ TEST_CASE("trace files write atomically, gzip by extension, and read back", "[io
     for (auto& e : fs::directory_iterator(dir.path)) { (void)e; ++files; }
     CHECK(files == 2);
     CHECK_THROWS_WITH(WriteTraceFile(original, dir.File("missing/sub/t.json")), Catch::Contains("cannot write"));
+}
+
+TEST_CASE("a .gz written on several threads is one gzip file of members in order", "[io]")
+{
+    TempDir dir;
+    // 20 MiB of varied text: three pieces compressed apart, written in order.
+    std::string text;
+    for (int64_t i = 0; text.size() < (size_t{20} << 20); ++i) text += "{\"ph\":\"X\",\"ts\":" + std::to_string(i * 7919 % 100003) + "},\n";
+    const std::string path = dir.File("big.json.gz");
+    {
+        OutputFile out(path);
+        for (size_t at = 0; at < text.size(); at += 123457) out.Write(std::string_view(text).substr(at, 123457)); // uneven writes
+        out.Commit();
+    }
+    CHECK(ReadFileDecompressed(path) == text);
+    std::string streamed(text.size() + 10, '\0'); // through the block reader too
+    auto source = OpenFileSource(path);
+    size_t got = 0;
+    while (size_t n = source->Read(streamed.data() + got, streamed.size() - got)) got += n;
+    streamed.resize(got);
+    CHECK(streamed == text);
+    // Several gzip members: the magic bytes appear again after the first.
+    std::ifstream f(path, std::ios::binary);
+    const std::string raw((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    size_t members = 0;
+    for (size_t at = raw.find("\x1f\x8b\x08"); at != std::string::npos; at = raw.find("\x1f\x8b\x08", at + 1)) ++members;
+    CHECK(members >= 3);
+    CHECK(raw.size() < text.size() / 4);
+    // An empty .gz is still a gzip file, and reads back empty.
+    { OutputFile empty(dir.File("empty.json.gz")); empty.Commit(); }
+    CHECK(fs::file_size(dir.File("empty.json.gz")) >= 18);
+    CHECK(ReadFileDecompressed(dir.File("empty.json.gz")).empty());
+    // A write that fails leaves nothing behind.
+    { OutputFile abandoned(dir.File("gone.json.gz")); abandoned.Write(text); }
+    CHECK(!fs::exists(dir.File("gone.json.gz")));
 }
 
 TEST_CASE("a simulated trace round-trips", "[io][sim]")
