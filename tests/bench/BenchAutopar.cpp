@@ -4,6 +4,8 @@
 // graphs re-solve (every solver the window compares) in under 50 ms, so sliders feel instant.
 #include "BenchMachine.hpp"
 
+#include "common/Error.hpp"
+
 #include "autopar/Autopar.hpp"
 
 #include <cstdio>
@@ -31,10 +33,19 @@ void Row(const Case& c)
     r.microBatches = c.microBatches;
     AutoparResult res;
     const int repeats = c.layers > 1 ? 1 : 5;
-    const double total = BestSeconds(repeats, [&] { res = RunAutopar(r); }) * 1e3;
     std::string solvers;
     for (const std::string& s : c.solvers) solvers += (solvers.empty() ? "" : ",") + s;
     if (c.microBatches > 0) solvers += " +inter-op";
+    double total = 0;
+    try {
+        total = BestSeconds(repeats, [&] { res = RunAutopar(r); }) * 1e3;
+    } catch (const paralens::Error& e) { // a solver that answers nothing in its time: the row says so
+        std::printf("%-12s %3d %5s %5s %-42s %10s %10s  %s\n", c.graph, c.layers, c.mesh, "-", solvers.c_str(), "-", "MISSED", e.what());
+        if (c.targetMs > 0)
+            ReportTarget(std::string("autopar: ") + c.graph + " x" + std::to_string(c.layers) + " on " + c.mesh + " (" + solvers + ")",
+                         "< " + Fixed(c.targetMs, 0, "ms"), "no solution", false);
+        return;
+    }
     std::string times;
     for (const IntraOpSolution& s : res.solutions) {
         char buf[64];
@@ -51,6 +62,9 @@ void Row(const Case& c)
     if (c.targetMs > 0) std::snprintf(target, sizeof target, "%s %g", total < c.targetMs ? "<" : "MISSED", c.targetMs);
     std::printf("%-12s %3d %5s %5zu %-42s %10.1f %10s  %s\n", c.graph, c.layers, c.mesh, res.graph->ops.size(), solvers.c_str(), total,
                 target, times.c_str());
+    if (c.targetMs > 0)
+        ReportTarget(std::string("autopar: ") + c.graph + " x" + std::to_string(c.layers) + " on " + c.mesh + " (" + solvers + ")",
+                     "< " + Fixed(c.targetMs, 0, "ms"), Fixed(total, 1, "ms"), total < c.targetMs);
 }
 
 } // namespace
@@ -69,6 +83,7 @@ int main()
         {"transformer", 1, "2x4", {"dp", "greedy", "random", "data-parallel", "megatron"}, 0, 50},
         {"transformer", 24, "8", {"ilp"}, 0, 2000},
         {"transformer", 24, "8", {"dp"}, 0, 0},
+        {"transformer", 24, "2x4", {"ilp"}, 0, 2000}, // the speed issue's: optimal on 2x4 in < 2 s
         {"transformer", 24, "2x4", {"dp"}, 0, 0},
         {"transformer", 24, "2x4", {"dp"}, 8, 0},
     };

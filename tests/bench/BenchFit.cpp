@@ -87,6 +87,11 @@ void PrintSummary(const std::vector<Row>& rows)
                 worst.c_str());
     std::printf("%-44s %12s %7zu of %zu %8s\n", "held-out error <= 2 x fit error", "", heldOutOk, heldOutChecked,
                 heldOutOk == heldOutChecked ? "yes" : "NO");
+    ReportTarget("fit: median MAPE of the regimes over " + std::to_string(naive.size()) + " real logs", "<= 4 %", Fixed(Median(regimes), 2, "%"),
+                 Median(regimes) <= 4);
+    ReportTarget("fit: worst log's MAPE over its allowance", "<= 1x", Fixed(worstRatio, 2, "x"), worstRatio <= 1);
+    ReportTarget("fit: logs whose held-out error is within 2x the fit's", "all", std::to_string(heldOutOk) + " of " + std::to_string(heldOutChecked),
+                 heldOutOk == heldOutChecked);
 }
 
 } // namespace

@@ -110,6 +110,9 @@ int main()
         const double worst = latency.empty() ? 0.0 : *std::max_element(latency.begin(), latency.end());
         std::printf("%-10s %6d %14.1f %14.1f %11.1f%% %10s %11.1f ms %11.1f ms %10s\n", bytes, iterations, p * 1e6, s * 1e6, overhead,
                     overhead <= 5.0 ? "met" : "MISSED", Median(latency), worst, worst <= 250.0 ? "met" : "MISSED");
+        ReportTarget(std::string("live streaming overhead, ") + bytes + " ring allreduce on 4 processes", "<= 5 %", Fixed(overhead, 1, "%"),
+                     overhead <= 5.0);
+        ReportTarget(std::string("live: a measurement on screen, worst, ") + bytes, "<= 250 ms", Fixed(worst, 0, "ms"), worst <= 250.0);
     }
     std::printf("# targets: overhead <= 5%%; a measurement on screen within 250 ms (median and worst above: snapshot analysed - span end,\n"
                 "# polled every 16 ms as a frame would)\n");

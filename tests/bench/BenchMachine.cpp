@@ -1,6 +1,7 @@
 #include "BenchMachine.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <sys/utsname.h>
 #include <thread>
@@ -18,6 +19,18 @@ std::string MachineDescription()
     utsname u{};
     uname(&u);
     return cpu + ", " + std::to_string(std::thread::hardware_concurrency()) + " cores, " + u.sysname + " " + u.release;
+}
+
+void ReportTarget(const std::string& figure, const std::string& target, const std::string& measured, bool met)
+{
+    std::printf("@target|%s|%s|%s|%s\n", figure.c_str(), target.c_str(), measured.c_str(), met ? "met" : "MISSED");
+}
+
+std::string Fixed(double value, int decimals, const char* unit)
+{
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f %s", decimals, value, unit);
+    return buf;
 }
 
 double BestSeconds(int repeats, const std::function<void()>& fn)

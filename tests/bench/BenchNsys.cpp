@@ -1,5 +1,5 @@
 // Reading Nsight Systems SQLite exports (core/trace/NsysReader) against the issue's target: at
-// least 100 MB of SQLite per second. Writes exports of 0.1 and 1 million kernels (each with its
+// least 150 MB of SQLite per second (issue "Speed"; 100 before). Writes exports of 0.1 and 1 million kernels (each with its
 // runtime call, plus a copy and an NVTX range per 10 kernels) under /tmp, reads each 3 times,
 // prints the median beside the target and deletes the files. Asserts nothing.
 #include "BenchMachine.hpp"
@@ -64,8 +64,10 @@ int main()
         std::filesystem::remove(path);
         std::sort(seconds.begin(), seconds.end());
         const double s = seconds[1], rate = mb / s;
-        std::printf("%10lld %10.1f %10zu %12.3f %10.1f %12s %8s\n", static_cast<long long>(kernels), mb, spans, s, rate, ">= 100",
-                    rate >= 100 ? "met" : "MISSED");
+        std::printf("%10lld %10.1f %10zu %12.3f %10.1f %12s %8s\n", static_cast<long long>(kernels), mb, spans, s, rate, ">= 150",
+                    rate >= 150 ? "met" : "MISSED");
+        if (kernels >= 1'000'000)
+            ReportTarget("Nsight Systems export read, " + Fixed(mb, 0, "MB"), ">= 150 MB/s", Fixed(rate, 0, "MB/s"), rate >= 150);
     }
     return 0;
 }

@@ -1,6 +1,6 @@
 // How fast a pipeline schedule is built, validated and simulated (trace included): the GUI
-// re-runs it while a slider moves. Targets (pipeline issue): interleaved D=64, N=512, v=4 under
-// 50 ms; D=8, N=32 under 2 ms.
+// re-runs it while a slider moves. Targets: interleaved D=64, N=512, v=4 under 10 ms (issue
+// "Speed"; the pipeline issue asked 50 ms); D=8, N=32 under 2 ms.
 #include "BenchMachine.hpp"
 
 #include "common/Memory.hpp"
@@ -27,7 +27,7 @@ int main()
     const Case cases[] = {
         {ScheduleKind::OneFOneB, 8, 32, 1, 2},     {ScheduleKind::GPipe, 8, 32, 1, 2},
         {ScheduleKind::Interleaved, 8, 32, 2, 2},  {ScheduleKind::ZeroBubbleH1, 8, 32, 1, 2},
-        {ScheduleKind::Interleaved, 64, 512, 4, 50}, {ScheduleKind::OneFOneB, 64, 512, 1, 0},
+        {ScheduleKind::Interleaved, 64, 512, 4, 10}, {ScheduleKind::OneFOneB, 64, 512, 1, 0},
         {ScheduleKind::ZeroBubbleH1, 64, 512, 1, 0},
     };
     for (const Case& c : cases) {
@@ -49,6 +49,10 @@ int main()
         if (c.targetMs > 0) std::snprintf(target, sizeof target, "%s %g", total < c.targetMs ? "<" : "MISSED", c.targetMs);
         std::printf("%-12s %4d %5d %3d %9zu %11.3f %13.3f %13.3f %11.3f %10s\n", std::string(Name(c.kind)).c_str(), c.D,
                     c.N, c.v, ops, build * 1e3, validate * 1e3, simulate * 1e3, total, target);
+        if (c.targetMs > 0)
+            ReportTarget("pipeline: " + std::string(Name(c.kind)) + " D=" + std::to_string(c.D) + " N=" + std::to_string(c.N) + " v=" +
+                             std::to_string(c.v) + " built and simulated",
+                         "< " + Fixed(c.targetMs, 0, "ms"), Fixed(total, 1, "ms"), total < c.targetMs);
     }
     std::printf("\nsimulate = validate + workload + event simulation + Trace; total = build + simulate;\n"
                 "best of several runs with freed memory kept for reuse, as the app configures malloc\n");
