@@ -2,7 +2,6 @@
 // wait on events, so an untouched window costs no CPU), drag-and-drop of trace files, and PNG
 // exports read back from the frame (WindowFrame.cpp draws each frame, as on the web page).
 #include "App.hpp"
-#include "Render.hpp"
 #include "ScenarioLoader.hpp"
 #include "Theme.hpp"
 #include "WindowFrame.hpp"

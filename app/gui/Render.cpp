@@ -7,7 +7,6 @@
 #include "Theme.hpp"
 
 #include "common/Error.hpp"
-#include "trace/FileIO.hpp"
 
 #define GL_GLEXT_PROTOTYPES
 #define GLFW_INCLUDE_GLEXT
@@ -18,7 +17,6 @@
 #include <algorithm>
 #include <cfloat>
 #include <chrono>
-#include <cstring>
 
 namespace paralens::app {
 
