@@ -42,6 +42,10 @@ EM_JS(double, JsPixelRatio, (), { return window.devicePixelRatio || 1; });
 EM_JS(int, JsCanvasCssWidth, (), { return Module['canvas'].clientWidth | 0; });
 EM_JS(int, JsCanvasCssHeight, (), { return Module['canvas'].clientHeight | 0; });
 EM_JS(double, JsInputEvents, (), { return ParalensPage.inputEvents; });
+// Not glfwSetWindowSize: emscripten's GLFW takes a size equal to the screen's as a request for
+// fullscreen (a window in F11 at devicePixelRatio 1 never resized). This resizes the canvas and
+// tells GLFW through its resize listener, as a resize of the page does.
+EM_JS(void, JsSetCanvasSize, (int width, int height), { Browser.setCanvasSize(width, height); });
 EM_JS(char*, JsInitialLink, (), { return allocateUTF8(location.hash.substring(1)); });
 
 struct Page {
@@ -69,7 +73,7 @@ bool FollowCanvas(Page& p)
     glfwGetWindowSize(p.window, &curW, &curH);
     bool changed = false;
     if (w != curW || h != curH) {
-        glfwSetWindowSize(p.window, w, h);
+        JsSetCanvasSize(w, h);
         changed = true;
     }
     if (dpr != p.scale) {

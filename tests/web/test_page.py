@@ -9,6 +9,7 @@ Exits 0 when every test passes, 1 when one fails, 77 (CTest's skip) with one lin
 there is no page or no Chromium. Screenshots of failures go to BUILD_WEB_DIR/../web-test-output.
 """
 
+import base64
 import gzip
 import json
 import os
@@ -36,7 +37,6 @@ def settled(page, link_prefix=None, timeout=60):
 
 def drawn(page):
     png = page.send("Page.captureScreenshot", {"format": "png", "clip": {"x": 0, "y": 0, "width": 1280, "height": 700, "scale": 0.25}})
-    import base64
     return picture_stats(base64.b64decode(png["data"]))
 
 
@@ -94,7 +94,6 @@ class Suite:
             state = settled(page, "scenario=" + scenario)
             self.check(state["view"]["tab"] == tab, "%s: tab %s" % (scenario, state["view"]["tab"]))
             png = page.send("Page.captureScreenshot", {"format": "png", "clip": {"x": 280, "y": 420, "width": 1000, "height": 280, "scale": 0.5}})
-            import base64
             stats = picture_stats(base64.b64decode(png["data"]))
             print("    %-8s of %-22s %4d colours, %4.0f%% drawn" % (tab, scenario, stats["colours"], stats["drawnShare"] * 100))
             self.check(stats["colours"] >= 10 and stats["drawnShare"] > 0.03, "%s: the %s tab looks empty: %s" % (scenario, tab, stats))
@@ -199,8 +198,13 @@ class Suite:
     def test_canvas_follows_the_window(self, browser):
         page = self.open(browser, "#scenario=default")
         settled(page, "scenario=default")
-        for width, height in ((900, 600), (1400, 850)):
-            page.send("Emulation.setDeviceMetricsOverride", {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
+        # The last: a window as large as its screen (F11 at devicePixelRatio 1), which emscripten's GLFW
+        # would take for a request of fullscreen and never resize to.
+        for width, height, screen in ((900, 600, False), (1400, 850, False), (1024, 700, True)):
+            metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}
+            if screen:
+                metrics.update(screenWidth=width, screenHeight=height)
+            page.send("Emulation.setDeviceMetricsOverride", metrics)
             page.wait_for("(() => { const c = paralens.state().canvas; return c[0] === %d && c[1] === %d; })()" % (width, height), timeout=10)
         self.check(drawn(page)["colours"] >= 20, "drawn after the resize")
 
