@@ -48,9 +48,6 @@ struct PlatformHooks {
     bool canQuit = true; // File > Quit (a page is closed by its tab)
 };
 
-// The suffixes File > Open offers (every format paralens reads).
-const std::vector<std::string>& TraceSuffixes();
-
 // A rectangle of the last frame to save as a PNG (window pixels, origin top-left).
 struct ExportRequest {
     std::string path;

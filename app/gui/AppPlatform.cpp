@@ -11,11 +11,16 @@
 
 namespace paralens::app {
 
+namespace {
+
+// What File > Open offers: every format paralens reads.
 const std::vector<std::string>& TraceSuffixes()
 {
     static const std::vector<std::string> suffixes{".json", ".json.gz", ".gz", ".log", ".txt", ".sqlite", ".nsys-rep"};
     return suffixes;
 }
+
+} // namespace
 
 void App::OpenLink(std::string_view link)
 {

@@ -66,8 +66,7 @@ int main()
         const double s = seconds[1], rate = mb / s;
         std::printf("%10lld %10.1f %10zu %12.3f %10.1f %12s %8s\n", static_cast<long long>(kernels), mb, spans, s, rate, ">= 150",
                     rate >= 150 ? "met" : "MISSED");
-        if (kernels >= 1'000'000)
-            ReportTarget("Nsight Systems export read, " + Fixed(mb, 0, "MB"), ">= 150 MB/s", Fixed(rate, 0, "MB/s"), rate >= 150);
+        ReportTarget("Nsight Systems export read, " + Fixed(mb, 1, "MB"), ">= 150 MB/s", Fixed(rate, 0, "MB/s"), rate >= 150);
     }
     return 0;
 }

@@ -6,6 +6,7 @@
 import base64
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from browser import Browser, StaticServer  # noqa: E402
@@ -19,10 +20,10 @@ def main():
         page = browser.open(server.url + "index.html" + fragment)
         page.wait_for("window.ParalensPage && ParalensPage.firstFrameMs !== null && !paralens.state().busy", timeout=120)
         page.send("Emulation.setDeviceMetricsOverride", {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
-        page.wait_for("(() => { const c = paralens.state().canvas; return c[0] === %d && c[1] === %d; })()" % (width, height))
+        page.wait_for("(() => { const c = paralens.state().canvas, e = document.getElementById('canvas');"
+                      " return c[0] === e.clientWidth && c[1] === e.clientHeight; })()")  # the canvas has followed
         page.wait_for("!paralens.state().busy")
         page.mouse("mouseMoved", width - 2, height - 2)
-        import time
         time.sleep(0.5)
         with open(out + ".tmp", "wb") as f:
             f.write(base64.b64decode(page.send("Page.captureScreenshot", {"format": "png"})["data"]))
