@@ -133,7 +133,7 @@ int ExperimentPrefix(const std::string& key, std::string& rest)
 // The link being read: the scenario's objects, changed parameter by parameter.
 class LinkReader {
 public:
-    explicit LinkReader(std::vector<Param> params) : m_params(std::move(params)) {}
+    explicit LinkReader(std::vector<Param> params) : m_params(std::move(params)), m_used(m_params.size(), false) {}
 
     LinkState Read()
     {
@@ -151,7 +151,6 @@ private:
     bool Take(const Param& p) // marks a parameter as read; false when it was already
     {
         const size_t i = static_cast<size_t>(&p - m_params.data());
-        if (m_used.size() < m_params.size()) m_used.resize(m_params.size(), false);
         if (m_used[i]) return false;
         m_used[i] = true;
         return true;

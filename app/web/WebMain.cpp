@@ -159,11 +159,6 @@ EMSCRIPTEN_KEEPALIVE void paralens_wheel(double dx, double dy)
     if (g_page) ImGui_ImplGlfw_ScrollCallback(g_page->window, dx, dy);
 }
 
-EMSCRIPTEN_KEEPALIVE void paralens_cancel_file() // the page's Cancel while it reads a file into memory
-{
-    if (g_page) g_page->jobs->Cancel("file");
-}
-
 // What the page shows now, for tests and the page's status line. The string lives until the next call.
 EMSCRIPTEN_KEEPALIVE const char* paralens_state()
 {
