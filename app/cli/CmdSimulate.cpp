@@ -103,10 +103,11 @@ void RunSimulate(SimulateOptions o, const ExplicitCluster& given)
     core::ClusterModel cluster = o.cluster.ToModel();
     if (!o.out.empty()) CheckWritable("--out", o.out);
 
-    core::Plan plan = core::BuildPlan(spec);
+    const auto shared = std::make_shared<const core::Plan>(core::BuildPlan(spec)); // the trace keeps it
+    const core::Plan& plan = *shared;
     core::SimOptions simOptions;
     simOptions.buildTrace = !o.out.empty();
-    core::SimResult sim = core::Simulate(plan, cluster, simOptions);
+    core::SimResult sim = core::Simulate(shared, cluster, simOptions);
     core::CostParams params{cluster.alphaSec, cluster.betaSecPerByte, cluster.gammaSecPerByte};
     core::Prediction pred = core::PredictSeconds(spec, params);
     const core::TwoLevelModel twoLevel = core::ModelOnTwoLevels(spec, cluster, &plan);

@@ -123,7 +123,7 @@ void AttachPlan(RunResult& r, const core::CollectiveSpec& spec, const ClusterPar
     if (timing) {
         r.steps = StepInfos(*plan, *timing, model);
     } else {
-        const core::SimResult sim = core::Simulate(*plan, model, {true});
+        const core::SimResult sim = core::Simulate(plan, model, {true});
         r.steps = StepInfos(*plan, *sim.trace, model);
     }
     if (spec.ranks <= kFlowMaxRanks) {
@@ -201,7 +201,7 @@ std::shared_ptr<RunResult> BuildCollective(const Experiment& e)
     const core::CollectiveSpec spec = SpecOf(c, e.cluster);
     const core::ClusterModel cluster = e.cluster.ToModel();
     auto plan = std::make_shared<core::Plan>(core::BuildPlan(spec));
-    core::SimResult sim = core::Simulate(*plan, cluster, {true});
+    core::SimResult sim = core::Simulate(plan, cluster, {true});
     r->trace = std::make_shared<const core::Trace>(std::move(*sim.trace));
     r->plan = plan;
     r->windowBeginNs = r->trace->BeginNs();

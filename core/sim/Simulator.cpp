@@ -13,66 +13,123 @@ namespace paralens::core {
 
 namespace {
 
+int64_t Ns(double seconds) { return static_cast<int64_t>(seconds * 1e9 + 0.5); } // times are >= 0
+
+// Which track holds each rank's sends, receives and (for reducing plans) reductions.
+struct TrackLayout {
+    std::vector<uint32_t> send, recv, reduce;
+};
+
+// Records the dependencies a plan implies, naming spans as TraceRecorder draws them: each
+// transfer depends on its data's writers, and on the receiver's port, busy until the previous
+// reduction into it ended; a reduction on the bytes it adds and the bytes it adds into.
+class DependencyRecorder : public PlanObserver {
+public:
+    DependencyRecorder(const Plan& plan, const TrackLayout& tracks)
+        : m_tracks(tracks), m_transfers(plan.transfers.data()), m_usable(plan.transfers.size()),
+          m_lastReduce(static_cast<size_t>(plan.spec.ranks))
+    {
+        const bool reduces = !tracks.reduce.empty();
+        m_list.reserve(plan.transfers.size() * (reduces ? 2 : 1)); // growing it copied it ~log n times
+    }
+
+    bool WantsInputs() const override { return true; }
+    void OnInputs(const core::Transfer&, std::span<const uint32_t> data, std::span<const uint32_t> accumulator) override
+    {
+        m_dataFrom.assign(data.begin(), data.end());
+        m_accFrom.assign(accumulator.begin(), accumulator.end());
+    }
+    void OnTransfer(const core::Transfer& t, int, int, int, int, const MessageTiming& timing) override
+    {
+        const SpanRef sent{m_tracks.send[t.src], Ns(timing.start), Ns(timing.end)};
+        for (uint32_t from : m_dataFrom)
+            if (m_usable[from].track != kNoTrack) m_list.push_back({m_usable[from], sent});
+        if (SpanRef& port = m_lastReduce[t.dst]; port.track != kNoTrack) m_list.push_back({port, sent});
+        m_usable[IndexOf(t)] = {m_tracks.recv[t.dst], sent.startNs, sent.endNs};
+    }
+    void OnReduction(const core::Transfer& t, int, int, int, double start, double end, double) override
+    {
+        const SpanRef reduced{m_tracks.reduce[t.dst], Ns(start), Ns(end)};
+        m_list.push_back({m_usable[IndexOf(t)], reduced}); // the bytes arrive, then are added
+        for (uint32_t from : m_accFrom)
+            if (m_usable[from].track != kNoTrack) m_list.push_back({m_usable[from], reduced});
+        m_usable[IndexOf(t)] = m_lastReduce[t.dst] = reduced;
+    }
+    std::vector<Dependency> Take() && { return std::move(m_list); }
+
+private:
+    uint32_t IndexOf(const core::Transfer& t) const { return static_cast<uint32_t>(&t - m_transfers); }
+
+    const TrackLayout& m_tracks;
+    const core::Transfer* m_transfers;
+    std::vector<SpanRef> m_usable;     // per transfer: the span after which its bytes are usable
+    std::vector<SpanRef> m_lastReduce; // per rank: its latest reduction span
+    std::vector<uint32_t> m_dataFrom, m_accFrom;
+    std::vector<Dependency> m_list;
+};
+
+// A simulated collective's dependencies, derived when first asked for by running the plan again
+// (the simulation is deterministic, so the times match the trace's): stored per transfer they
+// were most of the memory and time of a large trace.
+class PlanDependencies : public DependencySource {
+public:
+    PlanDependencies(std::shared_ptr<const Plan> plan, ClusterModel cluster, TrackLayout tracks)
+        : m_plan(std::move(plan)), m_cluster(std::move(cluster)), m_tracks(std::move(tracks)) {}
+
+    std::vector<Dependency> Derive() const override
+    {
+        const int p = m_plan->spec.ranks;
+        Network net(m_cluster, p, m_plan->spec.ranksPerNode);
+        std::vector<int> identity(static_cast<size_t>(p));
+        for (int r = 0; r < p; ++r) identity[static_cast<size_t>(r)] = r;
+        const std::vector<double> joins(static_cast<size_t>(p), 0.0);
+        DependencyRecorder recorder(*m_plan, m_tracks);
+        (void)RunPlan(*m_plan, net, identity, joins, &recorder);
+        return std::move(recorder).Take();
+    }
+
+private:
+    std::shared_ptr<const Plan> m_plan;
+    ClusterModel m_cluster;
+    TrackLayout m_tracks;
+};
+
+// Draws every transfer (a send span, a recv span and a flow) and reduction; the dependencies
+// are left to PlanDependencies.
 class TraceRecorder : public PlanObserver {
 public:
-    TraceRecorder(const Plan& plan, const ClusterModel& cluster, const std::vector<size_t>& sendsPerRank,
-                  const std::vector<size_t>& recvsPerRank);
+    TraceRecorder(const Plan& plan, const std::vector<size_t>& sendsPerRank, const std::vector<size_t>& recvsPerRank);
 
     void OnTransfer(const core::Transfer& t, int srcDevice, int dstDevice, int step, int phase,
                     const MessageTiming& timing) override;
     void OnReduction(const core::Transfer& t, int dstDevice, int step, int phase, double start, double end,
                      double ideal) override;
-    bool WantsInputs() const override { return true; }
-    void OnInputs(const core::Transfer& t, std::span<const uint32_t> data, std::span<const uint32_t> accumulator) override;
-    Trace Finish(const SimResult& result, const Plan& plan, const ClusterModel& cluster);
+    Trace Finish(const SimResult& result, std::shared_ptr<const Plan> plan, const ClusterModel& cluster);
 
 private:
-    uint32_t IndexOf(const core::Transfer& t) const { return static_cast<uint32_t>(&t - m_transfers); }
-
-    static int64_t Ns(double seconds) { return static_cast<int64_t>(seconds * 1e9 + 0.5); } // times are >= 0
-
     TraceBuilder m_b;
-    std::vector<uint32_t> m_send, m_recv, m_reduce;
+    TrackLayout m_tracks;
     std::vector<StringId> m_phaseNames;
-    // The dependencies each transfer's spans carry: its inputs' writers, and the receiver's
-    // port, busy until the previous reduction into it ended.
-    const core::Transfer* m_transfers = nullptr;
-    std::vector<SpanRef> m_usable;     // per transfer: the span after which its bytes are usable
-    std::vector<SpanRef> m_lastReduce; // per rank: its latest reduction span
-    std::vector<uint32_t> m_dataFrom, m_accFrom;
 };
 
-TraceRecorder::TraceRecorder(const Plan& plan, const ClusterModel&, const std::vector<size_t>& sendsPerRank,
-                             const std::vector<size_t>& recvsPerRank)
+TraceRecorder::TraceRecorder(const Plan& plan, const std::vector<size_t>& sendsPerRank, const std::vector<size_t>& recvsPerRank)
 {
     const int p = plan.spec.ranks;
     bool reduces = std::any_of(plan.transfers.begin(), plan.transfers.end(),
                                [](const auto& t) { return t.op == TransferOp::Reduce && t.src != t.dst; });
     for (int r = 0; r < p; ++r) {
         uint32_t d = m_b.AddDevice("rank " + std::to_string(r), DeviceKind::Modelled, r);
-        m_send.push_back(m_b.AddTrack(d, "send"));
-        m_recv.push_back(m_b.AddTrack(d, "recv"));
-        m_b.ReserveSpans(m_send.back(), sendsPerRank[r]);
-        m_b.ReserveSpans(m_recv.back(), recvsPerRank[r]);
+        m_tracks.send.push_back(m_b.AddTrack(d, "send"));
+        m_tracks.recv.push_back(m_b.AddTrack(d, "recv"));
+        m_b.ReserveSpans(m_tracks.send.back(), sendsPerRank[r]);
+        m_b.ReserveSpans(m_tracks.recv.back(), recvsPerRank[r]);
         if (reduces) {
-            m_reduce.push_back(m_b.AddTrack(d, "reduce"));
-            m_b.ReserveSpans(m_reduce.back(), recvsPerRank[r]);
+            m_tracks.reduce.push_back(m_b.AddTrack(d, "reduce"));
+            m_b.ReserveSpans(m_tracks.reduce.back(), recvsPerRank[r]);
         }
     }
     for (const std::string& name : plan.phases) m_phaseNames.push_back(m_b.Intern(name));
     m_b.ReserveFlows(plan.transfers.size());
-    // Each transfer depends on its data's writers, and a reduction also on the bytes it adds: about
-    // two per transfer (one per reduction more); growing the array instead copied it ~log n times.
-    m_b.ReserveDependencies(plan.transfers.size() * (reduces ? 2 : 1));
-    m_transfers = plan.transfers.data();
-    m_usable.resize(plan.transfers.size());
-    m_lastReduce.resize(static_cast<size_t>(p));
-}
-
-void TraceRecorder::OnInputs(const core::Transfer&, std::span<const uint32_t> data, std::span<const uint32_t> accumulator)
-{
-    m_dataFrom.assign(data.begin(), data.end());
-    m_accFrom.assign(accumulator.begin(), accumulator.end());
 }
 
 void TraceRecorder::OnTransfer(const core::Transfer& t, int, int, int step, int phase, const MessageTiming& timing)
@@ -86,14 +143,14 @@ void TraceRecorder::OnTransfer(const core::Transfer& t, int, int, int step, int 
     s.chunk = t.block;
     s.step = step;
     s.category = SpanCategory::Send;
-    m_b.AddSpan(m_send[t.src], s);
+    m_b.AddSpan(m_tracks.send[t.src], s);
     s.category = SpanCategory::Recv;
-    m_b.AddSpan(m_recv[t.dst], s);
+    m_b.AddSpan(m_tracks.recv[t.dst], s);
     Flow f;
     f.srcDevice = static_cast<uint32_t>(t.src);
     f.dstDevice = static_cast<uint32_t>(t.dst);
-    f.srcTrack = m_send[t.src];
-    f.dstTrack = m_recv[t.dst];
+    f.srcTrack = m_tracks.send[t.src];
+    f.dstTrack = m_tracks.recv[t.dst];
     f.srcNs = s.startNs;
     f.dstNs = s.endNs;
     f.bytes = t.bytes;
@@ -101,11 +158,6 @@ void TraceRecorder::OnTransfer(const core::Transfer& t, int, int, int step, int 
     f.chunk = t.block;
     f.name = s.name;
     m_b.AddFlow(f);
-    const SpanRef sent{m_send[t.src], s.startNs, s.endNs};
-    for (uint32_t from : m_dataFrom)
-        if (m_usable[from].track != kNoTrack) m_b.AddDependency({m_usable[from], sent});
-    if (SpanRef& port = m_lastReduce[t.dst]; port.track != kNoTrack) m_b.AddDependency({port, sent});
-    m_usable[IndexOf(t)] = {m_recv[t.dst], s.startNs, s.endNs};
 }
 
 void TraceRecorder::OnReduction(const core::Transfer& t, int, int step, int phase, double start, double end,
@@ -120,18 +172,13 @@ void TraceRecorder::OnReduction(const core::Transfer& t, int, int step, int phas
     s.chunk = t.block;
     s.step = step;
     s.category = SpanCategory::Compute;
-    m_b.AddSpan(m_reduce[t.dst], s);
-    const SpanRef reduced{m_reduce[t.dst], s.startNs, s.endNs};
-    m_b.AddDependency({m_usable[IndexOf(t)], reduced}); // the bytes arrive, then are added
-    for (uint32_t from : m_accFrom)
-        if (m_usable[from].track != kNoTrack) m_b.AddDependency({m_usable[from], reduced});
-    m_usable[IndexOf(t)] = m_lastReduce[t.dst] = reduced;
+    m_b.AddSpan(m_tracks.reduce[t.dst], s);
 }
 
-Trace TraceRecorder::Finish(const SimResult& result, const Plan& plan, const ClusterModel& cluster)
+Trace TraceRecorder::Finish(const SimResult& result, std::shared_ptr<const Plan> plan, const ClusterModel& cluster)
 {
     Metadata& m = m_b.Meta();
-    const CollectiveSpec& spec = plan.spec;
+    const CollectiveSpec& spec = plan->spec;
     m.source = TraceSource::Simulated;
     m.title = std::string(Name(spec.collective)) + " / " + std::string(Name(spec.algorithm)) + ", " +
               std::to_string(spec.ranks) + " ranks";
@@ -153,6 +200,7 @@ Trace TraceRecorder::Finish(const SimResult& result, const Plan& plan, const Clu
     Prediction pred = PredictSeconds(spec, params);
     m.results.Set("predictedSeconds", pred.seconds);
     m.results.Set("predictionExact", pred.exact);
+    m_b.SetDependencySource(std::make_shared<PlanDependencies>(std::move(plan), cluster, std::move(m_tracks)));
     return std::move(m_b).Finish();
 }
 
@@ -160,6 +208,13 @@ Trace TraceRecorder::Finish(const SimResult& result, const Plan& plan, const Clu
 
 SimResult Simulate(const Plan& plan, const ClusterModel& cluster, const SimOptions& options)
 {
+    if (!options.buildTrace) return Simulate(std::shared_ptr<const Plan>(&plan, [](const Plan*) {}), cluster, options);
+    return Simulate(std::make_shared<const Plan>(plan), cluster, options); // the trace keeps its plan
+}
+
+SimResult Simulate(std::shared_ptr<const Plan> shared, const ClusterModel& cluster, const SimOptions& options)
+{
+    const Plan& plan = *shared;
     const int p = plan.spec.ranks;
     Network net(cluster, p, plan.spec.ranksPerNode);
     std::vector<int> identity(static_cast<size_t>(p));
@@ -171,7 +226,7 @@ SimResult Simulate(const Plan& plan, const ClusterModel& cluster, const SimOptio
         std::vector<size_t> sends(static_cast<size_t>(p), 0), recvs(static_cast<size_t>(p), 0);
         for (const Transfer& t : plan.transfers)
             if (t.src != t.dst) { ++sends[t.src]; ++recvs[t.dst]; }
-        recorder.emplace(plan, cluster, sends, recvs);
+        recorder.emplace(plan, sends, recvs);
     }
     PlanRunResult run = RunPlan(plan, net, identity, joins, recorder ? &*recorder : nullptr);
     SimResult result;
@@ -179,7 +234,7 @@ SimResult Simulate(const Plan& plan, const ClusterModel& cluster, const SimOptio
     result.transfers = run.transfers;
     result.wireBytes = run.wireBytes;
     for (double e : result.rankEndSeconds) result.seconds = std::max(result.seconds, e);
-    if (recorder) result.trace = recorder->Finish(result, plan, cluster);
+    if (recorder) result.trace = recorder->Finish(result, std::move(shared), cluster);
     return result;
 }
 

@@ -15,6 +15,7 @@
 #include "sim/ClusterModel.hpp"
 #include "trace/Trace.hpp"
 
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -33,6 +34,9 @@ struct SimResult {
 };
 
 // Throws Error when a straggler or link override names a rank outside [0, p).
+// The trace derives its dependencies from the plan when first asked (Trace::Dependencies()), so it
+// keeps the plan: shared when given shared, else a copy.
+SimResult Simulate(std::shared_ptr<const Plan> plan, const ClusterModel& cluster, const SimOptions& options = {});
 SimResult Simulate(const Plan& plan, const ClusterModel& cluster, const SimOptions& options = {});
 
 } // namespace paralens::core

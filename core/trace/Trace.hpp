@@ -10,6 +10,8 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -123,6 +125,15 @@ struct Dependency {
     SpanRef from, to;
 };
 
+// Dependencies a producer derives when a consumer first asks instead of storing them with the
+// trace: a simulation's follow from its Plan, so it keeps the plan, not millions of records.
+// Derive() must return the same list every time and be safe to call from any thread.
+class DependencySource {
+public:
+    virtual ~DependencySource() = default;
+    virtual std::vector<Dependency> Derive() const = 0;
+};
+
 struct CounterSample {
     int64_t timeNs = 0;
     double value = 0.0;
@@ -172,7 +183,11 @@ public:
     std::span<const Track> Tracks() const { return m_tracks; }
     std::span<const Flow> Flows() const { return m_flows; }         // sorted by srcNs
     std::span<const Counter> Counters() const { return m_counters; }
-    std::span<const Dependency> Dependencies() const { return m_dependencies; }
+    // The recorded dependencies, then those the producer's source derives (on the first call).
+    std::span<const Dependency> Dependencies() const;
+    // How many are stored now: the recorded ones, plus the derived ones once asked for.
+    size_t StoredDependencyCount() const;
+    bool DerivesDependencies() const { return m_dependencies && m_dependencies->source; }
 
     int64_t BeginNs() const { return m_beginNs; } // earliest span/flow/sample start (0 when empty)
     int64_t EndNs() const { return m_endNs; }     // latest end
@@ -187,7 +202,12 @@ private:
     std::vector<Track> m_tracks;
     std::vector<Flow> m_flows;
     std::vector<Counter> m_counters;
-    std::vector<Dependency> m_dependencies;
+    struct DependencyStore {
+        std::vector<Dependency> list;
+        std::shared_ptr<const DependencySource> source; // appends to list on the first ask
+        std::once_flag derived;
+    };
+    std::shared_ptr<DependencyStore> m_dependencies; // shared by copies; null: none
     int64_t m_beginNs = 0;
     int64_t m_endNs = 0;
     size_t m_spanCount = 0;

@@ -34,6 +34,12 @@ uint32_t TraceBuilder::AddTrack(uint32_t device, std::string_view name)
     return id;
 }
 
+Trace::DependencyStore& TraceBuilder::Store()
+{
+    if (!m_trace.m_dependencies) m_trace.m_dependencies = std::make_shared<Trace::DependencyStore>();
+    return *m_trace.m_dependencies;
+}
+
 void TraceBuilder::AddSpan(uint32_t track, const Span& span)
 {
     if (span.endNs < span.startNs)

@@ -35,9 +35,11 @@ public:
     // Throws Error when one ends before it starts.
     void AddSpans(uint32_t track, std::vector<Span>&& spans);
     void ReserveFlows(size_t count) { m_trace.m_flows.reserve(count); }
-    void ReserveDependencies(size_t count) { m_trace.m_dependencies.reserve(count); }
+    void ReserveDependencies(size_t count) { Store().list.reserve(count); }
     void AddFlow(const Flow& flow) { m_trace.m_flows.push_back(flow); }
-    void AddDependency(const Dependency& d) { m_trace.m_dependencies.push_back(d); }
+    void AddDependency(const Dependency& d) { Store().list.push_back(d); }
+    // Dependencies derived when first asked for (after the recorded ones): see DependencySource.
+    void SetDependencySource(std::shared_ptr<const DependencySource> source) { Store().source = std::move(source); }
     uint32_t AddCounter(uint32_t device, std::string_view name, std::string_view unit);
     void AddSample(uint32_t counter, int64_t timeNs, double value);
 
@@ -51,6 +53,8 @@ public:
     static Trace WithMetadata(Trace&& trace, Metadata meta);
 
 private:
+    Trace::DependencyStore& Store();
+
     Trace m_trace;
 };
 
