@@ -1,5 +1,7 @@
 #include "trace/ChromeEvents.hpp"
 
+#include "trace/ChromeBlock.hpp"
+
 #include "common/CharConv.hpp"
 #include "common/Error.hpp"
 #include "trace/JsonText.hpp"
@@ -8,6 +10,7 @@
 #include <charconv>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <simdjson.h>
 
@@ -60,60 +63,11 @@ const ChromeArg* ChromeEvent::Arg(std::string_view key) const
 
 namespace {
 
-constexpr size_t kBlockBytes = size_t{16} << 20;      // the read block; grows for a larger event
+constexpr size_t kBlockBytes = size_t{4} << 20;       // the read block; grows for a larger event
 constexpr size_t kMaxElementBytes = size_t{1} << 30; // one event or top-level value beyond this: not a trace
 constexpr size_t kNpos = static_cast<size_t>(-1);
 
-std::string_view TrimRight(std::string_view s)
-{
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t')) s.remove_suffix(1);
-    return s;
-}
-
 bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-
-JsonKind KindOf(od::json_type t)
-{
-    switch (t) {
-    case od::json_type::array: return JsonKind::Array;
-    case od::json_type::object: return JsonKind::Object;
-    case od::json_type::number: return JsonKind::Number;
-    case od::json_type::string: return JsonKind::String;
-    case od::json_type::boolean: return JsonKind::Bool;
-    default: return JsonKind::Null;
-    }
-}
-
-// Reads any JSON value as text: numbers and literals as their token, strings unescaped,
-// objects and arrays as raw JSON.
-simdjson::error_code ReadValueText(od::value& v, std::string_view& text, JsonKind& kind)
-{
-    od::json_type type;
-    if (auto err = v.type().get(type)) return err;
-    kind = KindOf(type);
-    switch (kind) {
-    case JsonKind::String: {
-        // Most strings have no escape: take them from the input without simdjson's copy.
-        std::string_view token = TrimRight(v.raw_json_token());
-        if (token.size() >= 2 && token.back() == '"' && token.find('\\') == std::string_view::npos) {
-            text = token.substr(1, token.size() - 2);
-            return simdjson::SUCCESS;
-        }
-        return v.get_string().get(text);
-    }
-    case JsonKind::Object: {
-        od::object o;
-        if (auto err = v.get_object().get(o)) return err;
-        return o.raw_json().get(text);
-    }
-    case JsonKind::Array: {
-        od::array a;
-        if (auto err = v.get_array().get(a)) return err;
-        return a.raw_json().get(text);
-    }
-    default: text = TrimRight(v.raw_json_token()); return simdjson::SUCCESS;
-    }
-}
 
 // ---- Exact structure scanning (strings with escapes, nesting), without parsing values ----
 
@@ -221,21 +175,6 @@ size_t GuessCut(const char* p, size_t n)
     return kNpos;
 }
 
-// The index of the first byte that is not valid UTF-8 (n when all is).
-size_t FirstInvalidUtf8(const char* p, size_t n)
-{
-    size_t i = 0;
-    while (i < n) {
-        auto c = static_cast<unsigned char>(p[i]);
-        size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-        if (len == 0 || i + len > n) return i;
-        for (size_t k = 1; k < len; ++k)
-            if ((static_cast<unsigned char>(p[i + k]) >> 6) != 2) return i;
-        i += len;
-    }
-    return n;
-}
-
 std::string Describe(char c)
 {
     if (c >= 0x20 && c < 0x7f) return std::string("'") + c + "'";
@@ -244,223 +183,12 @@ std::string Describe(char c)
     return buf;
 }
 
-// ---- One block of events, parsed by simdjson ----
-
-class EventReader {
-public:
-    explicit EventReader(const std::string& origin) : m_origin(origin) {}
-
-    [[noreturn]] void Fail(const ChromeEvent& e, const std::string& what) const
-    {
-        throw Error(m_origin + ": traceEvents[" + std::to_string(e.index) + "] (byte " +
-                    std::to_string(e.byteOffset) + "): " + what);
-    }
-
-    void Check(simdjson::error_code err, const ChromeEvent& e, std::string_view field) const
-    {
-        if (err) Fail(e, "cannot read \"" + std::string(field) + "\": " + simdjson::error_message(err));
-    }
-
-    // Parses "[" + events + "]" at `block` (with simdjson's padding readable after it); `blockAbs`
-    // is the file offset of block[0]. A `tentative` block was cut where the cut may be wrong: on
-    // any error it returns where the first event not delivered starts (nothing is delivered
-    // twice) so the caller can go on from there exactly; otherwise it returns nullptr or throws.
-    const char* ReadBlock(const char* block, size_t length, size_t capacity, uint64_t blockAbs,
-                          const ChromeEventFn& onEvent, bool tentative)
-    {
-        m_base = block;
-        m_length = length;
-        m_baseAbs = blockAbs;
-        simdjson::padded_string_view view(block, length, capacity);
-        od::document doc;
-        ChromeEvent& e = m_event;
-        const char* afterLast = block + 1; // where the next undelivered event starts
-        auto failAt = [&](const char* what, simdjson::error_code err) {
-            ResetEvent(e);
-            e.byteOffset = blockAbs + 1;
-            const char* loc = nullptr;
-            if (!doc.current_location().get(loc) && loc) e.byteOffset = Abs(loc);
-            Fail(e, std::string(what) + ": " + simdjson::error_message(err));
-        };
-        if (auto err = m_parser.iterate(view).get(doc)) { // the document is unusable: say where we can
-            if (tentative) return afterLast;
-            ResetEvent(e);
-            size_t bad = err == simdjson::UTF8_ERROR ? FirstInvalidUtf8(block, length) : 1;
-            e.byteOffset = blockAbs + bad;
-            Fail(e, err == simdjson::UTF8_ERROR ? "not valid UTF-8 text (binary data?)"
-                                                : std::string("not valid JSON in the events from here on: ") +
-                                                      simdjson::error_message(err));
-        }
-        od::array events;
-        if (auto err = doc.get_array().get(events)) {
-            if (tentative) return afterLast;
-            failAt("not valid JSON", err);
-        }
-        for (auto element : events) {
-            ResetEvent(e);
-            od::value v;
-            if (auto err = element.get(v)) failAt("not valid JSON", err); // a cut cannot cause this: genuine
-            const char* loc = nullptr;
-            e.byteOffset = !v.current_location().get(loc) && loc ? Abs(loc) : blockAbs;
-            if (!tentative) {
-                ReadEvent(v, e);
-                onEvent(e);
-                ++m_index;
-                continue;
-            }
-            if (loc) afterLast = loc;
-            try {
-                ReadEvent(v, e);
-                onEvent(e);
-            } catch (const Error&) {
-                return afterLast; // this event was not delivered: go on from its start
-            }
-            ++m_index;
-        }
-        const char* loc = nullptr;
-        if (tentative && !doc.current_location().get(loc) && loc) { // text after the array's end: back to its ']'
-            while (loc > block && *loc != ']') --loc;
-            return loc;
-        }
-        return nullptr;
-    }
-
-    size_t EventCount() const { return m_index; }
-
-private:
-    uint64_t Abs(const char* loc) const { return m_baseAbs + static_cast<uint64_t>(loc - m_base); }
-
-    void ResetEvent(ChromeEvent& e) const
-    {
-        e.index = m_index;
-        e.byteOffset = 0;
-        e.ph = 0;
-        e.name = e.cat = e.id = e.bp = e.scope = e.pid = e.tid = {};
-        e.pidIsString = e.tidIsString = e.hasTs = e.hasDur = false;
-        e.tsNs = e.durNs = 0;
-        e.args.clear(); // keeps its capacity: no allocation per event
-    }
-
-    void ReadTime(od::value& v, const ChromeEvent& e, std::string_view field, int64_t& ns)
-    {
-        std::string_view text;
-        JsonKind kind;
-        Check(ReadValueText(v, text, kind), e, field);
-        if ((kind != JsonKind::Number && kind != JsonKind::String) || !ParseMicrosToNs(text, ns))
-            Fail(e, "\"" + std::string(field) + "\" must be a number of microseconds that fits 64-bit nanoseconds, found " +
-                        std::string(text.substr(0, 40)));
-    }
-
-    void ReadId(od::value& v, const ChromeEvent& e, std::string_view field, std::string_view& out, bool* isString)
-    {
-        JsonKind kind;
-        Check(ReadValueText(v, out, kind), e, field);
-        if (kind != JsonKind::Number && kind != JsonKind::String)
-            Fail(e, "\"" + std::string(field) + "\" must be a number or a string");
-        if (isString) *isString = kind == JsonKind::String;
-    }
-
-    void ReadString(od::value& v, const ChromeEvent& e, std::string_view field, std::string_view& out)
-    {
-        JsonKind kind;
-        Check(ReadValueText(v, out, kind), e, field);
-        if (kind != JsonKind::String && kind != JsonKind::Number && kind != JsonKind::Null)
-            Fail(e, "\"" + std::string(field) + "\" must be a string");
-        if (kind == JsonKind::Null) out = {};
-    }
-
-    void ReadArgs(od::value& v, ChromeEvent& e)
-    {
-        od::object obj;
-        if (v.get_object().get(obj)) return; // args that are not an object are ignored
-        for (auto f : obj) {
-            od::field field;
-            Check(std::move(f).get(field), e, "args");
-            ChromeArg arg;
-            Check(KeyOf(field, arg.key), e, "args");
-            od::value& value = field.value();
-            Check(ReadValueText(value, arg.text, arg.kind), e, arg.key);
-            e.args.push_back(arg);
-        }
-    }
-
-    void ReadField(std::string_view key, od::value& v, ChromeEvent& e)
-    {
-        if (key == "ph") {
-            std::string_view ph;
-            ReadString(v, e, key, ph);
-            e.ph = ph.empty() ? 0 : ph[0];
-        } else if (key == "name") {
-            ReadString(v, e, key, e.name);
-        } else if (key == "cat") {
-            ReadString(v, e, key, e.cat);
-        } else if (key == "ts") {
-            ReadTime(v, e, key, e.tsNs);
-            e.hasTs = true;
-        } else if (key == "dur") {
-            ReadTime(v, e, key, e.durNs);
-            e.hasDur = true;
-        } else if (key == "pid") {
-            ReadId(v, e, key, e.pid, &e.pidIsString);
-        } else if (key == "tid") {
-            ReadId(v, e, key, e.tid, &e.tidIsString);
-        } else if (key == "id" || key == "id2" || key == "bind_id") {
-            if (e.id.empty()) ReadId(v, e, key, e.id, nullptr);
-        } else if (key == "bp") {
-            ReadString(v, e, key, e.bp);
-        } else if (key == "s") {
-            ReadString(v, e, key, e.scope);
-        } else if (key == "args") {
-            ReadArgs(v, e);
-        }
-    }
-
-    // A key straight from the input when it has no escape (the usual case), else unescaped.
-    simdjson::error_code KeyOf(od::field& field, std::string_view& key) const
-    {
-        const char* raw = field.key().raw();
-        const char* end = m_base + m_length;
-        if (raw >= m_base && raw < end) {
-            const void* quote = std::memchr(raw, '"', static_cast<size_t>(end - raw));
-            if (quote) {
-                std::string_view k(raw, static_cast<size_t>(static_cast<const char*>(quote) - raw));
-                if (k.find('\\') == std::string_view::npos) {
-                    key = k;
-                    return simdjson::SUCCESS;
-                }
-            }
-        }
-        return field.unescaped_key().get(key);
-    }
-
-    void ReadEvent(od::value& value, ChromeEvent& e)
-    {
-        od::object obj;
-        if (value.get_object().get(obj)) Fail(e, "an event must be a JSON object");
-        for (auto f : obj) {
-            od::field field;
-            Check(std::move(f).get(field), e, "key");
-            std::string_view key;
-            Check(KeyOf(field, key), e, "key");
-            ReadField(key, field.value(), e);
-        }
-    }
-
-    const std::string& m_origin;
-    od::parser m_parser;
-    ChromeEvent m_event;
-    const char* m_base = nullptr;
-    size_t m_length = 0;
-    uint64_t m_baseAbs = 0;
-    size_t m_index = 0;
-};
-
 // ---- The document, block by block ----
 
 class ChromeStream {
 public:
     ChromeStream(ByteSource& source, const std::string& origin, const ProgressFn& progress, size_t blockBytes)
-        : m_source(source), m_origin(origin), m_progress(progress), m_reader(origin)
+        : m_source(source), m_origin(origin), m_progress(progress), m_blocks(ChromeBlockQueue::DefaultWorkers())
     {
         Allocate(blockBytes > 0 ? std::max<size_t>(blockBytes, 8) : kBlockBytes);
     }
@@ -640,65 +368,130 @@ private:
         }
     }
 
-    // The cursor is just after the events array's '['; on return, just after its ']'.
+    // The cursor is just after the events array's '['; on return, just after its ']'. Blocks
+    // of events are cut here and parsed on the queue's workers while the next is cut; each is
+    // handed to onEvent in order. A cut is guessed (GuessCut) where the text allows: a block
+    // whose parse then fails, or which finds the array closed early, was cut wrong, and the
+    // text is rebuilt from its first event not delivered and cut exactly (ScanArrayBody).
     void StreamEvents(const ChromeEventFn& onEvent)
     {
         for (;;) {
+            if (m_blocks.Full() && DeliverOldest(onEvent)) continue;
             if (m_end - m_pos < m_cap / 2) Fill();
-            if (m_guessCuts && !m_eof) {
+            if (m_guessCuts && !m_exactNext && !m_eof) {
                 size_t cut = GuessCut(m_buf.get() + m_pos, m_end - m_pos);
                 if (cut != kNpos) {
-                    const char* resume = ParseBlock(m_pos + cut, onEvent, true);
-                    if (!resume) {
-                        m_pos += cut + 1;
-                        continue;
-                    }
-                    m_pos = static_cast<size_t>(resume - m_buf.get()); // go on exactly from the first undelivered event
-                    if (++m_wrongGuesses >= 4) m_guessCuts = false;  // pretty-printed nesting: stop guessing
+                    Submit(m_pos + cut, true);
+                    continue;
                 }
             }
+            m_exactNext = false;
             ArrayScan scan = ScanArrayBody(m_buf.get() + m_pos, m_end - m_pos);
             if (scan.close != kNpos) {
-                ParseBlock(m_pos + scan.close, onEvent, false);
-                m_pos += scan.close + 1;
-                return;
+                Submit(m_pos + scan.close, false);
+                if (!DeliverAll(onEvent)) return;
+                continue;
             }
             if (scan.lastSeparator != kNpos) {
-                ParseBlock(m_pos + scan.lastSeparator, onEvent, false);
-                m_pos += scan.lastSeparator + 1;
+                Submit(m_pos + scan.lastSeparator, false);
                 continue;
             }
             if (Fill()) continue;
             // The input ended inside the array.
             if (m_arrayForm && scan.atBoundary) { // the array form may omit its closing ']'
-                ParseBlock(m_end, onEvent, false);
-                m_pos = m_end;
-                return;
+                Submit(m_end, false);
+                if (!DeliverAll(onEvent)) return;
+                continue;
             }
-            Fail(m_pos, "the file ends inside the event array after " + std::to_string(m_reader.EventCount()) +
+            if (DeliverAll(onEvent)) continue;
+            Fail(m_pos, "the file ends inside the event array after " + std::to_string(m_index) +
                             " complete events: truncated? (expected more of the event that starts here, then ']')");
         }
     }
 
-    // Parses the events in [m_pos, end) as one JSON array, in place. Returns ReadBlock's answer.
-    const char* ParseBlock(size_t end, const ChromeEventFn& onEvent, bool tentative)
+    // Queues the events in [m_pos, end) (m_buf[end] is their separator, or past the data) and
+    // moves the cursor past the separator.
+    void Submit(size_t end, bool tentative)
     {
-        char* base = m_buf.get() + m_pos - 1;
-        char saved = m_buf[end];
-        base[0] = '[';
-        m_buf[end] = ']';
-        size_t length = end + 1 - (m_pos - 1);
-        size_t capacity = m_cap + simdjson::SIMDJSON_PADDING + 1 - (m_pos - 1);
-        const char* resume = m_reader.ReadBlock(base, length, capacity, m_bufAbs + m_pos - 2, onEvent, tentative);
-        m_buf[end] = saved;
+        const char separator = end < m_end ? m_buf[end] : '\0';
+        m_blocks.Next().Assign(std::string_view(m_buf.get() + m_pos, end - m_pos), m_bufAbs + m_pos - 1, separator, tentative);
+        m_blocks.Submit();
+        m_pos = std::min(end + 1, m_end);
+    }
+
+    // Delivers every block in flight; true when one was cut wrong (the cursor moved back).
+    bool DeliverAll(const ChromeEventFn& onEvent)
+    {
+        while (!m_blocks.Empty())
+            if (DeliverOldest(onEvent)) return true;
+        return false;
+    }
+
+    // Hands the oldest block's events to onEvent. True when it was cut wrong: the text is then
+    // rebuilt from its first event not delivered, and the next cut is exact.
+    bool DeliverOldest(const ChromeEventFn& onEvent)
+    {
+        const ChromeBlock& b = m_blocks.WaitOldest();
+        std::optional<uint64_t> resume;
+        for (size_t i = 0; i < b.events.size() && !resume; ++i) {
+            m_event = b.events[i];
+            m_event.args.assign(b.args.begin() + b.argBegin[i], b.args.begin() + b.argBegin[i + 1]);
+            m_event.index = m_index;
+            if (!b.tentative) {
+                onEvent(m_event);
+            } else {
+                try {
+                    onEvent(m_event);
+                } catch (const Error&) {
+                    resume = b.events[i].byteOffset; // not delivered: go on from its start
+                    break;
+                }
+            }
+            ++m_index;
+        }
+        if (!resume && b.failed && !b.tentative)
+            throw Error(m_origin + ": traceEvents[" + std::to_string(m_index) + "] (byte " + std::to_string(b.failAt) + "): " + b.failWhat);
+        if (!resume && (b.failed || b.endedEarly)) resume = b.failAt;
         if (m_progress) m_progress(m_source.Consumed(), m_source.Total());
-        return resume;
+        if (!resume) {
+            m_blocks.Release();
+            return false;
+        }
+        if (++m_wrongGuesses >= 4) m_guessCuts = false; // pretty-printed nesting: stop guessing
+        m_exactNext = true;
+        Rewind(*resume);
+        return true;
+    }
+
+    // Puts the text from file offset `from` (inside the oldest block in flight) back in front
+    // of the unread data, from the blocks' own copies, and drops every block in flight.
+    void Rewind(uint64_t from)
+    {
+        std::string text;
+        bool first = true;
+        for (const ChromeBlock* b : m_blocks.WaitAll()) {
+            const size_t begin = first ? static_cast<size_t>(from - b->textAbs) : 1;
+            if (begin < b->length - 1) text.append(b->text.get() + begin, b->length - 1 - begin);
+            if (b->separator != '\0') text += b->separator;
+            first = false;
+        }
+        m_blocks.Clear();
+        text.append(m_buf.get() + m_pos, m_end - m_pos);
+        size_t capacity = m_cap;
+        while (capacity < text.size()) capacity *= 2;
+        if (capacity != m_cap) {
+            m_buf = std::make_unique<char[]>(capacity + simdjson::SIMDJSON_PADDING + 1);
+            m_cap = capacity;
+        }
+        std::memcpy(m_buf.get() + 1, text.data(), text.size());
+        m_pos = 1;
+        m_end = 1 + text.size();
+        m_bufAbs = from;
     }
 
     ByteSource& m_source;
     const std::string& m_origin;
     const ProgressFn& m_progress;
-    EventReader m_reader;
     std::unique_ptr<char[]> m_buf;
     size_t m_cap = 0;
     size_t m_pos = 0, m_end = 0;
@@ -706,7 +499,11 @@ private:
     bool m_eof = false;
     bool m_arrayForm = false;
     bool m_guessCuts = true;
+    bool m_exactNext = false; // the last guessed cut was wrong: cut the next block exactly
     int m_wrongGuesses = 0;
+    ChromeEvent m_event; // the event handed to onEvent, its args' capacity reused
+    size_t m_index = 0;  // events delivered
+    ChromeBlockQueue m_blocks; // last: its workers stop before the rest goes
 };
 
 } // namespace

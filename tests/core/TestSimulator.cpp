@@ -178,7 +178,8 @@ TEST_CASE("a large ring's trace stores no per-transfer dependency: they are deri
     }
     CHECK(checked > 100);
     // The same again from a second simulation: deriving is deterministic.
-    const auto again = Simulate(plan, m).trace->Dependencies();
+    const SimResult second = Simulate(plan, m);
+    const auto again = second.trace->Dependencies();
     REQUIRE(again.size() == deps.size());
     CHECK(std::equal(deps.begin(), deps.end(), again.begin(), [](const Dependency& a, const Dependency& b) {
         return a.from.track == b.from.track && a.from.startNs == b.from.startNs && a.to.track == b.to.track && a.to.endNs == b.to.endNs;
