@@ -4,10 +4,12 @@
 // Timestamps are parsed from their decimal text straight into int64 ns, so epoch-scale
 // microsecond values keep every nanosecond.
 //
-// The input is read in blocks (16 MiB): a light scanner finds the last complete event of each
-// block (it follows strings and nesting exactly) and simdjson parses the block's events, so
-// memory stays at one block however large the file, and the byte offsets in errors are those of
-// the whole file. The array form may lack its closing ']' (the format allows it).
+// The input is read in blocks (4 MiB): the reading thread cuts each block after its last
+// complete event (where a line starts a new event, checked by the parse; else by a scanner that
+// follows strings and nesting exactly), simdjson parses the blocks' events on worker threads, one
+// per core (ChromeBlock.hpp), and the callback gets them in file order on the calling thread. So
+// memory stays at a few blocks however large the file, and the byte offsets in errors are those
+// of the whole file. The array form may lack its closing ']' (the format allows it).
 #pragma once
 
 #include "trace/FileIO.hpp"

@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <exception>
 #include <filesystem>
 #include <libdeflate.h>
 #include <mutex>
@@ -94,8 +95,9 @@ public:
         while (total < maxBytes) { // gzread takes an unsigned count: read in pieces of 256 MiB at most
             unsigned want = static_cast<unsigned>(std::min<size_t>(maxBytes - total, size_t{1} << 28));
             int got = gzread(m_gz, dst + total, want);
-            if (got < 0) {
-                int code = 0;
+            int code = Z_OK;
+            if (got == 0) (void)gzerror(m_gz, &code); // a gzip stream cut short ends with Z_BUF_ERROR, not -1
+            if (got < 0 || (code != Z_OK && code != Z_STREAM_END)) {
                 std::string reason = gzerror(m_gz, &code);
                 throw Error(m_path + ": cannot read (" + reason + ") after " + std::to_string(m_produced + total) +
                             " bytes; is the .gz file truncated?");
@@ -141,7 +143,133 @@ private:
 
 } // namespace
 
-std::unique_ptr<ByteSource> OpenFileSource(const std::string& path) { return std::make_unique<GzFileSource>(path); }
+namespace {
+
+// Reads its source on a thread of its own, a few blocks ahead of the caller: a gzip file is
+// inflated there while the caller parses what came before.
+class ReadAheadSource final : public ByteSource {
+public:
+    explicit ReadAheadSource(std::unique_ptr<ByteSource> inner) : m_inner(std::move(inner))
+    {
+        m_total = m_inner->Total();
+        m_thread = std::thread([this] { Produce(); });
+    }
+    ~ReadAheadSource() override
+    {
+        {
+            std::lock_guard lock(m_mutex);
+            m_stop = true;
+        }
+        m_changed.notify_all();
+        m_thread.join();
+    }
+    ReadAheadSource(const ReadAheadSource&) = delete;
+    ReadAheadSource& operator=(const ReadAheadSource&) = delete;
+
+    size_t Read(char* dst, size_t maxBytes) override
+    {
+        size_t total = 0;
+        while (total < maxBytes) {
+            std::unique_lock lock(m_mutex);
+            m_changed.wait(lock, [&] { return !m_ready.empty() || m_done; });
+            if (m_ready.empty()) {
+                if (m_error) std::rethrow_exception(m_error);
+                break;
+            }
+            Chunk& c = m_ready.front();
+            const size_t n = std::min(maxBytes - total, c.bytes.size() - c.pos);
+            std::memcpy(dst + total, c.bytes.data() + c.pos, n);
+            c.pos += n;
+            total += n;
+            m_consumed = c.consumed;
+            if (c.pos == c.bytes.size()) {
+                m_ready.pop_front();
+                m_changed.notify_all();
+            }
+        }
+        return total;
+    }
+    uint64_t Consumed() const override
+    {
+        std::lock_guard lock(m_mutex);
+        return m_consumed;
+    }
+    uint64_t Total() const override { return m_total; }
+
+private:
+    struct Chunk {
+        std::string bytes;
+        size_t pos = 0;
+        uint64_t consumed = 0; // the source's Consumed() after this chunk
+    };
+    static constexpr size_t kChunkBytes = size_t{4} << 20;
+    static constexpr size_t kAhead = 3;
+
+    void Produce()
+    {
+        try {
+            for (;;) {
+                {
+                    std::unique_lock lock(m_mutex);
+                    m_changed.wait(lock, [&] { return m_ready.size() < kAhead || m_stop; });
+                    if (m_stop) return;
+                }
+                Chunk c;
+                c.bytes.resize(kChunkBytes);
+                size_t got = 0;
+                while (got < kChunkBytes) {
+                    const size_t n = m_inner->Read(c.bytes.data() + got, kChunkBytes - got);
+                    if (n == 0) break;
+                    got += n;
+                }
+                c.bytes.resize(got);
+                c.consumed = m_inner->Consumed();
+                std::lock_guard lock(m_mutex);
+                if (got > 0) m_ready.push_back(std::move(c));
+                if (got < kChunkBytes) {
+                    m_done = true;
+                    m_changed.notify_all();
+                    return;
+                }
+                m_changed.notify_all();
+            }
+        } catch (...) {
+            std::lock_guard lock(m_mutex);
+            m_error = std::current_exception();
+            m_done = true;
+            m_changed.notify_all();
+        }
+    }
+
+    std::unique_ptr<ByteSource> m_inner;
+    uint64_t m_total = 0;
+    mutable std::mutex m_mutex;
+    std::condition_variable m_changed;
+    std::deque<Chunk> m_ready;
+    uint64_t m_consumed = 0;
+    bool m_done = false, m_stop = false;
+    std::exception_ptr m_error;
+    std::thread m_thread;
+};
+
+bool IsGzip(const std::string& path)
+{
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) return false;
+    unsigned char magic[2] = {0, 0};
+    const bool gz = std::fread(magic, 1, 2, f) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+    std::fclose(f);
+    return gz;
+}
+
+} // namespace
+
+std::unique_ptr<ByteSource> OpenFileSource(const std::string& path)
+{
+    auto file = std::make_unique<GzFileSource>(path); // throws naming the path
+    if (IsGzip(path) && std::thread::hardware_concurrency() > 1) return std::make_unique<ReadAheadSource>(std::move(file));
+    return file;
+}
 
 std::unique_ptr<ByteSource> TextSource(std::string_view text) { return std::make_unique<MemorySource>(text); }
 

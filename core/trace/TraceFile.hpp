@@ -42,7 +42,7 @@ struct ReadOptions {
     bool executionTraceByPid = false; // several profiler traces: never the only one by default
     bool keepCpu = true;   // Kineto, Nsight Systems: keep host threads (CPU ops, NVTX ranges, runtime calls) as Cpu devices
     bool apiSpans = false; // Nsight Systems: CUDA runtime calls as host spans, with an arrow to what each launched
-    size_t blockBytes = 0; // JSON read block (0: 16 MiB); see ChromeEvents.hpp
+    size_t blockBytes = 0; // JSON read block (0: 4 MiB); see ChromeEvents.hpp
 };
 
 enum class TraceFormat { Chrome, Kineto, NcclTests, Nsys, ExecutionTrace, Unknown };

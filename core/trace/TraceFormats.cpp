@@ -7,9 +7,15 @@
 #include "trace/TraceFile.hpp"
 #include "trace/TraceMerge.hpp"
 
+#include <algorithm>
 #include <array>
+#include <atomic>
 #include <cctype>
+#include <exception>
 #include <filesystem>
+#include <mutex>
+#include <optional>
+#include <thread>
 
 namespace paralens::core {
 
@@ -138,6 +144,62 @@ void CheckExecutionTracesUsed(const std::vector<std::shared_ptr<const ExecutionT
     }
 }
 
+// Thrown into the other readers once one has failed, so that they stop at their next block.
+struct StopReading {};
+
+// Each file read by ReadTraceFile, several at once (one per core, at most 8): a job's rank files
+// load in about the time of their total size over the cores. Progress is the sum over the files
+// (of their sizes on disk), reported from one thread at a time. The first failure in file order
+// is thrown, after every reader has stopped.
+std::vector<Trace> ReadConcurrently(const std::vector<std::string>& paths, const ReadOptions& options)
+{
+    const size_t n = paths.size();
+    std::vector<std::optional<Trace>> read(n);
+    std::vector<std::exception_ptr> errors(n);
+    std::vector<uint64_t> done(n, 0);
+    uint64_t total = 0;
+    for (const std::string& p : paths) {
+        std::error_code ec;
+        const auto size = std::filesystem::file_size(p, ec);
+        total += ec ? 0 : size;
+    }
+    std::mutex mutex;
+    std::atomic<bool> failed{false};
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+        for (size_t i = next++; i < n; i = next++) {
+            ReadOptions o = options;
+            o.progress = [&, i](uint64_t d, uint64_t) {
+                if (failed) throw StopReading{};
+                if (!options.progress) return;
+                std::lock_guard lock(mutex);
+                done[i] = d;
+                uint64_t sum = 0;
+                for (uint64_t x : done) sum += x;
+                options.progress(sum, total);
+            };
+            try {
+                read[i] = ReadTraceFile(paths[i], o);
+            } catch (const StopReading&) {
+            } catch (...) {
+                errors[i] = std::current_exception();
+                failed = true;
+            }
+        }
+    };
+    const size_t threads = std::min<size_t>(n, std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+    for (std::thread& t : pool) t.join();
+    for (const std::exception_ptr& e : errors)
+        if (e) std::rethrow_exception(e);
+    std::vector<Trace> parts;
+    parts.reserve(n);
+    for (std::optional<Trace>& t : read) parts.push_back(std::move(*t));
+    return parts;
+}
+
 } // namespace
 
 Trace ReadTraceFiles(const std::vector<std::string>& paths, const ReadOptions& options)
@@ -159,9 +221,7 @@ Trace ReadTraceFiles(const std::vector<std::string>& paths, const ReadOptions& o
     }
     if (traces.empty()) return ReadTraceFile(paths.front(), options); // says what an execution trace is
     withEts.executionTraceByPid = traces.size() > 1;
-    std::vector<Trace> parts;
-    parts.reserve(traces.size());
-    for (const std::string& p : traces) parts.push_back(ReadTraceFile(p, withEts));
+    std::vector<Trace> parts = ReadConcurrently(traces, withEts);
     CheckExecutionTracesUsed(withEts.executionTraces, parts);
     return MergeTraces(std::move(parts), traces);
 }

@@ -270,6 +270,12 @@ TEST_CASE("a .gz written on several threads is one gzip file of members in order
     for (size_t at = raw.find("\x1f\x8b\x08"); at != std::string::npos; at = raw.find("\x1f\x8b\x08", at + 1)) ++members;
     CHECK(members >= 3);
     CHECK(raw.size() < text.size() / 4);
+    // Cut in half: the error, raised while inflating ahead of the reader, names the file.
+    const std::string cut = dir.File("cut.json.gz");
+    { std::ofstream(cut, std::ios::binary) << raw.substr(0, raw.size() / 2); }
+    auto partial = OpenFileSource(cut);
+    CHECK_THROWS_WITH([&] { while (partial->Read(streamed.data(), streamed.size()) > 0) {} }(),
+                      Catch::Contains(cut) && Catch::Contains("truncated"));
     // An empty .gz is still a gzip file, and reads back empty.
     { OutputFile empty(dir.File("empty.json.gz")); empty.Commit(); }
     CHECK(fs::file_size(dir.File("empty.json.gz")) >= 18);
