@@ -187,8 +187,9 @@ std::string Describe(char c)
 
 class ChromeStream {
 public:
-    ChromeStream(ByteSource& source, const std::string& origin, const ProgressFn& progress, size_t blockBytes)
-        : m_source(source), m_origin(origin), m_progress(progress), m_blocks(ChromeBlockQueue::DefaultWorkers())
+    ChromeStream(ByteSource& source, const std::string& origin, const ProgressFn& progress, size_t blockBytes, int workers)
+        : m_source(source), m_origin(origin), m_progress(progress),
+          m_blocks(workers < 0 ? ChromeBlockQueue::DefaultWorkers() : static_cast<unsigned>(workers))
     {
         Allocate(blockBytes > 0 ? std::max<size_t>(blockBytes, 8) : kBlockBytes);
     }
@@ -509,9 +510,10 @@ private:
 } // namespace
 
 void ReadChromeEvents(ByteSource& source, const std::string& origin, const ChromeEventFn& onEvent,
-                      const TopLevelFieldFn& onTopLevelField, const ProgressFn& progress, size_t blockBytes)
+                      const TopLevelFieldFn& onTopLevelField, const ProgressFn& progress, size_t blockBytes,
+                      int parseWorkers)
 {
-    ChromeStream stream(source, origin, progress, blockBytes);
+    ChromeStream stream(source, origin, progress, blockBytes, parseWorkers);
     stream.Run(onEvent, onTopLevelField);
 }
 

@@ -57,10 +57,11 @@ using ChromeEventFn = std::function<void(const ChromeEvent&)>;
 // Walks a document read from `source`. Throws Error naming `origin`, the event index and the
 // byte offset when the document is not JSON, has no event array, is truncated, or an event has a
 // field of the wrong type. `progress` (optional) is called after each block. `blockBytes` sets
-// the block (0: 16 MiB; tests use tiny ones to put block boundaries everywhere).
+// the block (0: 4 MiB; tests use tiny ones to put block boundaries everywhere); `parseWorkers`
+// the parsing threads (-1: one per core; 0: none, the calling thread parses).
 void ReadChromeEvents(ByteSource& source, const std::string& origin, const ChromeEventFn& onEvent,
                       const TopLevelFieldFn& onTopLevelField = {}, const ProgressFn& progress = {},
-                      size_t blockBytes = 0);
+                      size_t blockBytes = 0, int parseWorkers = -1);
 
 // The same over text in memory.
 void ReadChromeEvents(const std::string& json, const std::string& origin, const ChromeEventFn& onEvent,

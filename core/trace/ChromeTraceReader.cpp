@@ -277,7 +277,7 @@ Trace ReadChromeTrace(ByteSource& source, const std::string& origin, const ReadO
         ReadChromeEvents(
             source, origin, [&](const ChromeEvent& e) { reader.OnEvent(e); },
             [&](std::string_view key, std::string_view raw, JsonKind kind) { reader.OnTopLevel(key, raw, kind); },
-            options.progress, options.blockBytes);
+            options.progress, options.blockBytes, options.parseWorkers);
         return reader.Finish();
     } catch (const Json::exception& e) { // a "paralens" object of the wrong shape
         throw Error(origin + ": the \"paralens\" metadata is not what paralens writes: " + e.what());

@@ -439,7 +439,7 @@ Trace ReadKinetoTrace(ByteSource& source, const std::string& origin, const ReadO
         ReadChromeEvents(
             source, origin, [&](const ChromeEvent& e) { reader.OnEvent(e); },
             [&](std::string_view key, std::string_view raw, JsonKind kind) { reader.OnTopLevel(key, raw, kind); },
-            options.progress, options.blockBytes);
+            options.progress, options.blockBytes, options.parseWorkers);
         return reader.Finish();
     } catch (const nlohmann::json::exception& e) { // distributedInfo or deviceProperties of unexpected shape
         throw Error(origin + ": unexpected trace metadata: " + e.what());

@@ -43,6 +43,7 @@ struct ReadOptions {
     bool keepCpu = true;   // Kineto, Nsight Systems: keep host threads (CPU ops, NVTX ranges, runtime calls) as Cpu devices
     bool apiSpans = false; // Nsight Systems: CUDA runtime calls as host spans, with an arrow to what each launched
     size_t blockBytes = 0; // JSON read block (0: 4 MiB); see ChromeEvents.hpp
+    int parseWorkers = -1; // JSON: threads parsing blocks (-1: one per core; 0: the reading thread parses)
 };
 
 enum class TraceFormat { Chrome, Kineto, NcclTests, Nsys, ExecutionTrace, Unknown };

@@ -147,8 +147,8 @@ void CheckExecutionTracesUsed(const std::vector<std::shared_ptr<const ExecutionT
 // Thrown into the other readers once one has failed, so that they stop at their next block.
 struct StopReading {};
 
-// Each file read by ReadTraceFile, several at once (one per core, at most 8): a job's rank files
-// load in about the time of their total size over the cores. Progress is the sum over the files
+// Each file read by ReadTraceFile, several at once (one per core, at most 8, each parsed on its
+// own thread): a job's rank files load in about the time of their total size over the cores. Progress is the sum over the files
 // (of their sizes on disk), reported from one thread at a time. The first failure in file order
 // is thrown, after every reader has stopped.
 std::vector<Trace> ReadConcurrently(const std::vector<std::string>& paths, const ReadOptions& options)
@@ -166,9 +166,11 @@ std::vector<Trace> ReadConcurrently(const std::vector<std::string>& paths, const
     std::mutex mutex;
     std::atomic<bool> failed{false};
     std::atomic<size_t> next{0};
+    const size_t cores = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
     auto work = [&] {
         for (size_t i = next++; i < n; i = next++) {
             ReadOptions o = options;
+            if (o.parseWorkers < 0) o.parseWorkers = static_cast<int>(n >= cores ? 0 : cores / n); // a share of the cores each
             o.progress = [&, i](uint64_t d, uint64_t) {
                 if (failed) throw StopReading{};
                 if (!options.progress) return;
@@ -187,7 +189,7 @@ std::vector<Trace> ReadConcurrently(const std::vector<std::string>& paths, const
             }
         }
     };
-    const size_t threads = std::min<size_t>(n, std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
+    const size_t threads = std::min(n, cores);
     std::vector<std::thread> pool;
     for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
     work();

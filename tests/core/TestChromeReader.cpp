@@ -13,11 +13,12 @@ using namespace paralens::core;
 
 namespace {
 
-Trace Read(const std::string& text, size_t blockBytes = 0)
+Trace Read(const std::string& text, size_t blockBytes = 0, int parseWorkers = -1)
 {
     auto source = TextSource(text);
     ReadOptions o;
     o.blockBytes = blockBytes;
+    o.parseWorkers = parseWorkers;
     return ReadChromeTrace(*source, "test.json", o);
 }
 
@@ -122,6 +123,40 @@ TEST_CASE("any block size gives the same trace: events cut anywhere, strings wit
     }
     CHECK(whole.Tracks()[0].spans[0].startNs == 1700000000000000123); // ns-exact at epoch scale
     CHECK(whole.Str(whole.Tracks()[0].spans[0].name) == "k},{\"x\":[1,2]}\\ 0");
+}
+
+TEST_CASE("blocks parsed on any number of threads give the same trace, wrong guessed cuts included", "[io]")
+{
+    // Pretty-printed nested objects: ",\n{" inside an event's args looks like an event boundary to
+    // the guessed cut, so blocks are cut wrong, found out by their parse, and cut again exactly
+    // while later blocks are already being parsed.
+    std::string text = "{\"traceEvents\":[\n";
+    for (int i = 0; i < 400; ++i) {
+        text += i ? ",\n" : "";
+        text += "{\"ph\":\"X\",\"name\":\"op" + std::to_string(i) + "\",\"pid\":0,\"tid\":" + std::to_string(i % 4) +
+                ",\"ts\":" + std::to_string(10 * i) + ",\"dur\":5,\"args\":{\"list\":[\n{\"a\":" + std::to_string(i) +
+                "},\n{\"b\":[1,\n2]}\n]}}";
+    }
+    text += "\n],\"displayTimeUnit\":\"ns\"}";
+    const Trace whole = Read(text, 0, 0);
+    REQUIRE(whole.SpanCount() == 400);
+    for (int workers : {0, 1, 3})
+        for (size_t block : {8, 50, 333, 4096}) {
+            INFO("workers " << workers << ", block " << block);
+            const Trace t = Read(text, block, workers);
+            REQUIRE(t.SpanCount() == 400);
+            REQUIRE(t.Tracks().size() == whole.Tracks().size());
+            for (size_t k = 0; k < t.Tracks().size(); ++k)
+                for (size_t i = 0; i < t.Tracks()[k].spans.size(); ++i) {
+                    CHECK(t.Tracks()[k].spans[i].startNs == whole.Tracks()[k].spans[i].startNs);
+                    CHECK(t.Str(t.Tracks()[k].spans[i].name) == whole.Str(whole.Tracks()[k].spans[i].name));
+                }
+        }
+    // An error after many blocks names the event's index and place whatever the threads.
+    std::string bad = text;
+    bad.replace(bad.find("\"ts\":3000"), 9, "\"ts\":\"x\"");
+    for (int workers : {0, 2})
+        CHECK_THROWS_WITH(Read(bad, 64, workers), Catch::Contains("traceEvents[300]") && Catch::Contains("\"ts\" must be a number"));
 }
 
 TEST_CASE("the array form may lack its closing bracket, the object form may not", "[io]")
