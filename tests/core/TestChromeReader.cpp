@@ -22,6 +22,18 @@ Trace Read(const std::string& text, size_t blockBytes = 0, int parseWorkers = -1
     return ReadChromeTrace(*source, "test.json", o);
 }
 
+// The same spans, by start and name, on the same tracks.
+void RequireSameSpans(const Trace& t, const Trace& whole)
+{
+    REQUIRE(t.SpanCount() == whole.SpanCount());
+    REQUIRE(t.Tracks().size() == whole.Tracks().size());
+    for (size_t k = 0; k < t.Tracks().size(); ++k)
+        for (size_t i = 0; i < t.Tracks()[k].spans.size(); ++i) {
+            CHECK(t.Tracks()[k].spans[i].startNs == whole.Tracks()[k].spans[i].startNs);
+            CHECK(t.Str(t.Tracks()[k].spans[i].name) == whole.Str(whole.Tracks()[k].spans[i].name));
+        }
+}
+
 const Track* FindTrack(const Trace& t, std::string_view name)
 {
     for (const Track& track : t.Tracks())
@@ -112,14 +124,7 @@ TEST_CASE("any block size gives the same trace: events cut anywhere, strings wit
     REQUIRE(whole.SpanCount() == 300);
     for (size_t block : {8, 61, 100, 1000, 4096}) {
         INFO("block " << block);
-        Trace t = Read(text, block);
-        REQUIRE(t.SpanCount() == 300);
-        REQUIRE(t.Tracks().size() == whole.Tracks().size());
-        for (size_t k = 0; k < t.Tracks().size(); ++k)
-            for (size_t i = 0; i < t.Tracks()[k].spans.size(); ++i) {
-                CHECK(t.Tracks()[k].spans[i].startNs == whole.Tracks()[k].spans[i].startNs);
-                CHECK(t.Str(t.Tracks()[k].spans[i].name) == whole.Str(whole.Tracks()[k].spans[i].name));
-            }
+        RequireSameSpans(Read(text, block), whole);
     }
     CHECK(whole.Tracks()[0].spans[0].startNs == 1700000000000000123); // ns-exact at epoch scale
     CHECK(whole.Str(whole.Tracks()[0].spans[0].name) == "k},{\"x\":[1,2]}\\ 0");
@@ -143,14 +148,7 @@ TEST_CASE("blocks parsed on any number of threads give the same trace, wrong gue
     for (int workers : {0, 1, 3})
         for (size_t block : {8, 50, 333, 4096}) {
             INFO("workers " << workers << ", block " << block);
-            const Trace t = Read(text, block, workers);
-            REQUIRE(t.SpanCount() == 400);
-            REQUIRE(t.Tracks().size() == whole.Tracks().size());
-            for (size_t k = 0; k < t.Tracks().size(); ++k)
-                for (size_t i = 0; i < t.Tracks()[k].spans.size(); ++i) {
-                    CHECK(t.Tracks()[k].spans[i].startNs == whole.Tracks()[k].spans[i].startNs);
-                    CHECK(t.Str(t.Tracks()[k].spans[i].name) == whole.Str(whole.Tracks()[k].spans[i].name));
-                }
+            RequireSameSpans(Read(text, block, workers), whole);
         }
     // An error after many blocks names the event's index and place whatever the threads.
     std::string bad = text;
