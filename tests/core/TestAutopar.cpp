@@ -156,6 +156,42 @@ TEST_CASE("autopar: the ILP's optimum equals brute force on random small graphs"
     }
 }
 
+TEST_CASE("autopar: the ILP folds leaves and series ops exactly and leaves GLPK the rest", "[core][autopar]")
+{
+    // A problem by hand: four ops all joined to each other (nothing there can be folded), a chain
+    // of three hanging off one of them, a leaf on another, and two parallel edges; random costs.
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<double> cost(0.0, 1e-3);
+    OpGraph g;
+    g.name = "k4-and-chain";
+    IntraOpProblem p;
+    p.graph = &g;
+    const int ops = 8;
+    for (int v = 0; v < ops; ++v) {
+        p.strategies.emplace_back(3);
+        p.nodeCost.emplace_back();
+        for (int i = 0; i < 3; ++i) p.nodeCost.back().push_back(cost(rng));
+    }
+    const std::pair<int, int> edges[] = {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}, {3, 4}, {4, 5}, {5, 6}, {1, 7}, {4, 5}, {2, 1}};
+    for (const auto& [a, b] : edges) {
+        EdgeCosts e{a, b, 0, {}};
+        for (int k = 0; k < 9; ++k) e.cost.push_back(cost(rng));
+        p.edges.push_back(e);
+    }
+    for (int trial = 0; trial < 20; ++trial) {
+        INFO("trial " << trial);
+        for (auto& n : p.nodeCost)
+            for (double& c : n) c = cost(rng);
+        for (EdgeCosts& e : p.edges)
+            for (double& c : e.cost) c = cost(rng);
+        const IntraOpSolution ilp = SolveIlp(p);
+        const IntraOpSolution brute = SolveBruteForce(p);
+        CHECK(ilp.optimal);
+        CHECK(Close(ilp.costSeconds, brute.costSeconds));
+        CHECK(ilp.note.find("4 of 8 ops folded exactly, 4 left to GLPK") == 0);
+    }
+}
+
 namespace {
 
 bool IsChain(const IntraOpProblem& p)
