@@ -5,14 +5,7 @@
 
 namespace paralens::core {
 
-namespace {
-
-struct OpCost {
-    double seconds;
-    double flops;
-};
-
-OpCost CostOf(const PipelineSpec& s, PipeOpKind kind, int stage)
+PipeOpCost CostOf(const PipelineSpec& s, PipeOpKind kind, int stage)
 {
     const double v = s.chunks, slow = s.Slowdown(stage);
     switch (kind) {
@@ -33,8 +26,6 @@ SpanCategory CategoryOf(PipeOpKind k)
     default: return SpanCategory::WeightGrad;
     }
 }
-
-} // namespace
 
 PipelineWorkload BuildPipelineWorkload(const Schedule& s, bool freeComm)
 {
@@ -77,7 +68,7 @@ PipelineWorkload BuildPipelineWorkload(const Schedule& s, bool freeComm)
             need[needCount++] = w.Add(m, {producer});
         }
         if (op.kind == PipeOpKind::Backward && spec.recompute) {
-            const OpCost f = CostOf(spec, PipeOpKind::Forward, d);
+            const PipeOpCost f = CostOf(spec, PipeOpKind::Forward, d);
             ComputeTask r{d, f.seconds, f.flops, true, SpanCategory::Forward, TaskTags{recomputeName, op.microBatch, op.chunk, batch}};
             // Recomputation is part of the backward: it waits for the gradient as B does (and for
             // its own forward, which B needs too), so it cannot fill the bubble before B is due.
@@ -86,7 +77,7 @@ PipelineWorkload BuildPipelineWorkload(const Schedule& s, bool freeComm)
             need[0] = rt;
             needCount = 1;
         }
-        const OpCost c = CostOf(spec, op.kind, d);
+        const PipeOpCost c = CostOf(spec, op.kind, d);
         ComputeTask t{d, c.seconds, c.flops, false, CategoryOf(op.kind), tags};
         const TaskId id = w.Add(t, std::span<const TaskId>(need.data(), needCount));
         taskOf[key] = id;

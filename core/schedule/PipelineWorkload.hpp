@@ -11,6 +11,15 @@
 
 namespace paralens::core {
 
+// One op's time on `stage` (its share of the stage's time for its chunk, slowed as the spec says)
+// and its model FLOPs; the span category it is drawn with.
+struct PipeOpCost {
+    double seconds;
+    double flops;
+};
+PipeOpCost CostOf(const PipelineSpec& s, PipeOpKind kind, int stage);
+SpanCategory CategoryOf(PipeOpKind kind);
+
 struct PipelineWorkload {
     Workload workload{1};
     std::vector<TaskId> pipelineTasks; // the F/B/W (and recompute) tasks, for the bubble window

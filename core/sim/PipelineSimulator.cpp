@@ -1,9 +1,15 @@
 #include "sim/PipelineSimulator.hpp"
 
 #include "schedule/PipelineWorkload.hpp"
+#include "schedule/ScheduleDeps.hpp"
 #include "sim/WorkloadSimulator.hpp"
+#include "trace/TraceBuilder.hpp"
+
+#include "common/Error.hpp"
 
 #include <algorithm>
+#include <memory>
+#include <span>
 
 namespace paralens::core {
 
@@ -16,14 +22,11 @@ ClusterModel FreeLinks()
     return m;
 }
 
-PipelineSimResult SimulatePipeline(const Schedule& schedule, const ClusterModel& link, bool buildTrace)
+namespace {
+
+Metadata PipelineMeta(const PipelineSpec& s, const ClusterModel& link)
 {
-    const PipelineSpec& s = schedule.spec;
-    const bool free = link.alphaSec == 0 && (s.activationBytes == 0 || link.betaSecPerByte == 0) && link.links.empty();
-    PipelineWorkload pw = BuildPipelineWorkload(schedule, free);
-    WorkloadOptions options;
-    options.buildTrace = buildTrace;
-    Metadata& m = options.meta;
+    Metadata m;
     m.source = TraceSource::Simulated;
     m.title = std::string(Name(s.kind)) + " pipeline, " + std::to_string(s.stages) + " stages, " +
               std::to_string(s.microBatches) + " micro-batches";
@@ -41,12 +44,201 @@ PipelineSimResult SimulatePipeline(const Schedule& schedule, const ClusterModel&
     if (s.forwardFlops > 0) m.workload.Set("forwardFlops", s.forwardFlops);
     m.model.Set("alphaUs", link.alphaSec * 1e6);
     m.model.Set("bandwidthGBps", link.BandwidthGBps());
+    return m;
+}
+
+void FinishPipelineMeta(Metadata& meta, const PipelineSpec& s, double makespan, double window)
+{
+    meta.results.Set("makespanSeconds", makespan);
+    meta.results.Set("pipelineSeconds", window);
+    if (BubbleFractionFormula(s) >= 0) meta.results.Set("bubbleFractionFormula", BubbleFractionFormula(s));
+}
+
+int64_t Ns(double seconds) { return static_cast<int64_t>(seconds * 1e9 + 0.5); }
+
+// The direct path's recorded dependencies, kept as each task's span and producers and listed
+// when first asked for (as the workload simulator lists them: task by task, producer by producer).
+class TaskDependencies : public DependencySource {
+public:
+    std::vector<SpanRef> spanOf; // per task
+    std::vector<uint32_t> depBegin{0}, deps;
+
+    std::vector<Dependency> Derive() const override
+    {
+        std::vector<Dependency> out;
+        out.reserve(deps.size());
+        for (size_t t = 0; t + 1 < depBegin.size(); ++t)
+            for (uint32_t k = depBegin[t]; k < depBegin[t + 1]; ++k) out.push_back({spanOf[deps[k]], spanOf[t]});
+        return out;
+    }
+};
+
+// A schedule whose communication is free, simulated straight from its ops: the same tasks, times
+// and Trace as its PipelineWorkload through SimulateWorkload (tested), without building the
+// general task graph. Each op starts when its stage is free and its producers have ended.
+class DirectPipeline {
+public:
+    DirectPipeline(const Schedule& s, bool buildTrace) : m_spec(s.spec), m_trace(buildTrace), m_stageFree(static_cast<size_t>(s.spec.stages), 0.0)
+    {
+        const int D = m_spec.stages;
+        size_t ops = 0;
+        for (const auto& st : s.stages) ops += st.size();
+        const size_t tasks = ops * (m_spec.recompute ? 2 : 1) + static_cast<size_t>(D);
+        m_end.reserve(tasks);
+        m_device.reserve(tasks);
+        m_name.reserve(tasks);
+        if (!m_trace) return;
+        for (int d = 0; d < D; ++d) {
+            const uint32_t dev = m_b.AddDevice("stage " + std::to_string(d), DeviceKind::Modelled, d);
+            m_track.push_back(m_b.AddTrack(dev, "compute"));
+            m_b.ReserveSpans(m_track.back(), s.stages[static_cast<size_t>(d)].size() * (m_spec.recompute ? 2 : 1) + 1);
+        }
+        m_b.ReserveFlows(ops * 2);
+        m_deps = std::make_shared<TaskDependencies>();
+        m_deps->spanOf.reserve(tasks);
+        m_deps->depBegin.reserve(tasks + 1);
+        m_deps->deps.reserve(ops * 2);
+        m_opName = {m_b.Intern("F"), m_b.Intern("B"), m_b.Intern("W")};
+        m_recomputeName = m_b.Intern("recompute");
+        m_optimizerName = m_b.Intern("optimizer");
+    }
+
+    PipelineSimResult Run(const Schedule& s, const std::vector<std::pair<int, int>>& order, const ClusterModel& link);
+
+private:
+    struct Task {
+        int device;
+        double seconds, flops;
+        bool recompute;
+        SpanCategory category;
+        StringId name;
+        int32_t microBatch, chunk, step;
+    };
+    uint32_t Add(const Task& t, std::span<const uint32_t> deps);
+
+    const PipelineSpec& m_spec;
+    bool m_trace;
+    std::vector<double> m_stageFree;
+    std::vector<double> m_end;        // per task
+    std::vector<int> m_device;        // per task
+    std::vector<StringId> m_name;     // per task
+    TraceBuilder m_b;
+    std::vector<uint32_t> m_track;
+    std::shared_ptr<TaskDependencies> m_deps;
+    std::array<StringId, 3> m_opName{};
+    StringId m_recomputeName = 0, m_optimizerName = 0;
+};
+
+uint32_t DirectPipeline::Add(const Task& t, std::span<const uint32_t> deps)
+{
+    const auto d = static_cast<size_t>(t.device);
+    double start = m_stageFree[d];
+    for (uint32_t p : deps) start = std::max(start, m_end[p]);
+    const double end = start + t.seconds;
+    const auto id = static_cast<uint32_t>(m_end.size());
+    m_end.push_back(end);
+    m_device.push_back(t.device);
+    m_name.push_back(t.name);
+    m_stageFree[d] = end;
+    if (!m_trace) return id;
+    Span s;
+    s.startNs = Ns(start);
+    s.endNs = std::max(Ns(end), s.startNs);
+    s.name = t.name;
+    s.microBatch = t.microBatch;
+    s.chunk = t.chunk;
+    s.step = t.step;
+    s.category = t.category;
+    s.flops = t.flops;
+    s.predictedNs = Ns(t.seconds);
+    if (t.recompute) s.detail = m_recomputeName;
+    m_b.AddSpan(m_track[d], s);
+    for (uint32_t p : deps) {
+        const auto from = static_cast<size_t>(m_device[p]);
+        if (from == d) continue;
+        Flow f; // a producer on another stage: drawn as an arrow
+        f.srcDevice = static_cast<uint32_t>(from);
+        f.dstDevice = static_cast<uint32_t>(d);
+        f.srcTrack = m_track[from];
+        f.dstTrack = m_track[d];
+        f.srcNs = Ns(m_end[p]);
+        f.dstNs = Ns(start);
+        f.step = t.step;
+        f.chunk = t.microBatch;
+        f.name = m_name[p];
+        m_b.AddFlow(f);
+    }
+    m_deps->spanOf.push_back({m_track[d], s.startNs, s.endNs});
+    m_deps->deps.insert(m_deps->deps.end(), deps.begin(), deps.end());
+    m_deps->depBegin.push_back(static_cast<uint32_t>(m_deps->deps.size()));
+    return id;
+}
+
+PipelineSimResult DirectPipeline::Run(const Schedule& s, const std::vector<std::pair<int, int>>& order, const ClusterModel& link)
+{
+    const int D = m_spec.stages, V = m_spec.VirtualStages();
+    OpTableOf<uint32_t> taskOf(m_spec.TotalMicroBatches(), V, 0);
+    std::vector<std::array<PipeOpCost, 3>> cost(static_cast<size_t>(D)); // per stage, per op kind
+    for (int d = 0; d < D; ++d)
+        for (PipeOpKind k : {PipeOpKind::Forward, PipeOpKind::Backward, PipeOpKind::WeightGrad})
+            cost[static_cast<size_t>(d)][static_cast<size_t>(k)] = CostOf(m_spec, k, d);
+    std::array<OpKey, 2> keys{};
+    std::vector<uint32_t> lastOfDevice(static_cast<size_t>(D), 0);
+    double window = 0.0;
+    for (const auto& [d, i] : order) {
+        const PipeOp& op = s.stages[static_cast<size_t>(d)][static_cast<size_t>(i)];
+        const OpKey key = KeyOf(op, d, D);
+        const int batch = m_spec.kind == ScheduleKind::PipeDream ? op.microBatch / m_spec.microBatches : 0;
+        std::array<uint32_t, 2> need{};
+        size_t needCount = 0;
+        const int n = DependenciesOf(key, V, keys);
+        for (int j = 0; j < n; ++j) need[needCount++] = taskOf[keys[static_cast<size_t>(j)]];
+        if (op.kind == PipeOpKind::Backward && m_spec.recompute) { // as BuildPipelineWorkload: F again, then B
+            const PipeOpCost& f = cost[static_cast<size_t>(d)][static_cast<size_t>(PipeOpKind::Forward)];
+            const uint32_t rt = Add({d, f.seconds, f.flops, true, SpanCategory::Forward, m_recomputeName, op.microBatch, op.chunk, batch},
+                                    std::span<const uint32_t>(need.data(), needCount));
+            window = std::max(window, m_end[rt]);
+            need[0] = rt;
+            needCount = 1;
+        }
+        const PipeOpCost& c = cost[static_cast<size_t>(d)][static_cast<size_t>(op.kind)];
+        const uint32_t id = Add({d, c.seconds, c.flops, false, CategoryOf(op.kind), m_opName[static_cast<size_t>(op.kind)], op.microBatch,
+                                 op.chunk, batch},
+                                std::span<const uint32_t>(need.data(), needCount));
+        taskOf[key] = id;
+        window = std::max(window, m_end[id]);
+        lastOfDevice[static_cast<size_t>(d)] = id;
+    }
+    if (m_spec.optimizerSec > 0 && m_spec.kind != ScheduleKind::PipeDream)
+        for (int d = 0; d < D; ++d) // after the flush: every stage's last op
+            Add({d, m_spec.optimizerSec * m_spec.Slowdown(d), 0.0, false, SpanCategory::Compute, m_optimizerName, kNone, kNone, kNone},
+                lastOfDevice);
+    PipelineSimResult out;
+    for (double e : m_stageFree) out.seconds = std::max(out.seconds, e);
+    out.pipelineSeconds = window;
+    if (m_trace) {
+        m_b.Meta() = PipelineMeta(m_spec, link);
+        FinishPipelineMeta(m_b.Meta(), m_spec, out.seconds, window);
+        m_b.SetDependencySource(std::move(m_deps));
+        out.trace = std::move(m_b).Finish();
+    }
+    return out;
+}
+
+} // namespace
+
+PipelineSimResult SimulatePipelineAsWorkload(const Schedule& schedule, const ClusterModel& link, bool buildTrace)
+{
+    const PipelineSpec& s = schedule.spec;
+    const bool free = link.alphaSec == 0 && (s.activationBytes == 0 || link.betaSecPerByte == 0) && link.links.empty();
+    PipelineWorkload pw = BuildPipelineWorkload(schedule, free);
+    WorkloadOptions options;
+    options.buildTrace = buildTrace;
+    options.meta = PipelineMeta(s, link);
     options.finishMeta = [&](Metadata& meta, const WorkloadResult& r) {
         double window = 0.0;
         for (TaskId t : pw.pipelineTasks) window = std::max(window, r.tasks[t].end);
-        meta.results.Set("makespanSeconds", r.seconds);
-        meta.results.Set("pipelineSeconds", window);
-        if (BubbleFractionFormula(s) >= 0) meta.results.Set("bubbleFractionFormula", BubbleFractionFormula(s));
+        FinishPipelineMeta(meta, s, r.seconds, window);
     };
     WorkloadResult r = SimulateWorkload(pw.workload, link, options);
     PipelineSimResult out;
@@ -54,6 +246,18 @@ PipelineSimResult SimulatePipeline(const Schedule& schedule, const ClusterModel&
     for (TaskId t : pw.pipelineTasks) out.pipelineSeconds = std::max(out.pipelineSeconds, r.tasks[t].end);
     out.trace = std::move(r.trace);
     return out;
+}
+
+PipelineSimResult SimulatePipeline(const Schedule& schedule, const ClusterModel& link, bool buildTrace)
+{
+    const PipelineSpec& s = schedule.spec;
+    const bool free = link.alphaSec == 0 && (s.activationBytes == 0 || link.betaSecPerByte == 0) && link.links.empty() &&
+                      link.stragglers.empty();
+    if (!free) return SimulatePipelineAsWorkload(schedule, link, buildTrace);
+    std::vector<std::pair<int, int>> order;
+    const ScheduleCheck check = ValidateSchedule(schedule, &order);
+    if (!check.ok) throw Error(std::string(Name(s.kind)) + " schedule is invalid: " + check.message);
+    return DirectPipeline(schedule, buildTrace).Run(schedule, order, link);
 }
 
 } // namespace paralens::core

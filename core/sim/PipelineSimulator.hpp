@@ -1,5 +1,6 @@
 // A pipeline schedule simulated on the modelled cluster: the schedule's workload (see
-// schedule/PipelineWorkload.hpp) run by SimulateWorkload, with the pipeline's metadata in the Trace.
+// schedule/PipelineWorkload.hpp) run by SimulateWorkload, with the pipeline's metadata in the Trace
+// (with free communication, the same tasks timed straight from the schedule: see below).
 // Activations and gradients between stages cost alpha + bytes * beta of `link` (free by default).
 #pragma once
 
@@ -18,7 +19,11 @@ struct PipelineSimResult {
 };
 
 // Validates the schedule first; throws Error with the reason when it is invalid or deadlocks.
+// When communication is free (the lectures' setting, and the window's default) the ops are timed
+// straight from the schedule; otherwise, and always in SimulatePipelineAsWorkload, through the
+// schedule's PipelineWorkload and SimulateWorkload. Both give the same Trace (tested).
 PipelineSimResult SimulatePipeline(const Schedule& schedule, const ClusterModel& link, bool buildTrace = true);
+PipelineSimResult SimulatePipelineAsWorkload(const Schedule& schedule, const ClusterModel& link, bool buildTrace = true);
 
 // A link model with free communication (alpha = 0, infinite bandwidth): the lectures' setting.
 ClusterModel FreeLinks();

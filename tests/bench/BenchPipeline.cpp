@@ -54,7 +54,7 @@ int main()
                              std::to_string(c.v) + " built and simulated",
                          "< " + Fixed(c.targetMs, 0, "ms"), Fixed(total, 1, "ms"), total < c.targetMs);
     }
-    std::printf("\nsimulate = validate + workload + event simulation + Trace; total = build + simulate;\n"
+    std::printf("\nsimulate = validate + the ops timed straight from the schedule (free links) + Trace; total = build + simulate;\n"
                 "best of several runs with freed memory kept for reuse, as the app configures malloc\n");
     return 0;
 }
