@@ -185,56 +185,109 @@ std::vector<size_t> LiveCollector::MergeOrder() const
     return order;
 }
 
+// Brings rank `rank`'s cached spans up to date on `map`: only the new ones, unless the map or the
+// predictions changed. Returns whether it mapped everything again.
+bool LiveCollector::UpdateRank(size_t rank, const core::ClockMap& map)
+{
+    const RankState& r = m_ranks[rank];
+    CachedRank& c = m_cachedRanks[rank];
+    const bool redo = !c.valid || !(c.map == map) || c.predictedWith != m_predictedWith;
+    c.spans.resize(r.spans.size());
+    for (size_t t = 0; t < r.spans.size(); ++t) {
+        std::vector<core::Span>& out = c.spans[t];
+        if (redo) out.clear();
+        const std::vector<int64_t>& model = r.modelNs[t];
+        for (size_t k = out.size(); k < r.spans[t].size(); ++k) {
+            core::Span s = r.spans[t][k];
+            s.startNs = map.Apply(s.startNs);
+            s.endNs = std::max(map.Apply(s.endNs), s.startNs);
+            if (s.predictedNs == core::kNoPrediction && k < model.size()) s.predictedNs = model[k];
+            out.push_back(s);
+        }
+    }
+    c.valid = true;
+    c.map = map;
+    c.predictedWith = m_predictedWith;
+    return redo;
+}
+
 // One row per rank of `order`, its spans mapped to rank 0's clock, with the model's durations.
-LiveCollector::Layout LiveCollector::AddRows(core::TraceBuilder& b, const std::vector<size_t>& order) const
+LiveCollector::Layout LiveCollector::AddRows(core::TraceBuilder& b, const std::vector<size_t>& order)
 {
     Layout l;
     l.maps.resize(m_ranks.size());
     l.device.assign(m_ranks.size(), core::kNoTrack);
     l.tracks.resize(m_ranks.size());
+    m_cachedRanks.resize(m_ranks.size());
+    bool remapped = false;
     for (size_t i : order) {
         const RankState& r = m_ranks[i];
         l.maps[i] = core::ToRankZero(ClockOf(r));
         l.boundNs = std::max({l.boundNs, r.clockStartBoundNs, r.haveClockEnd ? r.clockEndBoundNs : 0});
-        l.device[i] = b.AddDevice("rank " + std::to_string(i), r.kind, static_cast<int32_t>(i), r.host);
+        remapped = UpdateRank(i, l.maps[i]) || remapped;
+    }
+    // The names were interned in the collector's own strings before the builder copied them.
+    for (size_t i : order) {
+        const RankState& r = m_ranks[i];
+        l.device[i] = b.AddDevice(m_strings.Intern("rank " + std::to_string(i)), r.kind, static_cast<int32_t>(i), m_strings.Intern(r.host));
         for (size_t t = 0; t < r.trackOrder.size(); ++t) {
-            const uint32_t id = b.AddTrack(l.device[i], r.trackOrder[t]);
+            const uint32_t id = b.AddTrack(l.device[i], m_strings.Intern(r.trackOrder[t]));
             l.tracks[i].push_back(id);
-            std::vector<core::Span> spans = r.spans[t];
-            const std::vector<int64_t>& model = r.modelNs[t];
-            for (size_t k = 0; k < spans.size(); ++k) {
-                core::Span& s = spans[k];
-                s.startNs = l.maps[i].Apply(s.startNs);
-                s.endNs = std::max(l.maps[i].Apply(s.endNs), s.startNs);
-                if (s.predictedNs == core::kNoPrediction && k < model.size()) s.predictedNs = model[k];
-            }
-            b.AddSpans(id, std::move(spans));
+            b.AddSpans(id, std::vector<core::Span>(m_cachedRanks[i].spans[t]));
         }
     }
+    UpdateFlows(l, remapped);
     return l;
 }
 
-// The paired messages between ranks that have rows, as arrows. Returns how many.
-size_t LiveCollector::AddFlows(core::TraceBuilder& b, const Layout& l) const
+// Brings the cached arrows up to date: the pairs made since, merged in by time, or all of them
+// again when a clock map changed or a rank gained its row.
+void LiveCollector::UpdateFlows(const Layout& l, bool remapped)
 {
-    size_t paired = 0;
-    b.ReserveFlows(m_pairs.size());
-    for (const auto& [send, recv] : m_pairs) {
+    std::vector<bool> rows(m_ranks.size());
+    for (size_t i = 0; i < rows.size(); ++i) rows[i] = l.device[i] != core::kNoTrack;
+    if (remapped || rows != m_cachedFlowRows) {
+        m_cachedFlows.clear();
+        m_cachedPairs = 0;
+        m_cachedFlowRows = rows;
+    }
+    std::vector<core::Flow> added;
+    for (; m_cachedPairs < m_pairs.size(); ++m_cachedPairs) {
+        const auto& [send, recv] = m_pairs[m_cachedPairs];
         const size_t from = static_cast<size_t>(send.rank), to = static_cast<size_t>(recv.rank);
-        if (l.device[from] == core::kNoTrack || l.device[to] == core::kNoTrack) continue;
+        if (!rows[from] || !rows[to]) continue;
         core::Span s = m_ranks[from].spans[send.track][send.index];
         core::Span d = m_ranks[to].spans[recv.track][recv.index];
         s.startNs = l.maps[from].Apply(s.startNs);
         d.endNs = l.maps[to].Apply(d.endNs);
         core::Flow f = core::MessageFlow(s, d);
+        f.srcDevice = static_cast<uint32_t>(from);
+        f.dstDevice = static_cast<uint32_t>(to);
+        f.srcTrack = send.track;
+        f.dstTrack = recv.track;
+        added.push_back(f);
+    }
+    auto bySrc = [](const core::Flow& a, const core::Flow& b) { return a.srcNs < b.srcNs; };
+    std::stable_sort(added.begin(), added.end(), bySrc);
+    const size_t old = m_cachedFlows.size();
+    m_cachedFlows.insert(m_cachedFlows.end(), added.begin(), added.end());
+    if (old > 0 && !added.empty() && added.front().srcNs < m_cachedFlows[old - 1].srcNs) // stable: earlier pairs first on ties
+        std::inplace_merge(m_cachedFlows.begin(), m_cachedFlows.begin() + static_cast<ptrdiff_t>(old), m_cachedFlows.end(), bySrc);
+}
+
+// The paired messages between ranks that have rows, as arrows (in time order). Returns how many.
+size_t LiveCollector::AddFlows(core::TraceBuilder& b, const Layout& l)
+{
+    b.ReserveFlows(m_cachedFlows.size());
+    for (core::Flow f : m_cachedFlows) {
+        const size_t from = f.srcDevice, to = f.dstDevice;
         f.srcDevice = l.device[from];
         f.dstDevice = l.device[to];
-        f.srcTrack = l.tracks[from][send.track];
-        f.dstTrack = l.tracks[to][recv.track];
+        f.srcTrack = l.tracks[from][f.srcTrack];
+        f.dstTrack = l.tracks[to][f.dstTrack];
         b.AddFlow(f);
-        ++paired;
     }
-    return paired;
+    return m_cachedFlows.size();
 }
 
 std::shared_ptr<const core::Trace> LiveCollector::Merge(const std::string& title)
@@ -242,6 +295,11 @@ std::shared_ptr<const core::Trace> LiveCollector::Merge(const std::string& title
     const std::vector<size_t> order = MergeOrder();
     if (order.empty()) return nullptr;
     PredictNew();
+    for (size_t i : order) { // interned here first, so the builder's copy of the strings is never searched
+        (void)m_strings.Intern("rank " + std::to_string(i));
+        (void)m_strings.Intern(m_ranks[i].host);
+        for (const std::string& t : m_ranks[i].trackOrder) (void)m_strings.Intern(t);
+    }
     core::TraceBuilder b(m_strings);
     const Layout layout = AddRows(b, order);
     const size_t paired = AddFlows(b, layout);

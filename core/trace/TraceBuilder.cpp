@@ -12,9 +12,16 @@ namespace paralens::core {
 uint32_t TraceBuilder::AddDevice(std::string_view name, DeviceKind kind, int32_t rank, std::string_view host,
                                  int32_t gpuIndex)
 {
+    const StringId n = Intern(name);
+    return AddDevice(n, kind, rank, Intern(host), gpuIndex);
+}
+
+uint32_t TraceBuilder::AddDevice(StringId name, DeviceKind kind, int32_t rank, StringId host, int32_t gpuIndex)
+{
+    Require(name < m_trace.m_strings.Size() && host < m_trace.m_strings.Size(), "a device's name is not among the trace's strings");
     Device d;
-    d.name = Intern(name);
-    d.host = Intern(host);
+    d.name = name;
+    d.host = host;
     d.rank = rank;
     d.gpuIndex = gpuIndex;
     d.kind = kind;
@@ -25,9 +32,16 @@ uint32_t TraceBuilder::AddDevice(std::string_view name, DeviceKind kind, int32_t
 uint32_t TraceBuilder::AddTrack(uint32_t device, std::string_view name)
 {
     Require(device < m_trace.m_devices.size(), "track '" + std::string(name) + "' names a device that does not exist");
+    return AddTrack(device, Intern(name));
+}
+
+uint32_t TraceBuilder::AddTrack(uint32_t device, StringId name)
+{
+    Require(device < m_trace.m_devices.size() && name < m_trace.m_strings.Size(),
+            "a track names a device or a string that does not exist");
     Track t;
     t.device = device;
-    t.name = Intern(name);
+    t.name = name;
     m_trace.m_tracks.push_back(std::move(t));
     uint32_t id = static_cast<uint32_t>(m_trace.m_tracks.size() - 1);
     m_trace.m_devices[device].tracks.push_back(id);

@@ -22,6 +22,10 @@ public:
     uint32_t AddDevice(std::string_view name, DeviceKind kind, int32_t rank, std::string_view host = {},
                        int32_t gpuIndex = kNone);
     uint32_t AddTrack(uint32_t device, std::string_view name);
+    // The same with names already interned in the strings the builder started from (no lookup:
+    // a copied table is indexed only when it first interns).
+    uint32_t AddDevice(StringId name, DeviceKind kind, int32_t rank, StringId host, int32_t gpuIndex = kNone);
+    uint32_t AddTrack(uint32_t device, StringId name);
     size_t DeviceCount() const { return m_trace.m_devices.size(); }
     size_t TrackCount() const { return m_trace.m_tracks.size(); }
     Device& DeviceAt(uint32_t device) { return m_trace.m_devices[device]; }

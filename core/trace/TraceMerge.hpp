@@ -27,6 +27,7 @@ struct ClockMap {
     int64_t shiftAtAnchorNs = 0;
     double slope = 0.0;
     int64_t Apply(int64_t t) const;
+    bool operator==(const ClockMap&) const = default;
 };
 
 // ShiftDeviceClocks with a linear correction per device (one ClockMap per device).

@@ -2,6 +2,8 @@
 #include "trace/TraceBuilder.hpp"
 
 #include <catch2/catch.hpp>
+#include <string>
+#include <vector>
 
 using namespace paralens;
 using namespace paralens::core;
@@ -94,6 +96,36 @@ TEST_CASE("string table interns and survives copies", "[core][trace]")
     StringTable c = std::move(b);
     CHECK(c.Get(x) == "hello");
     CHECK(c.Intern("world") == x + 1);
+}
+
+TEST_CASE("string table copies share their text and both go on interning apart", "[core][trace]")
+{
+    // A live run copies its table for every snapshot while it goes on interning: the copies share
+    // the text (a chunk is written only by a table holding it alone), so neither may see the
+    // other's later strings, and every id must keep its text however the chunks were cut.
+    StringTable source;
+    std::vector<std::string> expected{""};
+    std::vector<StringTable> copies;
+    std::vector<size_t> sizeAtCopy;
+    for (int i = 0; i < 20000; ++i) {
+        const std::string text = "iteration " + std::to_string(i) + std::string(static_cast<size_t>(i % 97), 'x');
+        CHECK(source.Intern(text) == expected.size());
+        expected.push_back(text);
+        if (i % 1500 == 0) {
+            copies.push_back(source);
+            sizeAtCopy.push_back(source.Size());
+            CHECK(copies.back().Intern("copy " + std::to_string(i)) == source.Size()); // the copy's own next id
+        }
+    }
+    CHECK(source.Intern(std::string(20000, 'L')) == expected.size()); // longer than a chunk
+    expected.push_back(std::string(20000, 'L'));
+    for (size_t id = 0; id < expected.size(); ++id) REQUIRE(source.Get(static_cast<StringId>(id)) == expected[id]);
+    for (size_t k = 0; k < copies.size(); ++k) {
+        REQUIRE(copies[k].Size() == sizeAtCopy[k] + 1);
+        for (size_t id = 0; id < sizeAtCopy[k]; ++id) REQUIRE(copies[k].Get(static_cast<StringId>(id)) == expected[id]);
+        CHECK(copies[k].Get(static_cast<StringId>(sizeAtCopy[k])) == "copy " + std::to_string(k * 1500));
+        CHECK(copies[k].Intern(expected[1]) == 1); // found through the index the copy built
+    }
 }
 
 TEST_CASE("metadata sections keep order and types", "[core][trace]")
