@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -35,6 +36,8 @@ class Database {
 public:
     Database(const std::string& path, std::string origin) : m_origin(std::move(origin))
     {
+        static std::once_flag statsOff; // SQLite's allocation statistics take a global mutex per malloc
+        std::call_once(statsOff, [] { (void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); }); // refused once SQLite has started: harmless
         const int rc = sqlite3_open_v2(path.c_str(), &m_db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
         if (rc != SQLITE_OK) Fail("cannot open it as SQLite");
     }
@@ -72,7 +75,11 @@ public:
         return false;
     }
     bool Null(int c) const { return sqlite3_column_type(m_stmt, c) == SQLITE_NULL; }
-    int64_t Int(int c, int64_t fallback = 0) const { return Null(c) ? fallback : sqlite3_column_int64(m_stmt, c); }
+    // NULL reads as `fallback` (SQLite itself reads it as 0: no type check needed then).
+    int64_t Int(int c, int64_t fallback = 0) const
+    {
+        return fallback != 0 && Null(c) ? fallback : sqlite3_column_int64(m_stmt, c);
+    }
     std::string_view Text(int c) const
     {
         const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(m_stmt, c));
@@ -413,8 +420,9 @@ private:
             Row();
             const int64_t pid = PidOf(s.Int(4));
             Span sp;
-            sp.startNs = s.Int(0) + m_sessionStartNs;
-            sp.endNs = std::max(s.Int(1), s.Int(0)) + m_sessionStartNs;
+            const int64_t start = s.Int(0);
+            sp.startNs = start + m_sessionStartNs;
+            sp.endNs = std::max(s.Int(1), start) + m_sessionStartNs;
             sp.category = category;
             if (kernel) NameKernel(sp, s.Null(6) ? s.Int(7, -1) : s.Int(6));
             else {
