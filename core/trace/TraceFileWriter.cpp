@@ -2,6 +2,7 @@
 #include "trace/JsonText.hpp"
 #include "trace/TraceFile.hpp"
 
+#include <thread>
 #include <variant>
 
 namespace paralens::core {
@@ -190,6 +191,14 @@ void AppendDependencies(std::string& out, const Trace& t, Sink& sink)
 template <class Sink>
 void WriteTrace(const Trace& t, Sink&& sink)
 {
+    // Dependencies a producer derives when asked (a large simulation's) are derived on a thread of
+    // their own while the spans are written; they are written last.
+    std::thread derive;
+    if (t.DerivesDependencies() && std::thread::hardware_concurrency() > 1) derive = std::thread([&t] { (void)t.Dependencies(); });
+    struct Join {
+        std::thread& t;
+        ~Join() { if (t.joinable()) t.join(); }
+    } join{derive};
     std::string out;
     out.reserve(kFlushBytes + 4096);
     AppendHeader(out, t);
