@@ -30,8 +30,13 @@ struct PlanOptions {
         request.globalBatch = 128;
     }
     std::string model = "llama3-70b";
+    bool modelGiven = false; // --model on the command line (else the default, unless a model is described by hand)
     int layers = 0, hidden = 0, heads = 0, kvHeads = 0, ffn = 0, vocab = 0, experts = -1, topK = 0;
     std::string mlp;
+    bool AnyArchitecture() const
+    {
+        return layers > 0 || hidden > 0 || heads > 0 || kvHeads > 0 || ffn > 0 || vocab > 0 || experts >= 0 || topK > 0 || !mlp.empty();
+    }
     std::string gpu = "h100-sxm";
     core::PlanRequest request;
     int dp = 0, tp = 0, pp = 0, ep = 0, microBatch = 0, chunks = 0, zero = -1;
@@ -42,29 +47,27 @@ struct PlanOptions {
     bool json = false, validate = false;
 };
 
-core::TransformerModel ModelOf(const PlanOptions& o)
+// The model: the preset --model names (the default one when no architecture option is given),
+// changed by the options given; without --model, the options describe a model by hand.
+core::ResolvedModel ModelOf(const PlanOptions& o)
 {
-    core::TransformerModel m;
-    if (const core::TransformerModel* p = core::FindModelPreset(o.model)) m = *p;
-    else if (o.model == "custom") m.id = "custom";
-    else throw Error("--model: unknown model '" + o.model + "' (one of " + core::ModelPresetList() + ", or custom with --layers ...)");
-    auto set = [](int& field, int value) { if (value > 0) field = value; };
-    set(m.layers, o.layers);
-    set(m.hidden, o.hidden);
-    set(m.heads, o.heads);
-    set(m.kvHeads, o.kvHeads);
-    set(m.ffn, o.ffn);
-    set(m.vocab, o.vocab);
-    if (o.heads > 0 && o.kvHeads <= 0 && m.kvHeads > m.heads) m.kvHeads = m.heads;
-    if (o.experts >= 0) m.experts = o.experts;
-    set(m.topK, o.topK);
-    if (m.IsMoe() && m.topK == 0) m.topK = 2;
+    core::ModelInput in;
+    in.preset = o.modelGiven || !o.AnyArchitecture() ? o.model : std::string();
+    auto take = [](std::optional<int>& field, int value, int unset) { if (value != unset) field = value; };
+    take(in.layers, o.layers, 0);
+    take(in.hidden, o.hidden, 0);
+    take(in.heads, o.heads, 0);
+    take(in.kvHeads, o.kvHeads, 0);
+    take(in.ffn, o.ffn, 0);
+    take(in.vocab, o.vocab, 0);
+    take(in.experts, o.experts, -1);
+    take(in.topK, o.topK, 0);
+    take(in.seq, o.request.seq, 0);
     if (!o.mlp.empty()) {
-        Require(o.mlp == "gelu" || o.mlp == "swiglu", "--mlp must be gelu or swiglu (got '" + o.mlp + "')");
-        m.gatedMlp = o.mlp == "swiglu";
+        in.mlp = core::ParseMlpKind(o.mlp);
+        Require(in.mlp.has_value(), "--mlp must be gelu, swiglu or relu2 (got '" + o.mlp + "')");
     }
-    if (o.layers > 0 || o.hidden > 0 || o.heads > 0 || o.ffn > 0 || o.vocab > 0 || o.experts >= 0) m.id = m.id + "*";
-    return m;
+    return core::ResolveModel(in);
 }
 
 void ApplyNetworkFit(const std::string& path, core::PlanCluster& c)
@@ -77,10 +80,12 @@ void ApplyNetworkFit(const std::string& path, core::PlanCluster& c)
     c.networkGBps = 1e-9 / p->betaSecPerByte;
 }
 
-core::PlanRequest ToRequest(const PlanOptions& o)
+core::PlanRequest ToRequest(const PlanOptions& o, core::ResolvedModel* resolved = nullptr)
 {
     core::PlanRequest r = o.request;
-    r.model = ModelOf(o);
+    core::ResolvedModel model = ModelOf(o);
+    r.model = model.model;
+    if (resolved) *resolved = std::move(model);
     const core::GpuSpec* gpu = core::FindGpu(o.gpu);
     Require(gpu != nullptr, "--gpu: unknown GPU '" + o.gpu + "' (one of " + core::GpuIdsList() + ")");
     r.cluster.gpu = *gpu;
@@ -153,12 +158,26 @@ void PrintHeader()
                 "rank", "dp", "tp", "pp", "ep", "mb", "N", "schedule", "recompute", "zero", "sp", "step", "tokens/s", "MFU", "HFU", "mem/GPU");
 }
 
-void PrintTable(const core::PlanRequest& r, const core::PlanResult& res, int top)
+std::string Joined(const std::vector<std::string>& parts)
+{
+    std::string out;
+    for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
+    return out;
+}
+
+void PrintTable(const core::PlanRequest& r, const core::ResolvedModel& model, const core::PlanResult& res, int top)
 {
     const core::TransformerModel& m = r.model;
-    std::printf("# %s: %.1f B parameters (%.1f B active), %d layers, hidden %d, %d heads (%d KV), ffn %d%s\n", m.id.c_str(),
+    std::printf("# %s: %.1f B parameters (%.1f B active), %d layers, hidden %d, %d heads (%d KV), ffn %d %s%s\n", m.id.c_str(),
                 m.TotalParams() * 1e-9, m.ActiveParams() * 1e-9, m.layers, m.hidden, m.heads, m.kvHeads, m.ffn,
+                std::string(core::Name(m.mlp)).c_str(),
                 m.IsMoe() ? (", " + std::to_string(m.experts) + " experts top-" + std::to_string(m.topK)).c_str() : "");
+    if (m.id.back() == '*') // changed: say what still comes from the preset
+        std::printf("# from the preset (%s): %s\n", m.source.c_str(), Joined(model.fromPreset).c_str());
+    else if (!model.defaulted.empty())
+        std::printf("# described by hand; not given, so assumed: %s\n", Joined(model.defaulted).c_str());
+    else
+        std::printf("# source: %s\n", m.source.c_str());
     std::printf("# %d x %s (%d per node; NVLink %.0f GB/s, network %.0f GB/s per GPU), %.0f TFLOPS %s x efficiency %.2f; %s usable per GPU\n",
                 r.cluster.gpus, r.cluster.gpu.id.c_str(), r.cluster.gpusPerNode, r.cluster.NvlinkGBps(), r.cluster.networkGBps,
                 r.cluster.PeakFlops() * 1e-12, r.cluster.dtype.c_str(), r.cluster.efficiency, core::GbText(r.cluster.UsableBytes()).c_str());
@@ -210,7 +229,8 @@ void Run(const PlanOptions& o)
         RunValidate(o.json);
         return;
     }
-    const core::PlanRequest r = ToRequest(o);
+    core::ResolvedModel model;
+    const core::PlanRequest r = ToRequest(o, &model);
     if (!o.trace.empty()) CheckWritable("--trace", o.trace);
     const core::PlanResult res = core::PlanTraining(r);
     if (res.fitting == 0) throw Error(res.notes.empty() ? std::string("nothing fits") : res.notes.front());
@@ -218,11 +238,13 @@ void Run(const PlanOptions& o)
         Json rows = Json::array(), pareto = Json::array();
         for (size_t i = 0; i < std::min(static_cast<size_t>(o.top), res.fitting); ++i) rows.push_back(RowJson(res.rows[i]));
         for (size_t i : res.pareto) pareto.push_back(RowJson(res.rows[i]));
-        PrintJson({{"model", r.model.id}, {"parameters", r.model.TotalParams()}, {"gpus", r.cluster.gpus}, {"gpu", r.cluster.gpu.id},
+        PrintJson({{"model", r.model.id}, {"modelSource", r.model.source}, {"mlp", core::Name(r.model.mlp)},
+                   {"fromPreset", model.fromPreset}, {"assumed", model.defaulted},
+                   {"parameters", r.model.TotalParams()}, {"gpus", r.cluster.gpus}, {"gpu", r.cluster.gpu.id},
                    {"globalBatch", r.globalBatch}, {"seq", r.Seq()}, {"candidates", res.candidates}, {"fitting", res.fitting},
                    {"rows", rows}, {"pareto", pareto}, {"notes", res.notes}});
     } else {
-        PrintTable(r, res, o.top);
+        PrintTable(r, model, res, o.top);
     }
     if (!o.trace.empty()) {
         Require(o.traceRow >= 1 && static_cast<size_t>(o.traceRow) <= res.fitting,
@@ -241,14 +263,18 @@ void AddPlanCommand(CLI::App& root)
     auto o = std::make_shared<PlanOptions>();
     CLI::App* cmd = root.add_subcommand("plan", "Plan a training run: DP/TP/PP/EP degrees, micro-batch, schedule, recomputation, ZeRO "
                                                 "for a transformer on a cluster, ranked by step time with memory per GPU");
-    cmd->add_option("--model", o->model, "A preset (" + core::ModelPresetList() + ") or custom; the options below change it")->capture_default_str();
+    CLI::Option* model = cmd->add_option("--model", o->model,
+                                         "A preset (" + core::ModelPresetList() + "; also llama3.1-8b/70b/405b) that the options below change, "
+                                         "or custom. Without it the options describe a model by hand: --layers, --hidden, --heads "
+                                         "and --vocab needed, multi-head attention and a GeLU MLP of 4 x hidden unless given")
+                             ->capture_default_str();
     cmd->add_option("--layers", o->layers, "Transformer layers");
     cmd->add_option("--hidden", o->hidden, "Hidden size");
     cmd->add_option("--heads", o->heads, "Attention heads");
     cmd->add_option("--kv-heads", o->kvHeads, "Key/value heads (grouped-query attention)");
     cmd->add_option("--ffn", o->ffn, "MLP inner size (each expert's)");
     cmd->add_option("--vocab", o->vocab, "Vocabulary size");
-    cmd->add_option("--mlp", o->mlp, "gelu (two matrices) or swiglu (three)");
+    cmd->add_option("--mlp", o->mlp, "gelu or relu2 (two matrices; relu2 is Nemotron-4's squared ReLU) or swiglu (three)");
     cmd->add_option("--experts", o->experts, "Experts per layer (0: dense)");
     cmd->add_option("--top-k", o->topK, "Experts per token (default 2)");
     cmd->add_option("--seq", o->request.seq, "Sequence length (default: the model's)");
@@ -285,7 +311,10 @@ void AddPlanCommand(CLI::App& root)
     cmd->add_option("--trace-row", o->traceRow, "Which row --trace simulates (1: the best)")->capture_default_str();
     cmd->add_flag("--validate", o->validate, "Compare the planner with published training runs (sources in the table)");
     cmd->add_flag("--json", o->json, "Machine-readable output on stdout");
-    cmd->callback([o] { Run(*o); });
+    cmd->callback([o, model] {
+        o->modelGiven = model->count() > 0;
+        Run(*o);
+    });
 }
 
 } // namespace paralens::app

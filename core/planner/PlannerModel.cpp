@@ -129,7 +129,7 @@ double LayerActivationBytes(const PlanRequest& r, const TrainingConfig& c, const
     const double whole = 10.0 * sbh;
     double split = sbh * (4.0 + 4.0 * m.kvHeads / m.heads);
     if (!r.flashAttention && c.recompute == Recompute::None) split += 5.0 * m.heads * s.seq * s.tokens;
-    split += (m.gatedMlp ? 6.0 : 4.0) * sbf * (m.IsMoe() ? m.topK : 1);
+    split += (m.Gated() ? 6.0 : 4.0) * sbf * (m.IsMoe() ? m.topK : 1);
     return c.sequenceParallel ? (whole + split) / c.tp : whole + split / c.tp;
 }
 
@@ -167,7 +167,7 @@ double ElementwiseBytes(const PlanRequest& r, const TrainingConfig& c, const Sha
 {
     const TransformerModel& m = r.model;
     const double sbh = s.tokens * s.h, sbf = s.tokens * m.ffn * (m.IsMoe() ? m.topK : 1);
-    return 22.0 * sbh / (c.sequenceParallel ? c.tp : 1) + (m.gatedMlp ? 6.0 : 4.0) * sbf / c.tp;
+    return 22.0 * sbh / (c.sequenceParallel ? c.tp : 1) + (m.Gated() ? 6.0 : 4.0) * sbf / c.tp;
 }
 
 // Without flash attention: the fused scale-mask-softmax and dropout over the a s^2 b scores

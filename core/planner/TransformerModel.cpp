@@ -3,6 +3,7 @@
 #include "common/Error.hpp"
 
 #include <array>
+#include <utility>
 
 namespace paralens::core {
 
@@ -12,7 +13,24 @@ double TransformerModel::AttentionParams() const
     return 2.0 * h * h + 2.0 * h * kv;
 }
 
-double TransformerModel::MlpParams() const { return (gatedMlp ? 3.0 : 2.0) * hidden * static_cast<double>(ffn); }
+std::string_view Name(MlpKind k)
+{
+    switch (k) {
+    case MlpKind::SwiGlu: return "swiglu";
+    case MlpKind::SquaredRelu: return "relu2";
+    default: return "gelu";
+    }
+}
+
+std::optional<MlpKind> ParseMlpKind(std::string_view name)
+{
+    if (name == "gelu") return MlpKind::Gelu;
+    if (name == "swiglu") return MlpKind::SwiGlu;
+    if (name == "relu2" || name == "squared-relu") return MlpKind::SquaredRelu;
+    return std::nullopt;
+}
+
+double TransformerModel::MlpParams() const { return (Gated() ? 3.0 : 2.0) * hidden * static_cast<double>(ffn); }
 
 double TransformerModel::LayerExpertParams() const
 {
@@ -47,7 +65,7 @@ double TransformerModel::ForwardFlopsPerToken(int s) const
 namespace {
 
 TransformerModel Make(std::string id, std::string source, int layers, int hidden, int heads, int kvHeads, int ffn,
-                      int vocab, int seq, bool gated, int experts = 0, int topK = 0)
+                      int vocab, int seq, MlpKind mlp, int experts = 0, int topK = 0)
 {
     TransformerModel m;
     m.id = std::move(id);
@@ -59,26 +77,38 @@ TransformerModel Make(std::string id, std::string source, int layers, int hidden
     m.ffn = ffn;
     m.vocab = vocab;
     m.seq = seq;
-    m.gatedMlp = gated;
+    m.mlp = mlp;
     m.experts = experts;
     m.topK = topK;
-    m.tiedEmbeddings = !gated; // GPT-3, Megatron-LM and BLOOM share the input and output embedding; Llama and Mixtral do not
+    // GPT-3, Megatron-LM and BLOOM share the input and output embedding; Llama, Mixtral and Nemotron-4 do not.
+    m.tiedEmbeddings = mlp == MlpKind::Gelu;
     return m;
 }
 
-const std::array<TransformerModel, 7>& Presets()
+constexpr MlpKind kGelu = MlpKind::Gelu, kSwiGlu = MlpKind::SwiGlu, kRelu2 = MlpKind::SquaredRelu;
+
+const std::array<TransformerModel, 10>& Presets()
 {
-    static const std::array<TransformerModel, 7> presets = {
+    static const std::array<TransformerModel, 10> presets = {
         Make("gpt3-175b", "Brown et al. 2020, Language Models are Few-Shot Learners, Table 2.1", 96, 12288, 96, 96, 49152,
-             51200, 2048, false),
-        Make("llama3-8b", "Llama 3 Herd of Models (Dubey et al. 2024), Table 3", 32, 4096, 32, 8, 14336, 128256, 8192, true),
-        Make("llama3-70b", "Llama 3 Herd of Models (Dubey et al. 2024), Table 3", 80, 8192, 64, 8, 28672, 128256, 8192, true),
-        Make("llama3-405b", "Llama 3 Herd of Models (Dubey et al. 2024), Table 3", 126, 16384, 128, 8, 53248, 128256, 8192,
-             true),
-        Make("mixtral-8x7b", "Jiang et al. 2024, Mixtral of Experts, Table 1", 32, 4096, 32, 8, 14336, 32000, 4096, true, 8, 2),
+             51200, 2048, kGelu),
+        Make("llama3-8b", "Llama 3 Herd of Models (Dubey et al. 2024, the Llama 3.1 models), Table 3", 32, 4096, 32, 8, 14336,
+             128256, 8192, kSwiGlu),
+        Make("llama3-70b", "Llama 3 Herd of Models (Dubey et al. 2024, the Llama 3.1 models), Table 3", 80, 8192, 64, 8, 28672,
+             128256, 8192, kSwiGlu),
+        Make("llama3-405b", "Llama 3 Herd of Models (Dubey et al. 2024, the Llama 3.1 models), Table 3", 126, 16384, 128, 8,
+             53248, 128256, 8192, kSwiGlu),
+        Make("nemotron4-15b", "Parmar et al. 2024, Nemotron-4 15B Technical Report (arXiv:2402.16819), Table 1; MLP 4 x hidden",
+             32, 6144, 48, 8, 24576, 256000, 4096, kRelu2),
+        Make("nemotron4-340b", "NVIDIA 2024, Nemotron-4 340B Technical Report (arXiv:2406.11704), Table 1", 96, 18432, 96, 8,
+             73728, 256000, 4096, kRelu2),
+        Make("mixtral-8x7b", "Jiang et al. 2024, Mixtral of Experts, Table 1", 32, 4096, 32, 8, 14336, 32000, 4096, kSwiGlu, 8,
+             2),
+        Make("mixtral-8x22b", "Mistral AI 2024, Mixtral-8x22B-v0.1 config.json (Hugging Face mistralai/Mixtral-8x22B-v0.1)", 56,
+             6144, 48, 8, 16384, 32768, 4096, kSwiGlu, 8, 2),
         Make("megatron-1t", "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters, Table 1",
-             128, 25600, 160, 160, 102400, 51200, 2048, false),
-        Make("bloom-176b", "BigScience 2022, BLOOM (arXiv:2211.05100), Table 3", 70, 14336, 112, 112, 57344, 250880, 2048, false),
+             128, 25600, 160, 160, 102400, 51200, 2048, kGelu),
+        Make("bloom-176b", "BigScience 2022, BLOOM (arXiv:2211.05100), Table 3", 70, 14336, 112, 112, 57344, 250880, 2048, kGelu),
     };
     return presets;
 }
@@ -89,6 +119,7 @@ std::span<const TransformerModel> ModelPresets() { return Presets(); }
 
 const TransformerModel* FindModelPreset(std::string_view id)
 {
+    if (id.substr(0, 8) == "llama3.1") return FindModelPreset(std::string("llama3") + std::string(id.substr(8)));
     for (const TransformerModel& m : Presets())
         if (m.id == id) return &m;
     return nullptr;
@@ -99,6 +130,78 @@ std::string ModelPresetList()
     std::string out;
     for (const TransformerModel& m : Presets()) out += (out.empty() ? "" : ", ") + m.id;
     return out;
+}
+
+namespace {
+
+// Sets `field` from `given`; else records what the preset (or the neutral model) gave.
+void Take(int& field, const std::optional<int>& given, const char* name, std::vector<std::string>& from)
+{
+    if (given) field = *given;
+    else from.push_back(std::string(name) + " " + std::to_string(field));
+}
+
+} // namespace
+
+ResolvedModel ResolveModel(const ModelInput& in)
+{
+    ResolvedModel r;
+    TransformerModel& m = r.model;
+    const bool byHand = in.preset.empty() || in.preset == "custom";
+    if (byHand) {
+        std::string missing;
+        for (const auto& [v, flag] : {std::pair{in.layers, "--layers"}, {in.hidden, "--hidden"}, {in.heads, "--heads"}, {in.vocab, "--vocab"}})
+            if (!v) missing += (missing.empty() ? "" : ", ") + std::string(flag);
+        Require(missing.empty(), "a model described by hand needs --layers, --hidden, --heads and --vocab (missing: " + missing +
+                                     "); or start from a preset with --model (" + ModelPresetList() + ")");
+        m.id = "custom";
+        m.source = "given by hand";
+        m.layers = *in.layers;
+        m.hidden = *in.hidden;
+        m.heads = *in.heads;
+        m.vocab = *in.vocab;
+        m.kvHeads = in.kvHeads.value_or(m.heads);
+        m.ffn = in.ffn.value_or(4 * m.hidden);
+        m.mlp = in.mlp.value_or(MlpKind::Gelu);
+        m.experts = in.experts.value_or(0);
+        m.topK = in.topK.value_or(m.experts > 0 ? 2 : 0);
+        m.seq = in.seq.value_or(2048);
+        m.tiedEmbeddings = true; // Megatron-LM's default (untie_embeddings_and_output_weights off)
+        if (!in.kvHeads) r.defaulted.push_back("kv-heads = heads " + std::to_string(m.kvHeads) + " (multi-head attention)");
+        if (!in.ffn) r.defaulted.push_back("ffn 4 x hidden = " + std::to_string(m.ffn));
+        if (!in.mlp) r.defaulted.push_back("mlp gelu");
+        if (!in.seq) r.defaulted.push_back("seq 2048");
+        r.defaulted.push_back("embeddings tied to the output head");
+        CheckModel(m);
+        return r;
+    }
+    const TransformerModel* preset = FindModelPreset(in.preset);
+    Require(preset != nullptr, "--model: unknown model '" + in.preset + "' (one of " + ModelPresetList() +
+                                   ", or custom with --layers, --hidden, --heads and --vocab)");
+    m = *preset;
+    if (in.preset != m.id) m.id = in.preset; // an alias such as llama3.1-70b keeps the name given
+    std::vector<std::string>& from = r.fromPreset;
+    Take(m.layers, in.layers, "layers", from);
+    Take(m.hidden, in.hidden, "hidden", from);
+    Take(m.heads, in.heads, "heads", from);
+    // Heads given without KV heads: multi-head attention unless the preset's KV heads still divide them.
+    if (in.heads && !in.kvHeads && m.heads % m.kvHeads != 0) m.kvHeads = m.heads;
+    Take(m.kvHeads, in.kvHeads, "kv-heads", from);
+    Take(m.ffn, in.ffn, "ffn", from);
+    Take(m.vocab, in.vocab, "vocab", from);
+    Take(m.seq, in.seq, "seq", from);
+    if (in.mlp) m.mlp = *in.mlp;
+    else from.push_back("mlp " + std::string(Name(m.mlp)));
+    if (in.experts) m.experts = *in.experts;
+    else if (m.IsMoe()) from.push_back("experts " + std::to_string(m.experts));
+    if (m.IsMoe()) {
+        if (!in.topK && m.topK == 0) m.topK = 2;
+        Take(m.topK, in.topK, "top-k", from);
+    }
+    from.push_back(m.tiedEmbeddings ? "embeddings tied to the output head" : "embeddings apart from the output head");
+    if (in.AnyArchitecture()) m.id += "*";
+    CheckModel(m);
+    return r;
 }
 
 void CheckModel(const TransformerModel& m)

@@ -5,11 +5,19 @@
 // rotary tables) is below 0.1% of any preset.
 #pragma once
 
+#include <optional>
 #include <span>
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace paralens::core {
+
+// The MLP's form: GeLU and squared ReLU (Nemotron-4) have two matrices, SwiGLU three.
+enum class MlpKind : uint8_t { Gelu, SwiGlu, SquaredRelu };
+std::string_view Name(MlpKind k);                        // "gelu", "swiglu", "relu2"
+std::optional<MlpKind> ParseMlpKind(std::string_view name); // also "squared-relu"
 
 struct TransformerModel {
     std::string id;           // "llama3-70b"; "custom" when given by hand
@@ -21,12 +29,13 @@ struct TransformerModel {
     int ffn = 16384;          // the MLP's inner width (each expert's, for a mixture of experts)
     int vocab = 51200;
     int seq = 2048;           // default training sequence length
-    bool gatedMlp = false;    // SwiGLU (three matrices) instead of GeLU (two)
+    MlpKind mlp = MlpKind::Gelu;
     bool tiedEmbeddings = false;
     int experts = 0;          // 0: dense MLP; else every layer's MLP is `experts` experts
     int topK = 0;             // experts each token visits
 
     bool IsMoe() const { return experts > 0; }
+    bool Gated() const { return mlp == MlpKind::SwiGlu; } // three matrices
     int HeadDim() const { return hidden / heads; }
     // Q and O projections h x h, K and V h x (kvHeads x headDim).
     double AttentionParams() const;
@@ -50,11 +59,31 @@ struct TransformerModel {
     double AttentionScoreFlopsPerToken(int seq) const;
 };
 
-// The presets: gpt3-175b, llama3-8b, llama3-70b, llama3-405b, mixtral-8x7b, megatron-1t,
-// bloom-176b. Each names its source.
+// The presets, each naming its source: gpt3-175b, llama3-8b, llama3-70b, llama3-405b (also as
+// llama3.1-8b/70b/405b: the Llama 3.1 models the paper describes), nemotron4-15b, nemotron4-340b,
+// mixtral-8x7b, mixtral-8x22b, megatron-1t, bloom-176b.
 std::span<const TransformerModel> ModelPresets();
 // nullptr when `id` names none.
 const TransformerModel* FindModelPreset(std::string_view id);
+
+// A model described on the command line or in the window: a preset changed by the fields given,
+// or, without a preset, a neutral model (multi-head attention, a GeLU MLP of 4 x hidden, no
+// experts, sequence 2048, embeddings tied to the output head as Megatron-LM's default) that needs
+// at least layers, hidden, heads and vocab.
+struct ModelInput {
+    std::string preset; // empty: none named
+    std::optional<int> layers, hidden, heads, kvHeads, ffn, vocab, experts, topK, seq;
+    std::optional<MlpKind> mlp;
+    bool AnyArchitecture() const { return layers || hidden || heads || kvHeads || ffn || vocab || experts || topK || mlp; }
+};
+struct ResolvedModel {
+    TransformerModel model;               // id "preset*" when changed, "custom" without a preset
+    std::vector<std::string> fromPreset;  // each field the preset gave that was not given ("kv-heads 8", "mlp swiglu", ...)
+    std::vector<std::string> defaulted;   // a neutral model's fields not given ("ffn 4 x hidden = 16384", ...)
+};
+// Throws Error naming the option (`--model`, `--vocab`, ...) for an unknown preset, a missing field
+// of a model by hand, or a model CheckModel refuses.
+ResolvedModel ResolveModel(const ModelInput& in);
 // "gpt3-175b, llama3-8b, ..." for errors and --help.
 std::string ModelPresetList();
 

@@ -6,7 +6,10 @@
 #include "trace/TraceFile.hpp"
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 using Json = nlohmann::json;
 
@@ -56,7 +59,7 @@ TEST_CASE("plan: impossible requests are one line naming the constraint", "[cli]
         {"plan --gpu tpu", "--gpu: unknown GPU 'tpu'"},
         {"plan --schedule pipedream", "--schedule must be gpipe, 1f1b, interleaved or zb-h1"},
         {"plan --recompute some", "--recompute must be none, selective or full"},
-        {"plan --model custom --layers 4 --hidden 1000 --heads 3", "--heads 3 must divide --hidden 1000"},
+        {"plan --model custom --layers 4 --hidden 1000 --heads 3 --vocab 1000", "--heads 3 must divide --hidden 1000"},
     };
     for (const Case& c : cases) {
         const CliResult r = RunParalens(c.args);
@@ -121,4 +124,29 @@ TEST_CASE("plan: --validate compares the published runs", "[cli][plan]")
         CHECK(run["publishedStepSeconds"].get<double>() > 0);
         CHECK(run["rank"].get<int>() >= 1);
     }
+}
+
+TEST_CASE("plan: a model by hand inherits nothing, and a changed preset lists what it kept", "[cli][plan]")
+{
+    // The issue's user: GPT-3's shape by hand used to become Llama 3 70B's 8 KV heads and SwiGLU.
+    const Json hand = RunParalensJson("plan --layers 96 --hidden 12288 --heads 96 --vocab 51200 --gpu a100-sxm --gpus 1024 "
+                                      "--global-batch 1536 --top 1 --json");
+    CHECK(hand["model"] == "custom");
+    CHECK(hand["mlp"] == "gelu");
+    CHECK(hand["fromPreset"].empty());
+    CHECK(hand["assumed"].size() == 5);
+    CHECK(hand["parameters"].get<double>() == Approx(174.6e9).epsilon(0.002));
+    const CliResult missing = RunParalens("plan --layers 96 --hidden 12288 --heads 96");
+    CHECK(missing.exitCode != 0);
+    CHECK_THAT(missing.err, Catch::Contains("--vocab") && Catch::Contains("--model"));
+    const Json changed = RunParalensJson("plan --model llama3-70b --layers 40 --top 1 --json");
+    CHECK(changed["model"] == "llama3-70b*");
+    const auto kept = changed["fromPreset"].get<std::vector<std::string>>();
+    CHECK(std::find(kept.begin(), kept.end(), "kv-heads 8") != kept.end());
+    CHECK(std::find(kept.begin(), kept.end(), "mlp swiglu") != kept.end());
+    const CliResult text = RunParalens("plan --model llama3-70b --layers 40 --top 1");
+    CHECK_THAT(text.out, Catch::Contains("# from the preset (Llama 3 Herd of Models") && Catch::Contains("kv-heads 8, ffn 28672"));
+    const Json nemotron = RunParalensJson("plan --model nemotron4-15b --gpus 64 --top 1 --json");
+    CHECK(nemotron["mlp"] == "relu2");
+    CHECK(nemotron["modelSource"].get<std::string>().find("Nemotron-4 15B") != std::string::npos);
 }

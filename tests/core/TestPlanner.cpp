@@ -10,7 +10,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
 
 using namespace paralens;
 using namespace paralens::core;
@@ -269,4 +271,65 @@ TEST_CASE("planner: Megatron-LM's published runs are predicted within 15%", "[pl
         }
     }
     CHECK(megatron == 10);
+}
+
+TEST_CASE("planner: a model by hand starts neutral, a changed preset says what it kept", "[core][planner]")
+{
+    // By hand: the fields the issue's user gave for GPT-3, nothing inherited from a preset.
+    ModelInput hand;
+    hand.layers = 96, hand.hidden = 12288, hand.heads = 96;
+    CHECK_THROWS_WITH(ResolveModel(hand), Catch::Contains("--vocab") && Catch::Contains("--model"));
+    hand.vocab = 51200;
+    const ResolvedModel gpt = ResolveModel(hand);
+    CHECK(gpt.model.id == "custom");
+    CHECK(gpt.model.kvHeads == 96);
+    CHECK(gpt.model.ffn == 4 * 12288);
+    CHECK(gpt.model.mlp == MlpKind::Gelu);
+    CHECK(gpt.model.seq == 2048);
+    CHECK(gpt.fromPreset.empty());
+    CHECK(gpt.defaulted.size() == 5);
+    CHECK(gpt.model.TotalParams() == Approx(FindModelPreset("gpt3-175b")->TotalParams()).epsilon(1e-12)); // the same model
+    ModelInput custom = hand;
+    custom.preset = "custom";
+    CHECK(ResolveModel(custom).model.TotalParams() == gpt.model.TotalParams());
+
+    // A preset changed: its id says so and every field it still gives is listed.
+    ModelInput changed;
+    changed.preset = "llama3-70b";
+    changed.layers = 40;
+    const ResolvedModel l = ResolveModel(changed);
+    CHECK(l.model.id == "llama3-70b*");
+    CHECK(l.model.layers == 40);
+    const auto has = [&](const std::string& field) { return std::find(l.fromPreset.begin(), l.fromPreset.end(), field) != l.fromPreset.end(); };
+    CHECK(has("kv-heads 8"));
+    CHECK(has("mlp swiglu"));
+    CHECK(has("ffn 28672"));
+    CHECK_FALSE(has("layers 80"));
+    changed.heads = 128; // 8 KV heads still divide 128: kept, and said
+    CHECK(ResolveModel(changed).model.kvHeads == 8);
+    changed.heads = 4; // they do not divide 4: multi-head attention
+    CHECK(ResolveModel(changed).model.kvHeads == 4);
+
+    ModelInput plain;
+    plain.preset = "llama3.1-405b";
+    const ResolvedModel alias = ResolveModel(plain);
+    CHECK(alias.model.id == "llama3.1-405b");
+    CHECK(alias.model.layers == 126);
+    plain.preset = "llama4";
+    CHECK_THROWS_WITH(ResolveModel(plain), Catch::Contains("--model") && Catch::Contains("nemotron4-340b"));
+}
+
+TEST_CASE("planner: today's presets count their parameters as their sources state", "[core][planner]")
+{
+    auto billions = [](const char* id) { return FindModelPreset(id)->TotalParams() * 1e-9; };
+    CHECK(billions("nemotron4-15b") == Approx(15.6).epsilon(0.01));  // "15-billion-parameter"
+    CHECK(billions("nemotron4-340b") == Approx(341).epsilon(0.01));  // 340B
+    CHECK(billions("mixtral-8x22b") == Approx(140.6).epsilon(0.01)); // 141B total
+    CHECK(FindModelPreset("mixtral-8x22b")->ActiveParams() * 1e-9 == Approx(39).epsilon(0.01)); // 39B active
+    const TransformerModel* n = FindModelPreset("nemotron4-15b");
+    CHECK(n->mlp == MlpKind::SquaredRelu);
+    CHECK(n->MlpParams() == 2.0 * n->hidden * n->ffn); // squared ReLU: two matrices, as GeLU
+    CHECK(ParseMlpKind("squared-relu") == MlpKind::SquaredRelu);
+    CHECK_FALSE(ParseMlpKind("swish").has_value());
+    for (const TransformerModel& m : ModelPresets()) CHECK_FALSE(m.source.empty());
 }
