@@ -47,22 +47,27 @@ struct PlanOptions {
     bool json = false, validate = false;
 };
 
+// An option left at its `unset` value is not given.
+void SetIfGiven(std::optional<int>& field, int value, int unset)
+{
+    if (value != unset) field = value;
+}
+
 // The model: the preset --model names (the default one when no architecture option is given),
 // changed by the options given; without --model, the options describe a model by hand.
 core::ResolvedModel ModelOf(const PlanOptions& o)
 {
     core::ModelInput in;
     in.preset = o.modelGiven || !o.AnyArchitecture() ? o.model : std::string();
-    auto take = [](std::optional<int>& field, int value, int unset) { if (value != unset) field = value; };
-    take(in.layers, o.layers, 0);
-    take(in.hidden, o.hidden, 0);
-    take(in.heads, o.heads, 0);
-    take(in.kvHeads, o.kvHeads, 0);
-    take(in.ffn, o.ffn, 0);
-    take(in.vocab, o.vocab, 0);
-    take(in.experts, o.experts, -1);
-    take(in.topK, o.topK, 0);
-    take(in.seq, o.request.seq, 0);
+    SetIfGiven(in.layers, o.layers, 0);
+    SetIfGiven(in.hidden, o.hidden, 0);
+    SetIfGiven(in.heads, o.heads, 0);
+    SetIfGiven(in.kvHeads, o.kvHeads, 0);
+    SetIfGiven(in.ffn, o.ffn, 0);
+    SetIfGiven(in.vocab, o.vocab, 0);
+    SetIfGiven(in.experts, o.experts, -1);
+    SetIfGiven(in.topK, o.topK, 0);
+    SetIfGiven(in.seq, o.request.seq, 0);
     if (!o.mlp.empty()) {
         in.mlp = core::ParseMlpKind(o.mlp);
         Require(in.mlp.has_value(), "--mlp must be gelu, swiglu or relu2 (got '" + o.mlp + "')");
@@ -92,14 +97,13 @@ core::PlanRequest ToRequest(const PlanOptions& o, core::ResolvedModel* resolved 
     Require(r.cluster.PeakFlops() > 0, "--dtype: " + o.gpu + " has no " + r.cluster.dtype + " peak in the spec table");
     if (!o.networkFit.empty()) ApplyNetworkFit(o.networkFit, r.cluster);
     r.flashAttention = !o.noFlash;
-    auto fix = [](std::optional<int>& field, int value, int unset) { if (value != unset) field = value; };
-    fix(r.dp, o.dp, 0);
-    fix(r.tp, o.tp, 0);
-    fix(r.pp, o.pp, 0);
-    fix(r.ep, o.ep, 0);
-    fix(r.microBatch, o.microBatch, 0);
-    fix(r.chunks, o.chunks, 0);
-    fix(r.zero, o.zero, -1);
+    SetIfGiven(r.dp, o.dp, 0);
+    SetIfGiven(r.tp, o.tp, 0);
+    SetIfGiven(r.pp, o.pp, 0);
+    SetIfGiven(r.ep, o.ep, 0);
+    SetIfGiven(r.microBatch, o.microBatch, 0);
+    SetIfGiven(r.chunks, o.chunks, 0);
+    SetIfGiven(r.zero, o.zero, -1);
     if (!o.schedule.empty()) {
         r.schedule = core::ParseScheduleKind(o.schedule);
         Require(r.schedule && *r.schedule != core::ScheduleKind::Naive && *r.schedule != core::ScheduleKind::PipeDream,
