@@ -154,7 +154,11 @@ MemoryBreakdown MemoryOn(const PlanRequest& r, const TrainingConfig& c, const Sh
         working = layer;
     }
     mb.activations = inFlight * perMicroBatch + working;
-    if (stage == c.pp - 1) mb.activations += 4.0 * s.tokens * r.model.vocab / c.tp;
+    // The embedding's input ids (8 bytes a token) and dropout mask (1 byte an element) for each
+    // micro-batch in flight on the first stage; the output layer's input and fp32 logits on the
+    // last (both over TP, as Megatron-LM's theoretical memory counts them).
+    if (stage == 0) mb.activations += inFlight * (8.0 * s.tokens + s.tokens * s.h) / c.tp;
+    if (stage == c.pp - 1) mb.activations += 4.0 * s.tokens * (s.h + r.model.vocab) / c.tp;
     mb.stage = stage;
     mb.inFlight = inFlight;
     return mb;

@@ -81,18 +81,19 @@ TEST_CASE("planner: activations follow Korthikanti et al.'s formulas and the sch
     const double s = 2048, h = 12288, a = 96, t = 8, layers = 6, D = 16;
     for (int b : {1, 2}) {
         const double sbh = s * b * h;
+        const double embedding = D * (8 * s * b + sbh) / t; // the first stage's input ids and embedding dropout mask
         INFO("micro-batch " << b);
         // Tensor parallel, no recomputation: sbh (10 + 24/t + 5as/ht) per layer; 1F1B's stage 0 holds D micro-batches.
         PlanRow row = Evaluate(r, Config(8, 8, 16, b));
         CHECK(row.memory.stage == 0);
         CHECK(row.memory.inFlight == D);
-        CHECK(row.memory.activations == Approx(D * layers * sbh * (10 + 24 / t + 5 * a * s / (h * t))).epsilon(1e-9));
+        CHECK(row.memory.activations == Approx(D * layers * sbh * (10 + 24 / t + 5 * a * s / (h * t)) + embedding).epsilon(1e-9));
         // Sequence parallel and selective recomputation: sbh 34 / t.
         row = Evaluate(r, Config(8, 8, 16, b, ScheduleKind::OneFOneB, 1, Recompute::Selective, 0, true));
-        CHECK(row.memory.activations == Approx(D * layers * sbh * 34 / t).epsilon(1e-9));
+        CHECK(row.memory.activations == Approx(D * layers * sbh * 34 / t + embedding).epsilon(1e-9));
         // Full recomputation: each layer's input (2 sbh, / t with SP), and one layer recomputed at a time.
         row = Evaluate(r, Config(8, 8, 16, b, ScheduleKind::OneFOneB, 1, Recompute::Full, 0, true));
-        CHECK(row.memory.activations == Approx(D * layers * 2 * sbh / t + sbh * 34 / t).epsilon(1e-9));
+        CHECK(row.memory.activations == Approx(D * layers * 2 * sbh / t + sbh * 34 / t + embedding).epsilon(1e-9));
         // GPipe holds every micro-batch: N = 512 / (8 x b).
         row = Evaluate(r, Config(8, 8, 16, b, ScheduleKind::GPipe, 1, Recompute::Selective, 0, true));
         CHECK(row.memory.inFlight == 512 / (8 * b));
@@ -332,4 +333,79 @@ TEST_CASE("planner: today's presets count their parameters as their sources stat
     CHECK(ParseMlpKind("squared-relu") == MlpKind::SquaredRelu);
     CHECK_FALSE(ParseMlpKind("swish").has_value());
     for (const TransformerModel& m : ModelPresets()) CHECK_FALSE(m.source.empty());
+}
+
+namespace {
+
+// Megatron-LM's own estimate (megatron/training/theoretical_memory_usage.py, NVIDIA/Megatron-LM at
+// commit 00caa53), written out here for a GPT with LayerNorm and multi-head attention, the
+// distributed optimizer, and sequence parallelism with selective recomputation (its
+// compute_activation_memory branch): bytes on the most loaded GPU, the first pipeline stage.
+struct MegatronArgs {
+    double layers, hidden, heads, ffn, vocab, seq, microBatch, tp, pp, dp;
+    double vpp;          // virtual stages (0: not interleaved)
+    double microBatches; // per step
+    bool untied;
+};
+
+double MegatronWeightsAndOptimizer(const MegatronArgs& a)
+{
+    const double h = a.hidden, normSize = 2; // LayerNorm: weight and bias
+    const double selfAttention = 2 * h * h * ((1 + a.heads / a.heads) * 1.0);
+    const double layer = 2 * h * (a.ffn + normSize) + selfAttention;
+    const double block = layer * a.layers + normSize * h;
+    const double embedding = h * a.vocab;
+    double shard = (block / a.pp + embedding) / a.tp;
+    if (a.untied && a.pp == 1) shard += embedding / a.tp;
+    return shard * (6 + 12 / a.dp);
+}
+
+double MegatronActivations(const MegatronArgs& a)
+{
+    const double sbh = a.seq * a.microBatch * a.hidden;
+    double m = sbh * (18 + 4 * (a.ffn / a.hidden)) * a.layers;
+    m += 8 * a.seq * a.microBatch * a.pp; // input to embedding
+    m += sbh * a.pp;                      // dropout in the embedding
+    if (a.vpp > 0) m *= 1 + (a.pp - 1) / (a.pp * a.vpp);
+    else if (a.pp > 1) m *= std::min(1.0, a.microBatches / a.pp);
+    if (a.pp == 1) m += sbh * 4 * (1 + a.vocab / a.hidden);
+    return m / a.tp;
+}
+
+} // namespace
+
+TEST_CASE("planner: memory per GPU agrees term by term with Megatron-LM's theoretical formula", "[core][planner]")
+{
+    struct Case {
+        const char* what;
+        TransformerModel model;
+        int gpus, globalBatch, dp, tp, pp, mb, v;
+    };
+    TransformerModel small = *FindModelPreset("gpt3-175b"); // a 1.3B GPT (GPT-3 paper, Table 2.1)
+    small.layers = 24, small.hidden = 2048, small.heads = small.kvHeads = 16, small.ffn = 8192;
+    const Case cases[] = {
+        {"gpt3-175b tp8 pp16 1f1b", *FindModelPreset("gpt3-175b"), 1024, 1536, 8, 8, 16, 1, 1},
+        {"gpt3-175b tp8 pp16, 8 micro-batches (fewer than pp)", *FindModelPreset("gpt3-175b"), 1024, 64, 8, 8, 16, 1, 1},
+        {"gpt3-175b tp8 pp8 interleaved v4", *FindModelPreset("gpt3-175b"), 512, 1024, 8, 8, 8, 1, 4},
+        {"megatron-1t tp8 pp32 1f1b", *FindModelPreset("megatron-1t"), 3072, 3072, 12, 8, 32, 1, 1},
+        {"gpt 1.3b tp2 pp1 micro-batch 4", small, 64, 512, 32, 2, 1, 4, 1},
+        {"bloom-176b tp4 pp14 micro-batch 2", *FindModelPreset("bloom-176b"), 448, 2048, 8, 4, 14, 2, 1},
+    };
+    for (const Case& k : cases) {
+        INFO(k.what);
+        PlanRequest r;
+        r.model = k.model;
+        r.cluster.gpu = *FindGpu("a100-sxm");
+        r.cluster.gpus = k.gpus;
+        r.globalBatch = k.globalBatch;
+        const ScheduleKind schedule = k.v > 1 ? ScheduleKind::Interleaved : ScheduleKind::OneFOneB;
+        const PlanRow row = Evaluate(r, Config(k.dp, k.tp, k.pp, k.mb, schedule, k.v, Recompute::Selective, 1, true));
+        const MegatronArgs a{double(r.model.layers), double(r.model.hidden), double(r.model.heads), double(r.model.ffn),
+                             double(r.model.vocab), double(r.Seq()), double(k.mb), double(k.tp), double(k.pp), double(k.dp),
+                             k.v > 1 ? double(k.v) : 0.0, double(k.globalBatch / (k.dp * k.mb)), !r.model.tiedEmbeddings};
+        REQUIRE(row.memory.stage == 0); // the first stage is the most loaded, as Megatron's formula assumes
+        const double states = row.memory.weights + row.memory.gradients + row.memory.optimizer;
+        CHECK(states == Approx(MegatronWeightsAndOptimizer(a)).epsilon(0.002)); // only the norms' parameters differ
+        CHECK(row.memory.activations == Approx(MegatronActivations(a)).epsilon(0.005));
+    }
 }
