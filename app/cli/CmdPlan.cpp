@@ -95,6 +95,12 @@ core::PlanRequest ToRequest(const PlanOptions& o, core::ResolvedModel* resolved 
     Require(gpu != nullptr, "--gpu: unknown GPU '" + o.gpu + "' (one of " + core::GpuIdsList() + ")");
     r.cluster.gpu = *gpu;
     Require(r.cluster.PeakFlops() > 0, "--dtype: " + o.gpu + " has no " + r.cluster.dtype + " peak in the spec table");
+    if (r.cluster.fp8 && gpu->PeakFlops("fp8") <= 0) {
+        std::string with;
+        for (const core::GpuSpec& g : core::HardwareTable())
+            if (g.PeakFlops("fp8") > 0) with += (with.empty() ? "" : ", ") + g.id;
+        throw Error("--fp8: " + o.gpu + " has no fp8 peak in the spec table (these have: " + with + ")");
+    }
     if (!o.networkFit.empty()) ApplyNetworkFit(o.networkFit, r.cluster);
     r.flashAttention = !o.noFlash;
     SetIfGiven(r.dp, o.dp, 0);
@@ -185,6 +191,9 @@ void PrintTable(const core::PlanRequest& r, const core::ResolvedModel& model, co
     std::printf("# %d x %s (%d per node; NVLink %.0f GB/s, network %.0f GB/s per GPU), %.0f TFLOPS %s x efficiency %.2f; %s usable per GPU\n",
                 r.cluster.gpus, r.cluster.gpu.id.c_str(), r.cluster.gpusPerNode, r.cluster.NvlinkGBps(), r.cluster.networkGBps,
                 r.cluster.PeakFlops() * 1e-12, r.cluster.dtype.c_str(), r.cluster.efficiency, core::GbText(r.cluster.UsableBytes()).c_str());
+    if (r.cluster.fp8)
+        std::printf("# FP8: the layers' linear GEMMs at %.0f TFLOPS fp8 x %.2f; attention, the output layer and MFU in %s\n",
+                    r.cluster.gpu.PeakFlops("fp8") * 1e-12, r.cluster.efficiency, r.cluster.dtype.c_str());
     std::printf("# global batch %d x %d tokens; %zu configurations, %zu fit\n", r.globalBatch, r.Seq(), res.candidates, res.fitting);
     PrintHeader();
     const size_t shown = std::min(static_cast<size_t>(top), res.fitting);
@@ -243,7 +252,8 @@ void Run(const PlanOptions& o)
         for (size_t i = 0; i < std::min(static_cast<size_t>(o.top), res.fitting); ++i) rows.push_back(RowJson(res.rows[i]));
         for (size_t i : res.pareto) pareto.push_back(RowJson(res.rows[i]));
         PrintJson({{"model", r.model.id}, {"modelSource", r.model.source}, {"mlp", core::Name(r.model.mlp)},
-                   {"fromPreset", model.fromPreset}, {"assumed", model.defaulted},
+                   {"fromPreset", model.fromPreset}, {"assumed", model.defaulted}, {"fp8", r.cluster.fp8},
+                   {"mfuPeakTflops", r.cluster.PeakFlops() * 1e-12},
                    {"parameters", r.model.TotalParams()}, {"gpus", r.cluster.gpus}, {"gpu", r.cluster.gpu.id},
                    {"globalBatch", r.globalBatch}, {"seq", r.Seq()}, {"candidates", res.candidates}, {"fitting", res.fitting},
                    {"rows", rows}, {"pareto", pareto}, {"notes", res.notes}});
@@ -286,6 +296,8 @@ void AddPlanCommand(CLI::App& root)
     cmd->add_option("--gpus", o->request.cluster.gpus, "GPUs in all")->capture_default_str();
     cmd->add_option("--gpu", o->gpu, "GPU of the spec table: " + core::GpuIdsList())->capture_default_str();
     cmd->add_option("--dtype", o->request.cluster.dtype, "Data type of the GEMMs' peak")->capture_default_str();
+    cmd->add_flag("--fp8", o->request.cluster.fp8,
+                  "The layers' linear GEMMs in FP8 at the fp8 peak x --efficiency (attention, the output layer and MFU stay in --dtype)");
     cmd->add_option("--efficiency", o->request.cluster.efficiency, "Fraction of peak the GEMMs reach (memory-bound ops go at HBM bandwidth)")->capture_default_str()
         ->check(CLI::Range(0.01, 1.0));
     cmd->add_option("--gemm-tflops", o->request.cluster.gemmTflops,

@@ -146,6 +146,7 @@ struct PlanParams {
     double nvlinkGBps = 0;            // 0: the spec table's
     double networkGBps = 50;
     double efficiency = 0.55;
+    bool fp8 = false;                 // the layers' linear GEMMs in FP8 (core's PlanCluster::fp8)
     int row = 1;                      // the ranked row (1: the best) the timeline simulates
 
     core::PlanRequest ToRequest() const; // throws Error naming the field

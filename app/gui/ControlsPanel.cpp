@@ -468,6 +468,13 @@ bool ControlsPanel::DrawPlan(PlanParams& p)
     }
     changed |= SliderDouble("network GB/s", p.networkGBps, 1.0, 400.0, "%.4g GB/s", true);
     changed |= SliderDouble("GEMM efficiency", p.efficiency, 0.1, 1.0, "%.2f of peak", false);
+    const bool hasFp8 = gpu && gpu->PeakFlops("fp8") > 0;
+    ImGui::BeginDisabled(!hasFp8 && !p.fp8);
+    changed |= ImGui::Checkbox("FP8 GEMMs", &p.fp8);
+    ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip(hasFp8 ? "The layers' linear GEMMs at the fp8 peak; attention, the output layer and MFU stay in bf16"
+                                 : "This GPU has no fp8 peak in the spec table");
     changed |= ImGui::SliderInt("timeline shows row", &p.row, 1, 20, "#%d", ImGuiSliderFlags_AlwaysClamp);
     return changed;
 }

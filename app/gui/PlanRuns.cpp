@@ -54,6 +54,8 @@ core::PlanRequest PlanParams::ToRequest() const
     r.cluster.nvlinkGBps = nvlinkGBps;
     r.cluster.networkGBps = networkGBps;
     r.cluster.efficiency = efficiency;
+    r.cluster.fp8 = fp8;
+    Require(!fp8 || g->PeakFlops("fp8") > 0, "--fp8: " + gpu + " has no fp8 peak in the spec table");
     r.globalBatch = globalBatch;
     r.seq = seq;
     Require(gpus >= 1, "--gpus must be at least 1");

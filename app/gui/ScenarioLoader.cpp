@@ -234,9 +234,11 @@ void ReadPlan(Reader& r, PlanParams& p)
     r.Get("nvlinkGBps", p.nvlinkGBps);
     r.Get("networkGBps", p.networkGBps);
     r.Get("efficiency", p.efficiency);
+    r.Get("fp8", p.fp8);
     r.Get("row", p.row);
     CheckAsRequest(r, [&] { (void)p.ToRequest(); }, "model",
-                   {{"--gpu:", "gpu"}, {"--gpus ", "gpus"}, {"--layers", "layers"}, {"--hidden", "hidden"}, {"--global-batch", "globalBatch"}});
+                   {{"--gpu:", "gpu"}, {"--gpus ", "gpus"}, {"--layers", "layers"}, {"--hidden", "hidden"}, {"--global-batch", "globalBatch"},
+                    {"--fp8", "fp8"}});
 }
 
 // A what-if's changes: "computeX", "commX", "cpuX", "scale" (rules), "bandwidthX", "alphaX",

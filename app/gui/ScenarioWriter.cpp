@@ -109,6 +109,7 @@ void WritePlan(json& j, const PlanParams& p)
     j["nvlinkGBps"] = p.nvlinkGBps;
     j["networkGBps"] = p.networkGBps;
     j["efficiency"] = p.efficiency;
+    j["fp8"] = p.fp8;
     j["row"] = p.row;
 }
 

@@ -36,8 +36,17 @@ struct PlanCluster {
     double memoryFraction = 0.9; // of HBM usable for the model (the rest: CUDA context, NCCL, allocator)
     double gemmTflops = 0;       // measured GEMM throughput (the GEMM probe's); 0: peak x efficiency
 
+    // FP8 training (Transformer Engine's recipe): the transformer layers' linear GEMMs run at the fp8
+    // peak x the same efficiency; attention's score and value products, the output layer and the
+    // memory-bound ops stay as they were, and MFU stays against `dtype`'s peak. Memory is unchanged
+    // (bf16 weights and activations are kept, as Megatron-LM's default FP8 recipe keeps them).
+    bool fp8 = false;
+
     double PeakFlops() const { return gpu.PeakFlops(dtype); } // MFU is against this, the spec sheet's
     double GemmFlops() const { return gemmTflops > 0 ? gemmTflops * 1e12 : PeakFlops() * efficiency; }
+    // The rate of the layers' linear GEMMs: GemmFlops(), or with fp8 that scaled by the fp8 peak (0:
+    // the GPU has none).
+    double LinearFlops() const { return fp8 ? GemmFlops() * gpu.PeakFlops("fp8") / PeakFlops() : GemmFlops(); }
     double NvlinkGBps() const { return nvlinkGBps > 0 ? nvlinkGBps : gpu.nvlinkUniGBps; }
     double UsableBytes() const { return gpu.memoryGB * 1e9 * memoryFraction; }
 };

@@ -187,14 +187,16 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
 {
     const TransformerModel& m = r.model;
     const PlanCluster& k = r.cluster;
-    const double rate = k.GemmFlops();
+    const double rate = k.GemmFlops(), linearRate = k.LinearFlops();
     Require(rate > 0, "the GPU " + k.gpu.id + " has no " + k.dtype + " peak in the spec table");
+    Require(linearRate > 0, "--fp8: the GPU " + k.gpu.id + " has no fp8 peak in the spec table");
     OpCosts o;
-    const double layerFlops = 2.0 * s.tokens * m.LayerActiveParams() + 4.0 * s.tokens * s.seq * s.h;
+    const double linearFlops = 2.0 * s.tokens * m.LayerActiveParams(), attentionFlops = 4.0 * s.tokens * s.seq * s.h;
     const double headFlops = 2.0 * s.tokens * static_cast<double>(m.vocab) * m.hidden / c.pp;
     const double hbm = k.gpu.hbmGBps * 1e9;
     const double memoryBound = hbm > 0 ? s.layers * ElementwiseBytes(r, c, s) / hbm : 0.0;
-    o.computeF = (s.layers * layerFlops + headFlops) / c.tp / rate + memoryBound;
+    const double gemmSec = (s.layers * linearFlops / linearRate + (s.layers * attentionFlops + headFlops) / rate) / c.tp;
+    o.computeF = gemmSec + memoryBound;
     o.computeB = 2.0 * o.computeF;
     const double scores = 4.0 * s.tokens * s.seq * s.h * s.layers / c.tp / rate + (r.flashAttention ? 0.0 : s.layers * ScoreBytes(r, c, s) / hbm);
     const int recomputed = c.recompute == Recompute::Full ? 1 : 0;
@@ -220,12 +222,12 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     }
     o.times.forward = o.computeF + o.tpF + o.epF + o.gatherF;
     o.times.backward = o.computeB + o.tpB + o.epB + o.gatherB;
-    o.times.weight = (s.layers * layerFlops + headFlops) / c.tp / rate; // the weight-gradient GEMMs: the forward's FLOPs
+    o.times.weight = gemmSec; // the weight-gradient GEMMs: the forward's FLOPs
     const bool ppInNode = static_cast<long>(c.tp) * c.dp * 2 <= k.gpusPerNode;
     o.sendBytes = 2.0 * s.tokens * s.h / c.tp;
     o.sendLink = Link(k, ppInNode);
     o.times.send = MessageSeconds(o.sendBytes, o.sendLink);
-    o.flopsF = (s.layers * layerFlops + headFlops) / c.tp;
+    o.flopsF = (s.layers * (linearFlops + attentionFlops) + headFlops) / c.tp;
     return o;
 }
 

@@ -150,3 +150,17 @@ TEST_CASE("plan: a model by hand inherits nothing, and a changed preset lists wh
     CHECK(nemotron["mlp"] == "relu2");
     CHECK(nemotron["modelSource"].get<std::string>().find("Nemotron-4 15B") != std::string::npos);
 }
+
+TEST_CASE("plan: --fp8 says where it applies, and a GPU without fp8 is refused with those that have it", "[cli][plan]")
+{
+    const Json j = RunParalensJson("plan --model llama3-8b --gpus 8 --global-batch 16 --fp8 --top 1 --json");
+    CHECK(j["fp8"] == true);
+    CHECK(j["mfuPeakTflops"].get<double>() == Approx(989));
+    const Json plain = RunParalensJson("plan --model llama3-8b --gpus 8 --global-batch 16 --top 1 --json");
+    CHECK(j["rows"][0]["stepSeconds"].get<double>() < plain["rows"][0]["stepSeconds"].get<double>());
+    const CliResult text = RunParalens("plan --model llama3-8b --gpus 8 --global-batch 16 --fp8 --top 1");
+    CHECK_THAT(text.out, Catch::Contains("# FP8: the layers' linear GEMMs at 1979 TFLOPS fp8"));
+    const CliResult a100 = RunParalens("plan --model llama3-8b --gpu a100-sxm --gpus 8 --global-batch 16 --fp8");
+    CHECK(a100.exitCode == 2);
+    CHECK_THAT(a100.err, Catch::Contains("--fp8: a100-sxm has no fp8 peak") && Catch::Contains("h100-sxm"));
+}

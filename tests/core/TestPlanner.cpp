@@ -19,15 +19,17 @@ using namespace paralens::core;
 
 namespace {
 
-PlanRequest Gpt3(int gpus, int batch)
+PlanRequest Request(const char* model, const char* gpu, int gpus, int batch)
 {
     PlanRequest r;
-    r.model = *FindModelPreset("gpt3-175b");
-    r.cluster.gpu = *FindGpu("a100-sxm");
+    r.model = *FindModelPreset(model);
+    r.cluster.gpu = *FindGpu(gpu);
     r.cluster.gpus = gpus;
     r.globalBatch = batch;
     return r;
 }
+
+PlanRequest Gpt3(int gpus, int batch) { return Request("gpt3-175b", "a100-sxm", gpus, batch); }
 
 TrainingConfig Config(int dp, int tp, int pp, int mb, ScheduleKind k = ScheduleKind::OneFOneB, int v = 1,
                       Recompute rc = Recompute::None, int zero = 0, bool sp = false, int ep = 1)
@@ -163,11 +165,7 @@ TEST_CASE("planner: the pipeline timing equals the pipeline simulator on the rea
 
 TEST_CASE("planner: a row's simulated step (one pipeline of TP groups) is its predicted step time", "[planner]")
 {
-    PlanRequest r;
-    r.model = *FindModelPreset("llama3-8b");
-    r.cluster.gpu = *FindGpu("h100-sxm");
-    r.cluster.gpus = 64;
-    r.globalBatch = 64;
+    PlanRequest r = Request("llama3-8b", "h100-sxm", 64, 64);
     r.seq = 4096;
     const TrainingConfig configs[] = {
         Config(8, 2, 4, 1, ScheduleKind::OneFOneB, 1, Recompute::Selective, 1, true),
@@ -408,4 +406,24 @@ TEST_CASE("planner: memory per GPU agrees term by term with Megatron-LM's theore
         CHECK(states == Approx(MegatronWeightsAndOptimizer(a)).epsilon(0.002)); // only the norms' parameters differ
         CHECK(row.memory.activations == Approx(MegatronActivations(a)).epsilon(0.005));
     }
+}
+
+TEST_CASE("planner: FP8 runs the layers' linear GEMMs at the fp8 peak and keeps MFU against bf16", "[core][planner]")
+{
+    PlanRequest r = Request("llama3-70b", "h100-sxm", 64, 128);
+    const TrainingConfig c = Config(8, 4, 2, 1, ScheduleKind::OneFOneB, 1, Recompute::Selective, 1, true);
+    const PlanRow bf16 = Evaluate(r, c);
+    r.cluster.fp8 = true;
+    const PlanRow fp8 = Evaluate(r, c);
+    // Only the linear GEMMs change: at twice the peak they take half their time.
+    const TransformerModel& m = r.model;
+    const double tokens = 8192.0, layers = 40, tp = 4;
+    const double linearSec = layers * 2 * tokens * m.LayerActiveParams() / tp / (989e12 * 0.55);
+    CHECK(bf16.time.forwardSec - fp8.time.forwardSec == Approx(linearSec / 2).epsilon(0.002));
+    CHECK(fp8.time.step < bf16.time.step);
+    CHECK(fp8.memory.Total() == bf16.memory.Total());
+    // MFU stays model FLOPs over the bf16 peak: faster steps, higher MFU, the same FLOPs.
+    CHECK(fp8.mfu / bf16.mfu == Approx(bf16.time.step / fp8.time.step).epsilon(1e-9));
+    r.cluster.gpu = *FindGpu("a100-sxm");
+    CHECK_THROWS_WITH(Evaluate(r, c), Catch::Contains("--fp8") && Catch::Contains("a100-sxm"));
 }
