@@ -191,6 +191,9 @@ void PrintTable(const core::PlanRequest& r, const core::ResolvedModel& model, co
     std::printf("# %d x %s (%d per node; NVLink %.0f GB/s, network %.0f GB/s per GPU), %.0f TFLOPS %s x efficiency %.2f; %s usable per GPU\n",
                 r.cluster.gpus, r.cluster.gpu.id.c_str(), r.cluster.gpusPerNode, r.cluster.NvlinkGBps(), r.cluster.networkGBps,
                 r.cluster.PeakFlops() * 1e-12, r.cluster.dtype.c_str(), r.cluster.efficiency, core::GbText(r.cluster.UsableBytes()).c_str());
+    std::printf("# memory: %s usable of %.0f GB (--memory-fraction %.2f; the rest an allowance for the CUDA context, NCCL's buffers, "
+                "workspaces and the allocator's fragmentation)\n",
+                core::GbText(r.cluster.UsableBytes()).c_str(), r.cluster.gpu.memoryGB, r.cluster.memoryFraction);
     if (r.cluster.fp8)
         std::printf("# FP8: the layers' linear GEMMs at %.0f TFLOPS fp8 x %.2f; attention, the output layer and MFU in %s\n",
                     r.cluster.gpu.PeakFlops("fp8") * 1e-12, r.cluster.efficiency, r.cluster.dtype.c_str());
