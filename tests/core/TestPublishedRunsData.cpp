@@ -1,0 +1,119 @@
+// tests/data/published-runs.csv: published training runs (sources in tests/data/published-runs.md),
+// the planner issue's validation set. The file must stay readable and consistent, and the runs
+// the planner already checks (core/planner/PublishedRuns.cpp) must say what the file says.
+#include "planner/PublishedRuns.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace paralens::core;
+
+namespace {
+
+// RFC 4180: fields separated by commas, quoted when they hold a comma, quote or newline.
+std::vector<std::vector<std::string>> ReadCsv(const std::string& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    REQUIRE(in.good());
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<std::vector<std::string>> rows(1, std::vector<std::string>(1));
+    bool quoted = false;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (quoted) {
+            if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') rows.back().back() += '"', ++i;
+            else if (c == '"') quoted = false;
+            else rows.back().back() += c;
+        } else if (c == '"') {
+            quoted = true;
+        } else if (c == ',') {
+            rows.back().emplace_back();
+        } else if (c == '\n') {
+            rows.emplace_back(1);
+        } else if (c != '\r') {
+            rows.back().back() += c;
+        }
+    }
+    REQUIRE_FALSE(quoted);
+    if (rows.back().size() == 1 && rows.back()[0].empty()) rows.pop_back();
+    return rows;
+}
+
+// A number as printed, or 0 for a blank or a note in its place ("ZeRO-1 DP (size not stated)").
+double Number(const std::string& s)
+{
+    char* end = nullptr;
+    const double v = std::strtod(s.c_str(), &end);
+    return !s.empty() && end == s.c_str() + s.size() ? v : 0.0;
+}
+
+} // namespace
+
+TEST_CASE("published runs: the validation set is complete, consistent and agrees with the planner's checked runs", "[core][planner]")
+{
+    const auto rows = ReadCsv(std::string(PARALENS_SOURCE_DIR) + "/tests/data/published-runs.csv");
+    REQUIRE(rows.size() > 1);
+    std::map<std::string, size_t> col;
+    for (size_t i = 0; i < rows[0].size(); ++i) col[rows[0][i]] = i;
+    for (const char* name : {"run_id", "source_id", "source", "model", "gpu_type", "num_gpus", "precision", "seq_len", "tp", "pp", "cp",
+                             "dp", "global_batch_size", "tokens_per_sec_per_gpu", "model_tflops_per_gpu", "mfu", "step_time_s"})
+        REQUIRE(col.count(name));
+    auto at = [&](const std::vector<std::string>& r, const char* name) { return r[col.at(name)]; };
+    std::set<std::string> ids, sources, gpus;
+    size_t figures = 0;
+    for (size_t i = 1; i < rows.size(); ++i) {
+        const auto& r = rows[i];
+        INFO("row " << i << ": " << (r.empty() ? std::string() : r[0]));
+        REQUIRE(r.size() == rows[0].size());
+        CHECK(ids.insert(at(r, "run_id")).second);
+        CHECK_FALSE(at(r, "source").empty());
+        sources.insert(at(r, "source_id"));
+        gpus.insert(at(r, "gpu_type").substr(0, 4));
+        CHECK(Number(at(r, "num_gpus")) > 0);
+        const bool figure = !at(r, "tokens_per_sec_per_gpu").empty() || !at(r, "model_tflops_per_gpu").empty() ||
+                            !at(r, "mfu").empty() || !at(r, "step_time_s").empty() || !at(r, "other_published_figure").empty();
+        CHECK(figure);
+        figures += figure;
+        // Where every degree is printed they multiply to the GPUs, except where the source itself does
+        // not (kept as printed, see published-runs.md): Llama 3's Table 4 prints DP 4 for 16,384 GPUs
+        // (R087), NeMo's B200 context-parallel table a DP a quarter of the GPUs' (R045-R052).
+        const double tp = Number(at(r, "tp")), pp = Number(at(r, "pp")), cp = Number(at(r, "cp")), dp = Number(at(r, "dp"));
+        const std::string id = at(r, "run_id");
+        const bool printedOff = id == "R087" || (id >= "R045" && id <= "R052");
+        if (tp > 0 && pp > 0 && cp > 0 && dp > 0) {
+            if (printedOff) CHECK(tp * pp * cp * dp != Number(at(r, "num_gpus")));
+            else CHECK(tp * pp * cp * dp == Number(at(r, "num_gpus")));
+        }
+    }
+    CHECK(rows.size() - 1 >= 30);   // the issue: at least 30 runs
+    CHECK(sources.size() >= 3);     // from at least three sources
+    CHECK(gpus.count("A100"));      // A100, H100 and newer
+    CHECK(gpus.count("H100"));
+    CHECK(gpus.count("B200"));
+    CHECK(figures == rows.size() - 1);
+
+    // The runs `paralens plan --validate` checks already: the same GPUs and TFLOP/s per GPU.
+    size_t matched = 0;
+    for (const PublishedRun& run : PublishedRuns()) {
+        INFO(run.id);
+        for (size_t i = 1; i < rows.size(); ++i) {
+            const auto& r = rows[i];
+            const bool megatron = at(r, "source_id") == "S5" && run.id.rfind("megatron-", 0) == 0;
+            const bool llama = at(r, "source_id") == "S7" && run.id.rfind("llama3-405b", 0) == 0 && Number(at(r, "cp")) == 1;
+            if ((!megatron && !llama) || Number(at(r, "num_gpus")) != run.request.cluster.gpus) continue;
+            CHECK(Number(at(r, "model_tflops_per_gpu")) == run.tflopsPerGpu);
+            CHECK(Number(at(r, "tp")) == *run.request.tp);
+            CHECK(Number(at(r, "pp")) == *run.request.pp);
+            ++matched;
+        }
+    }
+    CHECK(matched == PublishedRuns().size());
+}
