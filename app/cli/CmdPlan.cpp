@@ -11,10 +11,14 @@
 #include "model/Fit.hpp"
 #include "planner/PlannerTrace.hpp"
 #include "planner/PublishedRuns.hpp"
+#include "planner/PublishedSet.hpp"
 #include "trace/FileIO.hpp"
 #include "trace/TraceFile.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <map>
 #include <memory>
 
 namespace paralens::app {
@@ -216,6 +220,49 @@ void PrintTable(const core::PlanRequest& r, const core::ResolvedModel& model, co
     for (const std::string& n : res.notes) std::printf("# %s\n", n.c_str());
 }
 
+// The validation set of tests/data/published-runs.csv: each modelled run, then per source the
+// median error and the share within 15%, then why the others are not modelled.
+void PrintPublishedSet(const std::vector<core::PublishedSetRun>& set)
+{
+    std::printf("\n# the published set (tests/data/published-runs.csv, sources in tests/data/published-runs.md)\n");
+    std::printf("%-6s %-4s %-16s %6s %-9s %-7s %10s %10s %8s  %s\n", "run", "src", "model", "GPUs", "GPU", "prec", "published",
+                "predicted", "error", "configuration (predicted)");
+    std::map<std::string, std::vector<double>> errors;
+    std::map<std::string, int> skipped;
+    int unfit = 0;
+    for (const core::PublishedSetRun& r : set) {
+        if (!r.skipped.empty()) {
+            ++skipped[r.skipped];
+            continue;
+        }
+        if (!r.fits) {
+            ++unfit;
+            std::printf("%-6s %-4s %-16.16s %6d %-9.9s %-7.7s %10s %10s %8s  %s (does not fit: %s)\n", r.id.c_str(), r.source.c_str(),
+                        r.model.c_str(), r.gpus, r.gpu.c_str(), r.precision.c_str(), core::FormatSeconds(r.publishedSeconds).c_str(), "-", "-",
+                        r.config.c_str(), r.rejected.c_str());
+            continue;
+        }
+        errors[r.source].push_back(r.errorPct);
+        errors["all"].push_back(r.errorPct);
+        std::printf("%-6s %-4s %-16.16s %6d %-9.9s %-7.7s %10s %10s %+7.1f%%  %s\n", r.id.c_str(), r.source.c_str(), r.model.c_str(), r.gpus,
+                    r.gpu.c_str(), r.precision.c_str(), core::FormatSeconds(r.publishedSeconds).c_str(),
+                    core::FormatSeconds(r.predictedSeconds).c_str(), r.errorPct, r.config.c_str());
+    }
+    std::printf("\n# per source: runs predicted, median |error|, within 15%%\n");
+    for (auto& [source, e] : errors) {
+        std::vector<double> a;
+        for (double x : e) a.push_back(std::abs(x));
+        std::sort(a.begin(), a.end());
+        const double median = a.size() % 2 ? a[a.size() / 2] : (a[a.size() / 2 - 1] + a[a.size() / 2]) / 2;
+        const auto within = std::count_if(a.begin(), a.end(), [](double x) { return x <= 15; });
+        std::printf("  %-4s %3zu runs  median %5.1f%%  within 15%%: %zu of %zu\n", source.c_str(), a.size(), median,
+                    static_cast<size_t>(within), a.size());
+    }
+    if (unfit > 0) std::printf("  %d modelled runs do not fit in the planner's memory model (rows above)\n", unfit);
+    std::printf("# not modelled:\n");
+    for (const auto& [why, n] : skipped) std::printf("  %3d  %s\n", n, why.c_str());
+}
+
 void RunValidate(bool json)
 {
     Json rows = Json::array();
@@ -236,7 +283,21 @@ void RunValidate(bool json)
                     core::ConfigText(c.predicted.config).c_str(), core::FormatSeconds(c.publishedSeconds).c_str(),
                     core::FormatSeconds(c.predicted.time.step).c_str(), c.errorPct, c.rank, c.vsBestPct, run.source.c_str());
     }
-    if (json) PrintJson({{"runs", rows}});
+    const std::vector<core::PublishedSetRun> set = core::CheckPublishedSet(core::PublishedSetCsv());
+    if (json) {
+        Json setRows = Json::array();
+        for (const core::PublishedSetRun& r : set) {
+            Json j = {{"id", r.id}, {"source", r.source}, {"model", r.model}, {"gpu", r.gpu}, {"gpus", r.gpus}, {"precision", r.precision}};
+            if (!r.skipped.empty()) j["notModelled"] = r.skipped;
+            else if (!r.fits) j["doesNotFit"] = r.config + ": " + r.rejected;
+            else j.update({{"config", r.config}, {"publishedStepSeconds", r.publishedSeconds}, {"publishedFrom", r.publishedFrom},
+                           {"predictedStepSeconds", r.predictedSeconds}, {"errorPct", r.errorPct}});
+            setRows.push_back(j);
+        }
+        PrintJson({{"runs", rows}, {"publishedSet", setRows}});
+        return;
+    }
+    PrintPublishedSet(set);
 }
 
 void Run(const PlanOptions& o)

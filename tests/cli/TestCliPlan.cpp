@@ -124,6 +124,20 @@ TEST_CASE("plan: --validate compares the published runs", "[cli][plan]")
         CHECK(run["publishedStepSeconds"].get<double>() > 0);
         CHECK(run["rank"].get<int>() >= 1);
     }
+    // The validation set of tests/data/published-runs.csv: every run, predicted or said why not.
+    REQUIRE(j["publishedSet"].size() == 124);
+    size_t predicted = 0;
+    for (const Json& run : j["publishedSet"]) {
+        CHECK((run.contains("errorPct") || run.contains("notModelled") || run.contains("doesNotFit")));
+        if (run.contains("errorPct")) {
+            ++predicted;
+            CHECK(run["predictedStepSeconds"].get<double>() > 0);
+            CHECK_FALSE(run["config"].get<std::string>().empty());
+        }
+    }
+    CHECK(predicted >= 30);
+    const CliResult text = RunParalens("plan --validate");
+    CHECK_THAT(text.out, Catch::Contains("# the published set") && Catch::Contains("# per source") && Catch::Contains("# not modelled"));
 }
 
 TEST_CASE("plan: a model by hand inherits nothing, and a changed preset lists what it kept", "[cli][plan]")

@@ -1,0 +1,221 @@
+#include "planner/PublishedSet.hpp"
+
+#include "common/Error.hpp"
+#include "planner/PublishedRuns.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+
+namespace paralens::core {
+
+extern const std::string_view kPublishedSetCsv;
+
+std::string_view PublishedSetCsv() { return kPublishedSetCsv; }
+
+std::vector<std::vector<std::string>> ParseCsv(std::string_view text)
+{
+    std::vector<std::vector<std::string>> rows(1, std::vector<std::string>(1));
+    bool quoted = false;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (quoted) {
+            if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') rows.back().back() += '"', ++i;
+            else if (c == '"') quoted = false;
+            else rows.back().back() += c;
+        } else if (c == '"') {
+            quoted = true;
+        } else if (c == ',') {
+            rows.back().emplace_back();
+        } else if (c == '\n') {
+            rows.emplace_back(1);
+        } else if (c != '\r') {
+            rows.back().back() += c;
+        }
+    }
+    Require(!quoted, "a quoted field is not closed before the end of the text");
+    if (rows.back().size() == 1 && rows.back()[0].empty()) rows.pop_back();
+    return rows;
+}
+
+namespace {
+
+// A number as printed, or 0 for a blank or a note in its place.
+double Number(const std::string& s)
+{
+    char* end = nullptr;
+    const double v = std::strtod(s.c_str(), &end);
+    return !s.empty() && end == s.c_str() + s.size() ? v : 0.0;
+}
+
+// Llama 2 (Touvron et al. 2023, Table 1 and the released configurations), which the NeMo tables run.
+TransformerModel Llama2(const std::string& id, int layers, int hidden, int heads, int kvHeads, int ffn)
+{
+    TransformerModel m;
+    m.id = id;
+    m.source = "Touvron et al. 2023, Llama 2 (arXiv:2307.09288), Table 1; its released config.json";
+    m.layers = layers, m.hidden = hidden, m.heads = heads, m.kvHeads = kvHeads, m.ffn = ffn, m.vocab = 32000, m.seq = 4096;
+    m.mlp = MlpKind::SwiGlu;
+    m.tiedEmbeddings = false;
+    return m;
+}
+
+// The model a row names: a preset, Llama 2, or a GPT whose shape the row itself gives. Empty id: none.
+TransformerModel ModelOf(const std::map<std::string, std::string>& r)
+{
+    const std::string& name = r.at("model");
+    static const std::map<std::string, std::string> presets = {
+        {"LLAMA3_8B", "llama3-8b"},       {"LLAMA3-8B", "llama3-8b"},     {"LLAMA3_70B", "llama3-70b"},
+        {"LLAMA3-70B", "llama3-70b"},     {"LLAMA3.1_405B", "llama3-405b"}, {"Llama 3 405B", "llama3-405b"},
+        {"GPT3-175B", "gpt3-175b"},       {"Nemotron-340B", "nemotron4-340b"}};
+    if (auto it = presets.find(name); it != presets.end()) return *FindModelPreset(it->second);
+    if (name == "LLAMA2-7B") return Llama2("llama2-7b", 32, 4096, 32, 32, 11008);
+    if (name == "LLAMA2-13B") return Llama2("llama2-13b", 40, 5120, 40, 40, 13824);
+    if (name == "LLAMA2-70B") return Llama2("llama2-70b", 80, 8192, 64, 8, 28672);
+    TransformerModel m;
+    m.id.clear();
+    if (name.rfind("GPT ", 0) == 0 && Number(r.at("layers")) > 0 && Number(r.at("hidden")) > 0 && Number(r.at("heads")) > 0 &&
+        Number(r.at("vocab")) > 0) { // Megatron-LM's GPT: multi-head attention, GeLU MLP of 4h, tied embeddings
+        m.id = "gpt-" + name.substr(4);
+        m.source = r.at("source");
+        m.layers = static_cast<int>(Number(r.at("layers")));
+        m.hidden = static_cast<int>(Number(r.at("hidden")));
+        m.heads = m.kvHeads = static_cast<int>(Number(r.at("heads")));
+        m.ffn = 4 * m.hidden;
+        m.vocab = static_cast<int>(Number(r.at("vocab")));
+        m.mlp = MlpKind::Gelu;
+        m.tiedEmbeddings = true;
+    }
+    return m;
+}
+
+std::string GpuOf(const std::string& printed)
+{
+    if (printed.rfind("A100 80GB", 0) == 0) return "a100-sxm";
+    if (printed.rfind("H100", 0) == 0) return "h100-sxm";
+    if (printed == "B200") return "b200";
+    return {};
+}
+
+// Why the row cannot be modelled (empty: it can), filling the request as far as it gets.
+std::string Prepare(const std::map<std::string, std::string>& r, PublishedSetRun& run)
+{
+    if (r.at("model_type") == "MoE") return "a mixture of experts the presets do not have";
+    const TransformerModel m = ModelOf(r);
+    if (m.id.empty()) return "the file does not give the model's shape";
+    const std::string gpu = GpuOf(r.at("gpu_type"));
+    if (gpu.empty()) return "GPU " + r.at("gpu_type") + " is not in the spec table";
+    if (Number(r.at("cp")) > 1) return "context parallelism is not modelled";
+    const double tp = Number(r.at("tp")), pp = Number(r.at("pp")), seq = Number(r.at("seq_len")), gbs = Number(r.at("global_batch_size"));
+    if (tp <= 0 || pp <= 0) return "TP and PP are not printed (FSDP only)";
+    if (gbs <= 0 || seq <= 0) return "the global batch or sequence is not printed";
+    PlanRequest& q = run.request;
+    q.model = m;
+    q.cluster.gpu = *FindGpu(gpu);
+    q.cluster.gpus = run.gpus;
+    if (gpu == "a100-sxm") q.cluster.networkGBps = 25; // 200 Gb/s HDR per GPU, as on Selene
+    q.cluster.fp8 = run.precision.rfind("FP8", 0) == 0 || run.precision == "amp_fp8";
+    q.globalBatch = static_cast<int>(gbs);
+    q.seq = static_cast<int>(seq);
+    q.tp = static_cast<int>(tp);
+    q.pp = static_cast<int>(pp);
+    if (run.gpus % (q.tp.value() * q.pp.value()) != 0) return "the GPUs are not a multiple of TP x PP";
+    q.dp = run.gpus / (q.tp.value() * q.pp.value());
+    if (const double mb = Number(r.at("micro_batch_size")); mb > 0) q.microBatch = static_cast<int>(mb);
+    if (const double vp = Number(r.at("vp")); vp > 1) {
+        q.schedule = ScheduleKind::Interleaved;
+        q.chunks = static_cast<int>(vp);
+    } else if (pp > 1) {
+        q.schedule = ScheduleKind::OneFOneB;
+    }
+    const std::string& rc = r.at("recompute");
+    if (rc.rfind("none", 0) == 0) q.recompute = Recompute::None;
+    else if (rc.rfind("selective", 0) == 0) q.recompute = Recompute::Selective;
+    else if (rc.rfind("activation checkpointing", 0) == 0) q.recompute = Recompute::Full;
+    const std::string& source = r.at("source_id");
+    if (source == "S1" || source == "S2" || source == "S3") { // NeMo: the distributed optimizer, SP with TP; FSDP where printed
+        q.zero = Number(r.at("fsdp")) > 0 ? 3 : 1;
+        q.sequenceParallel = q.tp.value() > 1;
+    }
+    if (source == "S5") { // Narayanan et al. 2021: full recomputation, no distributed optimizer or SP, scores stored
+        q.recompute = Recompute::Full;
+        q.zero = 0;
+        q.sequenceParallel = false;
+        q.flashAttention = false;
+    }
+    // The published step: from tokens/s per GPU, a printed step time, or TFLOP/s per GPU by the
+    // source's FLOP convention (Narayanan et al.'s counts recomputation).
+    const double tps = Number(r.at("tokens_per_sec_per_gpu")), step = Number(r.at("step_time_s")), tflops = Number(r.at("model_tflops_per_gpu"));
+    if (tps > 0) {
+        run.publishedSeconds = gbs * seq / (tps * run.gpus);
+        run.publishedFrom = "tokens/s";
+    } else if (step > 0) {
+        run.publishedSeconds = step;
+        run.publishedFrom = "step time";
+    } else if (tflops > 0) {
+        PublishedRun p;
+        p.request = q;
+        p.tflopsPerGpu = tflops;
+        p.convention = r.at("source_id") == "S5" ? FlopConvention::Megatron96 : FlopConvention::ModelFlops;
+        run.publishedSeconds = p.PublishedStepSeconds();
+        run.publishedFrom = "TFLOP/s";
+    } else {
+        return "no throughput or step time is printed";
+    }
+    return {};
+}
+
+void Predict(PublishedSetRun& run)
+{
+    try {
+        const PlanResult res = PlanTraining(run.request);
+        if (res.rows.empty()) {
+            run.rejected = res.notes.empty() ? "no configuration" : res.notes.front();
+            return;
+        }
+        const PlanRow& row = res.rows.front();
+        run.fits = res.fitting > 0;
+        run.config = ConfigText(row.config);
+        if (!run.fits) {
+            run.rejected = row.rejected;
+            return;
+        }
+        run.predictedSeconds = row.time.step;
+        run.errorPct = (run.predictedSeconds - run.publishedSeconds) / run.publishedSeconds * 100.0;
+    } catch (const Error& e) {
+        run.rejected = e.what();
+    }
+}
+
+} // namespace
+
+std::vector<PublishedSetRun> CheckPublishedSet(std::string_view csv)
+{
+    const auto rows = ParseCsv(csv);
+    Require(!rows.empty(), "the published set is empty");
+    for (const char* column : {"run_id", "source_id", "source", "model", "model_type", "layers", "hidden", "heads", "vocab", "gpu_type",
+                               "num_gpus", "precision", "seq_len", "global_batch_size", "micro_batch_size", "tp", "pp", "cp", "vp", "fsdp",
+                               "recompute", "tokens_per_sec_per_gpu", "model_tflops_per_gpu", "step_time_s"})
+        Require(std::find(rows[0].begin(), rows[0].end(), column) != rows[0].end(),
+                std::string("the published set has no column '") + column + "'");
+    std::vector<PublishedSetRun> out;
+    for (size_t i = 1; i < rows.size(); ++i) {
+        Require(rows[i].size() == rows[0].size(), "published set row " + std::to_string(i) + ": " + std::to_string(rows[i].size()) +
+                                                      " fields, the header has " + std::to_string(rows[0].size()));
+        std::map<std::string, std::string> r;
+        for (size_t k = 0; k < rows[0].size(); ++k) r[rows[0][k]] = rows[i][k];
+        PublishedSetRun run;
+        run.id = r["run_id"];
+        run.source = r["source_id"];
+        run.model = r["model"];
+        run.gpu = r["gpu_type"];
+        run.precision = r["precision"];
+        run.gpus = static_cast<int>(Number(r["num_gpus"]));
+        run.skipped = Prepare(r, run);
+        if (run.skipped.empty()) Predict(run);
+        out.push_back(std::move(run));
+    }
+    return out;
+}
+
+} // namespace paralens::core

@@ -1,0 +1,43 @@
+// The planner's validation set: the published training runs of tests/data/published-runs.csv
+// (sources and caveats in tests/data/published-runs.md), built into the library. Each run the
+// planner can model is predicted with the run's own degrees, batch, sequence, precision and what
+// else it states (the rest, such as an unstated micro-batch, the planner's best) and compared with
+// its published step time; each other run says why it is not modelled (its GPU is not in the spec
+// table, context parallelism, a mixture of experts, a shape the file does not give, ...).
+#pragma once
+
+#include "planner/Planner.hpp"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace paralens::core {
+
+struct PublishedSetRun {
+    std::string id, source, model, gpu, precision;
+    int gpus = 0;
+    std::string skipped;        // why it is not modelled (empty: modelled)
+    PlanRequest request;        // the run's fixed choices
+    double publishedSeconds = 0;
+    std::string publishedFrom;  // "tokens/s", "step time" or "TFLOP/s"
+    // The prediction:
+    bool fits = false;
+    std::string config;         // the predicted row's configuration, or the closest one when nothing fits
+    std::string rejected;       // why the closest does not fit
+    double predictedSeconds = 0;
+    double errorPct = 0;        // (predicted - published) / published x 100
+};
+
+// RFC 4180 text: fields separated by commas, quoted when they hold a comma, a quote or a newline.
+// Throws Error when a quote is left open.
+std::vector<std::vector<std::string>> ParseCsv(std::string_view text);
+
+// The CSV text built into the library (tests/data/published-runs.csv at build time).
+std::string_view PublishedSetCsv();
+
+// Every run of `csv` (the file's format), modelled or not. Throws Error naming the row for a file
+// that is not the set's format.
+std::vector<PublishedSetRun> CheckPublishedSet(std::string_view csv);
+
+} // namespace paralens::core
