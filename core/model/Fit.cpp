@@ -94,9 +94,12 @@ void FitLine(const std::vector<FitSample>& samples, double& c0, double& c1, std:
     }
 }
 
-void FillRows(FitResult& r, const std::vector<FitSample>& samples)
+// Every row with the line's prediction; the errors' mean and maximum over the rows the line was
+// fitted to (rows of 0 bytes are shown, not fitted, unless there is nothing else).
+void FillRows(FitResult& r, const std::vector<FitSample>& samples, bool zeroFitted)
 {
     double sum = 0;
+    size_t n = 0;
     for (const FitSample& s : samples) {
         FitRow row;
         row.bytes = s.bytes;
@@ -104,11 +107,14 @@ void FillRows(FitResult& r, const std::vector<FitSample>& samples)
         row.measuredSec = s.seconds;
         row.predictedSec = r.PredictSeconds(s.bytes);
         row.errorPct = (row.predictedSec - s.seconds) / s.seconds * 100.0;
-        sum += std::fabs(row.errorPct);
-        r.maxErrorPct = std::max(r.maxErrorPct, std::fabs(row.errorPct));
+        if (s.bytes > 0 || zeroFitted) {
+            sum += std::fabs(row.errorPct);
+            ++n;
+            r.maxErrorPct = std::max(r.maxErrorPct, std::fabs(row.errorPct));
+        }
         r.rows.push_back(row);
     }
-    r.mapePct = samples.empty() ? 0 : sum / static_cast<double>(samples.size());
+    r.mapePct = n == 0 ? 0 : sum / static_cast<double>(n);
 }
 
 // The regimes' prediction of each row; rows of 0 bytes are no regime's (segmentedSec stays 0)
@@ -136,7 +142,7 @@ void NoteMisfit(FitResult& r)
     uint64_t lo = UINT64_MAX, hi = 0;
     size_t n = 0;
     for (const FitRow& row : r.rows)
-        if (std::fabs(row.errorPct) > 20.0) {
+        if (row.bytes > 0 && std::fabs(row.errorPct) > 20.0) {
             lo = std::min(lo, row.bytes);
             hi = std::max(hi, row.bytes);
             ++n;
@@ -206,7 +212,13 @@ FitResult FitAlphaBeta(const FitGroup& group)
     r.dtype = group.dtype;
     r.label = group.label;
     r.source = group.source;
-    FitLine(samples, r.latencySec, r.secPerByte, r.note);
+    // Rows of 0 bytes are no-ops in NCCL (about a microsecond of launch whatever the collective):
+    // shown with the line's prediction, but left out of the fit and its errors.
+    std::vector<FitSample> sized;
+    for (const FitSample& s : samples)
+        if (s.bytes > 0) sized.push_back(s);
+    const bool zeroFitted = sized.empty();
+    FitLine(zeroFitted ? samples : sized, r.latencySec, r.secPerByte, r.note);
     const double factor = BusBwFactor(group.collective, group.ranks);
     r.busBwGBps = r.secPerByte > 0 && factor > 0 ? factor / r.secPerByte / 1e9 : 0;
     Coefficients k = CoefficientsOf(group.collective, group.algorithm, group.ranks);
@@ -215,8 +227,11 @@ FitResult FitAlphaBeta(const FitGroup& group)
     r.params.alphaSec = k.a > 0 ? r.latencySec / k.a : 0;
     r.params.betaSecPerByte = k.b > 0 ? r.secPerByte / k.b : 0;
     if (k.a <= 0 || k.b <= 0) r.note += std::string(r.note.empty() ? "" : "; ") + "the model has no message on one rank";
-    FillRows(r, samples);
+    FillRows(r, samples, zeroFitted);
     NoteMisfit(r);
+    if (const size_t zero = samples.size() - sized.size(); zero > 0 && !zeroFitted)
+        r.note += std::string(r.note.empty() ? "" : "; ") + std::to_string(zero) + (zero == 1 ? " row" : " rows") +
+                  " of 0 bytes shown, not fitted (NCCL does nothing for them but launch)";
     r.noisePct = group.noise * 100;
     RegimeFit regimes = FitRegimes(samples, group.collective, group.ranks, group.algorithm);
     r.segments = std::move(regimes.segments);
