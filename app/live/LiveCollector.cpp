@@ -211,8 +211,21 @@ bool LiveCollector::UpdateRank(size_t rank, const core::ClockMap& map)
     return redo;
 }
 
+// The rows' names, interned in the collector's own strings before a builder copies them, so that
+// the copy is never searched (a copy builds its index only when it interns).
+std::vector<LiveCollector::RowNames> LiveCollector::InternRowNames(const std::vector<size_t>& order)
+{
+    std::vector<RowNames> names(m_ranks.size());
+    for (size_t i : order) {
+        names[i].name = m_strings.Intern("rank " + std::to_string(i));
+        names[i].host = m_strings.Intern(m_ranks[i].host);
+        for (const std::string& t : m_ranks[i].trackOrder) names[i].tracks.push_back(m_strings.Intern(t));
+    }
+    return names;
+}
+
 // One row per rank of `order`, its spans mapped to rank 0's clock, with the model's durations.
-LiveCollector::Layout LiveCollector::AddRows(core::TraceBuilder& b, const std::vector<size_t>& order)
+LiveCollector::Layout LiveCollector::AddRows(core::TraceBuilder& b, const std::vector<size_t>& order, const std::vector<RowNames>& names)
 {
     Layout l;
     l.maps.resize(m_ranks.size());
@@ -226,12 +239,11 @@ LiveCollector::Layout LiveCollector::AddRows(core::TraceBuilder& b, const std::v
         l.boundNs = std::max({l.boundNs, r.clockStartBoundNs, r.haveClockEnd ? r.clockEndBoundNs : 0});
         remapped = UpdateRank(i, l.maps[i]) || remapped;
     }
-    // The names were interned in the collector's own strings before the builder copied them.
     for (size_t i : order) {
         const RankState& r = m_ranks[i];
-        l.device[i] = b.AddDevice(m_strings.Intern("rank " + std::to_string(i)), r.kind, static_cast<int32_t>(i), m_strings.Intern(r.host));
+        l.device[i] = b.AddDevice(names[i].name, r.kind, static_cast<int32_t>(i), names[i].host);
         for (size_t t = 0; t < r.trackOrder.size(); ++t) {
-            const uint32_t id = b.AddTrack(l.device[i], m_strings.Intern(r.trackOrder[t]));
+            const uint32_t id = b.AddTrack(l.device[i], names[i].tracks[t]);
             l.tracks[i].push_back(id);
             b.AddSpans(id, std::vector<core::Span>(m_cachedRanks[i].spans[t]));
         }
@@ -295,13 +307,9 @@ std::shared_ptr<const core::Trace> LiveCollector::Merge(const std::string& title
     const std::vector<size_t> order = MergeOrder();
     if (order.empty()) return nullptr;
     PredictNew();
-    for (size_t i : order) { // interned here first, so the builder's copy of the strings is never searched
-        (void)m_strings.Intern("rank " + std::to_string(i));
-        (void)m_strings.Intern(m_ranks[i].host);
-        for (const std::string& t : m_ranks[i].trackOrder) (void)m_strings.Intern(t);
-    }
+    const std::vector<RowNames> names = InternRowNames(order);
     core::TraceBuilder b(m_strings);
-    const Layout layout = AddRows(b, order);
+    const Layout layout = AddRows(b, order, names);
     const size_t paired = AddFlows(b, layout);
     core::Metadata& meta = b.Meta();
     meta = m_meta;

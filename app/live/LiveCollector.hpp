@@ -100,7 +100,12 @@ private:
     };
     void AddSpans(int rank, LiveMessage& m, const std::string& who);
     std::vector<size_t> MergeOrder() const;
-    Layout AddRows(core::TraceBuilder& b, const std::vector<size_t>& order);
+    struct RowNames { // a rank's device name, host and track names, as ids of m_strings
+        core::StringId name = 0, host = 0;
+        std::vector<core::StringId> tracks;
+    };
+    std::vector<RowNames> InternRowNames(const std::vector<size_t>& order);
+    Layout AddRows(core::TraceBuilder& b, const std::vector<size_t>& order, const std::vector<RowNames>& names);
     size_t AddFlows(core::TraceBuilder& b, const Layout& l);
     bool UpdateRank(size_t rank, const core::ClockMap& map);
     void UpdateFlows(const Layout& l, bool remapped);

@@ -38,15 +38,14 @@ std::vector<std::vector<std::string>> ParseCsv(std::string_view text)
     return rows;
 }
 
-namespace {
-
-// A number as printed, or 0 for a blank or a note in its place.
-double Number(const std::string& s)
+double CsvNumber(const std::string& s)
 {
     char* end = nullptr;
     const double v = std::strtod(s.c_str(), &end);
     return !s.empty() && end == s.c_str() + s.size() ? v : 0.0;
 }
+
+namespace {
 
 // Llama 2 (Touvron et al. 2023, Table 1 and the released configurations), which the NeMo tables run.
 TransformerModel Llama2(const std::string& id, int layers, int hidden, int heads, int kvHeads, int ffn)
@@ -74,15 +73,15 @@ TransformerModel ModelOf(const std::map<std::string, std::string>& r)
     if (name == "LLAMA2-70B") return Llama2("llama2-70b", 80, 8192, 64, 8, 28672);
     TransformerModel m;
     m.id.clear();
-    if (name.rfind("GPT ", 0) == 0 && Number(r.at("layers")) > 0 && Number(r.at("hidden")) > 0 && Number(r.at("heads")) > 0 &&
-        Number(r.at("vocab")) > 0) { // Megatron-LM's GPT: multi-head attention, GeLU MLP of 4h, tied embeddings
+    if (name.rfind("GPT ", 0) == 0 && CsvNumber(r.at("layers")) > 0 && CsvNumber(r.at("hidden")) > 0 && CsvNumber(r.at("heads")) > 0 &&
+        CsvNumber(r.at("vocab")) > 0) { // Megatron-LM's GPT: multi-head attention, GeLU MLP of 4h, tied embeddings
         m.id = "gpt-" + name.substr(4);
         m.source = r.at("source");
-        m.layers = static_cast<int>(Number(r.at("layers")));
-        m.hidden = static_cast<int>(Number(r.at("hidden")));
-        m.heads = m.kvHeads = static_cast<int>(Number(r.at("heads")));
+        m.layers = static_cast<int>(CsvNumber(r.at("layers")));
+        m.hidden = static_cast<int>(CsvNumber(r.at("hidden")));
+        m.heads = m.kvHeads = static_cast<int>(CsvNumber(r.at("heads")));
         m.ffn = 4 * m.hidden;
-        m.vocab = static_cast<int>(Number(r.at("vocab")));
+        m.vocab = static_cast<int>(CsvNumber(r.at("vocab")));
         m.mlp = MlpKind::Gelu;
         m.tiedEmbeddings = true;
     }
@@ -105,8 +104,8 @@ std::string Prepare(const std::map<std::string, std::string>& r, PublishedSetRun
     if (m.id.empty()) return "the file does not give the model's shape";
     const std::string gpu = GpuOf(r.at("gpu_type"));
     if (gpu.empty()) return "GPU " + r.at("gpu_type") + " is not in the spec table";
-    if (Number(r.at("cp")) > 1) return "context parallelism is not modelled";
-    const double tp = Number(r.at("tp")), pp = Number(r.at("pp")), seq = Number(r.at("seq_len")), gbs = Number(r.at("global_batch_size"));
+    if (CsvNumber(r.at("cp")) > 1) return "context parallelism is not modelled";
+    const double tp = CsvNumber(r.at("tp")), pp = CsvNumber(r.at("pp")), seq = CsvNumber(r.at("seq_len")), gbs = CsvNumber(r.at("global_batch_size"));
     if (tp <= 0 || pp <= 0) return "TP and PP are not printed (FSDP only)";
     if (gbs <= 0 || seq <= 0) return "the global batch or sequence is not printed";
     PlanRequest& q = run.request;
@@ -121,8 +120,8 @@ std::string Prepare(const std::map<std::string, std::string>& r, PublishedSetRun
     q.pp = static_cast<int>(pp);
     if (run.gpus % (q.tp.value() * q.pp.value()) != 0) return "the GPUs are not a multiple of TP x PP";
     q.dp = run.gpus / (q.tp.value() * q.pp.value());
-    if (const double mb = Number(r.at("micro_batch_size")); mb > 0) q.microBatch = static_cast<int>(mb);
-    if (const double vp = Number(r.at("vp")); vp > 1) {
+    if (const double mb = CsvNumber(r.at("micro_batch_size")); mb > 0) q.microBatch = static_cast<int>(mb);
+    if (const double vp = CsvNumber(r.at("vp")); vp > 1) {
         q.schedule = ScheduleKind::Interleaved;
         q.chunks = static_cast<int>(vp);
     } else if (pp > 1) {
@@ -134,7 +133,7 @@ std::string Prepare(const std::map<std::string, std::string>& r, PublishedSetRun
     else if (rc.rfind("activation checkpointing", 0) == 0) q.recompute = Recompute::Full;
     const std::string& source = r.at("source_id");
     if (source == "S1" || source == "S2" || source == "S3") { // NeMo: the distributed optimizer, SP with TP; FSDP where printed
-        q.zero = Number(r.at("fsdp")) > 0 ? 3 : 1;
+        q.zero = CsvNumber(r.at("fsdp")) > 0 ? 3 : 1;
         q.sequenceParallel = q.tp.value() > 1;
     }
     if (source == "S5") { // Narayanan et al. 2021: full recomputation, no distributed optimizer or SP, scores stored
@@ -145,7 +144,7 @@ std::string Prepare(const std::map<std::string, std::string>& r, PublishedSetRun
     }
     // The published step: from tokens/s per GPU, a printed step time, or TFLOP/s per GPU by the
     // source's FLOP convention (Narayanan et al.'s counts recomputation).
-    const double tps = Number(r.at("tokens_per_sec_per_gpu")), step = Number(r.at("step_time_s")), tflops = Number(r.at("model_tflops_per_gpu"));
+    const double tps = CsvNumber(r.at("tokens_per_sec_per_gpu")), step = CsvNumber(r.at("step_time_s")), tflops = CsvNumber(r.at("model_tflops_per_gpu"));
     if (tps > 0) {
         run.publishedSeconds = gbs * seq / (tps * run.gpus);
         run.publishedFrom = "tokens/s";
@@ -210,7 +209,7 @@ std::vector<PublishedSetRun> CheckPublishedSet(std::string_view csv)
         run.model = r["model"];
         run.gpu = r["gpu_type"];
         run.precision = r["precision"];
-        run.gpus = static_cast<int>(Number(r["num_gpus"]));
+        run.gpus = static_cast<int>(CsvNumber(r["num_gpus"]));
         run.skipped = Prepare(r, run);
         if (run.skipped.empty()) Predict(run);
         out.push_back(std::move(run));

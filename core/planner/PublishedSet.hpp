@@ -33,6 +33,9 @@ struct PublishedSetRun {
 // Throws Error when a quote is left open.
 std::vector<std::vector<std::string>> ParseCsv(std::string_view text);
 
+// A number as the set prints it, or 0 for a blank or a note in its place ("ZeRO-1 DP (size not stated)").
+double CsvNumber(const std::string& field);
+
 // The CSV text built into the library (tests/data/published-runs.csv at build time).
 std::string_view PublishedSetCsv();
 

@@ -4,10 +4,8 @@
 
 #include "common/CharConv.hpp"
 #include "common/Error.hpp"
-#include "trace/JsonText.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -15,8 +13,6 @@
 #include <simdjson.h>
 
 namespace paralens::core {
-
-namespace od = simdjson::ondemand;
 
 bool ChromeArg::AsInt64(int64_t& out) const
 {

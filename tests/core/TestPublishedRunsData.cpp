@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <set>
@@ -26,14 +25,6 @@ std::vector<std::vector<std::string>> ReadCsv(const std::string& path)
     REQUIRE(in.good());
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     return ParseCsv(text);
-}
-
-// A number as printed, or 0 for a blank or a note in its place ("ZeRO-1 DP (size not stated)").
-double Number(const std::string& s)
-{
-    char* end = nullptr;
-    const double v = std::strtod(s.c_str(), &end);
-    return !s.empty() && end == s.c_str() + s.size() ? v : 0.0;
 }
 
 } // namespace
@@ -58,7 +49,7 @@ TEST_CASE("published runs: the validation set is complete, consistent and agrees
         CHECK_FALSE(at(r, "source").empty());
         sources.insert(at(r, "source_id"));
         gpus.insert(at(r, "gpu_type").substr(0, 4));
-        CHECK(Number(at(r, "num_gpus")) > 0);
+        CHECK(CsvNumber(at(r, "num_gpus")) > 0);
         const bool figure = !at(r, "tokens_per_sec_per_gpu").empty() || !at(r, "model_tflops_per_gpu").empty() ||
                             !at(r, "mfu").empty() || !at(r, "step_time_s").empty() || !at(r, "other_published_figure").empty();
         CHECK(figure);
@@ -66,12 +57,12 @@ TEST_CASE("published runs: the validation set is complete, consistent and agrees
         // Where every degree is printed they multiply to the GPUs, except where the source itself does
         // not (kept as printed, see published-runs.md): Llama 3's Table 4 prints DP 4 for 16,384 GPUs
         // (R087), NeMo's B200 context-parallel table a DP a quarter of the GPUs' (R045-R052).
-        const double tp = Number(at(r, "tp")), pp = Number(at(r, "pp")), cp = Number(at(r, "cp")), dp = Number(at(r, "dp"));
+        const double tp = CsvNumber(at(r, "tp")), pp = CsvNumber(at(r, "pp")), cp = CsvNumber(at(r, "cp")), dp = CsvNumber(at(r, "dp"));
         const std::string id = at(r, "run_id");
         const bool printedOff = id == "R087" || (id >= "R045" && id <= "R052");
         if (tp > 0 && pp > 0 && cp > 0 && dp > 0) {
-            if (printedOff) CHECK(tp * pp * cp * dp != Number(at(r, "num_gpus")));
-            else CHECK(tp * pp * cp * dp == Number(at(r, "num_gpus")));
+            if (printedOff) CHECK(tp * pp * cp * dp != CsvNumber(at(r, "num_gpus")));
+            else CHECK(tp * pp * cp * dp == CsvNumber(at(r, "num_gpus")));
         }
     }
     CHECK(rows.size() - 1 >= 30);   // the issue: at least 30 runs
@@ -88,11 +79,11 @@ TEST_CASE("published runs: the validation set is complete, consistent and agrees
         for (size_t i = 1; i < rows.size(); ++i) {
             const auto& r = rows[i];
             const bool megatron = at(r, "source_id") == "S5" && run.id.rfind("megatron-", 0) == 0;
-            const bool llama = at(r, "source_id") == "S7" && run.id.rfind("llama3-405b", 0) == 0 && Number(at(r, "cp")) == 1;
-            if ((!megatron && !llama) || Number(at(r, "num_gpus")) != run.request.cluster.gpus) continue;
-            CHECK(Number(at(r, "model_tflops_per_gpu")) == run.tflopsPerGpu);
-            CHECK(Number(at(r, "tp")) == *run.request.tp);
-            CHECK(Number(at(r, "pp")) == *run.request.pp);
+            const bool llama = at(r, "source_id") == "S7" && run.id.rfind("llama3-405b", 0) == 0 && CsvNumber(at(r, "cp")) == 1;
+            if ((!megatron && !llama) || CsvNumber(at(r, "num_gpus")) != run.request.cluster.gpus) continue;
+            CHECK(CsvNumber(at(r, "model_tflops_per_gpu")) == run.tflopsPerGpu);
+            CHECK(CsvNumber(at(r, "tp")) == *run.request.tp);
+            CHECK(CsvNumber(at(r, "pp")) == *run.request.pp);
             ++matched;
         }
     }
