@@ -1,5 +1,5 @@
 // paralens plan: the training-configuration planner. For a transformer (a preset or dimensions by
-// hand), a cluster and a global batch: every DP x TP x PP (x EP) configuration with its
+// hand), a cluster and a global batch: every DP x TP x PP x CP (x EP) configuration with its
 // micro-batch size, schedule, recomputation, ZeRO stage and sequence parallelism, ranked by step
 // time with memory per GPU, the Pareto front of time against memory, the published runs it is
 // checked against (--validate), and one row's simulated step as a trace (--trace).
@@ -36,14 +36,15 @@ struct PlanOptions {
     std::string model = "llama3-70b";
     bool modelGiven = false; // --model on the command line (else the default, unless a model is described by hand)
     int layers = 0, hidden = 0, heads = 0, kvHeads = 0, ffn = 0, vocab = 0, experts = -1, topK = 0;
-    std::string mlp;
+    std::string mlp, dropout;
     bool AnyArchitecture() const
     {
-        return layers > 0 || hidden > 0 || heads > 0 || kvHeads > 0 || ffn > 0 || vocab > 0 || experts >= 0 || topK > 0 || !mlp.empty();
+        return layers > 0 || hidden > 0 || heads > 0 || kvHeads > 0 || ffn > 0 || vocab > 0 || experts >= 0 || topK > 0 || !mlp.empty() ||
+               !dropout.empty();
     }
     std::string gpu = "h100-sxm";
     core::PlanRequest request;
-    int dp = 0, tp = 0, pp = 0, ep = 0, microBatch = 0, chunks = 0, zero = -1;
+    int dp = 0, tp = 0, pp = 0, ep = 0, cp = 0, microBatch = 0, chunks = 0, zero = -1;
     std::string schedule, recompute, sp, networkFit;
     bool noFlash = false;
     int top = 10, traceRow = 1;
@@ -75,6 +76,10 @@ core::ResolvedModel ModelOf(const PlanOptions& o)
     if (!o.mlp.empty()) {
         in.mlp = core::ParseMlpKind(o.mlp);
         Require(in.mlp.has_value(), "--mlp must be gelu, swiglu or relu2 (got '" + o.mlp + "')");
+    }
+    if (!o.dropout.empty()) {
+        Require(o.dropout == "on" || o.dropout == "off", "--dropout must be on or off (got '" + o.dropout + "')");
+        in.dropout = o.dropout == "on";
     }
     return core::ResolveModel(in);
 }
@@ -111,6 +116,7 @@ core::PlanRequest ToRequest(const PlanOptions& o, core::ResolvedModel* resolved 
     SetIfGiven(r.tp, o.tp, 0);
     SetIfGiven(r.pp, o.pp, 0);
     SetIfGiven(r.ep, o.ep, 0);
+    SetIfGiven(r.cp, o.cp, 0);
     SetIfGiven(r.microBatch, o.microBatch, 0);
     SetIfGiven(r.chunks, o.chunks, 0);
     SetIfGiven(r.zero, o.zero, -1);
@@ -135,7 +141,7 @@ Json RowJson(const core::PlanRow& row)
     const core::TrainingConfig& c = row.config;
     const core::MemoryBreakdown& m = row.memory;
     const core::StepBreakdown& t = row.time;
-    Json j = {{"dp", c.dp}, {"tp", c.tp}, {"pp", c.pp}, {"ep", c.ep}, {"microBatch", c.microBatch}, {"microBatches", row.microBatches},
+    Json j = {{"dp", c.dp}, {"tp", c.tp}, {"pp", c.pp}, {"cp", c.cp}, {"ep", c.ep}, {"microBatch", c.microBatch}, {"microBatches", row.microBatches},
               {"schedule", c.pp > 1 ? std::string(core::Name(c.schedule)) : std::string("none")}, {"chunks", c.chunks},
               {"recompute", core::Name(c.recompute)}, {"zero", c.zero}, {"sequenceParallel", c.sequenceParallel},
               {"fits", row.fits}, {"memoryBytesPerGpu", m.Total()},
@@ -147,7 +153,7 @@ Json RowJson(const core::PlanRow& row)
         j["tokensPerSecond"] = row.tokensPerSecond;
         j["mfu"] = row.mfu;
         j["hfu"] = row.hfu;
-        j["time"] = {{"compute", t.compute}, {"tpComm", t.tpComm}, {"epComm", t.epComm}, {"bubble", t.bubble}, {"ppComm", t.ppComm},
+        j["time"] = {{"compute", t.compute}, {"tpComm", t.tpComm}, {"cpComm", t.cpComm}, {"epComm", t.epComm}, {"bubble", t.bubble}, {"ppComm", t.ppComm},
                      {"dpComm", t.dpComm}, {"optimizer", t.optimizer}, {"forwardPerMicroBatch", t.forwardSec},
                      {"backwardPerMicroBatch", t.backwardSec}, {"sendPerMicroBatch", t.sendSec}, {"dpSync", t.dpSyncSec}};
     }
@@ -159,17 +165,17 @@ void PrintRow(size_t rank, const core::PlanRow& row)
     const core::TrainingConfig& c = row.config;
     const core::StepBreakdown& t = row.time;
     auto pct = [&](double part) { return t.step > 0 ? 100.0 * part / t.step : 0.0; };
-    std::printf("%4zu %5d %3d %4d %3d %3d %5d  %-15s %-9s %4d %-3s %10s %11.0f %5.1f%% %5.1f%% %9s   %4.0f %4.0f %4.0f %4.0f %4.0f %4.0f\n",
-                rank, c.dp, c.tp, c.pp, c.ep, c.microBatch, row.microBatches, core::ScheduleText(c).c_str(), std::string(core::Name(c.recompute)).c_str(),
+    std::printf("%4zu %5d %3d %4d %3d %3d %3d %5d  %-15s %-9s %4d %-3s %10s %11.0f %5.1f%% %5.1f%% %9s   %4.0f %4.0f %4.0f %4.0f %4.0f %4.0f\n",
+                rank, c.dp, c.tp, c.pp, c.cp, c.ep, c.microBatch, row.microBatches, core::ScheduleText(c).c_str(), std::string(core::Name(c.recompute)).c_str(),
                 c.zero, c.sequenceParallel ? "on" : "off", core::FormatSeconds(t.step).c_str(), row.tokensPerSecond, row.mfu * 100, row.hfu * 100,
-                core::GbText(row.memory.Total()).c_str(), pct(t.compute), pct(t.tpComm + t.epComm), pct(t.bubble), pct(t.ppComm), pct(t.dpComm),
+                core::GbText(row.memory.Total()).c_str(), pct(t.compute), pct(t.tpComm + t.cpComm + t.epComm), pct(t.bubble), pct(t.ppComm), pct(t.dpComm),
                 pct(t.optimizer));
 }
 
 void PrintHeader()
 {
-    std::printf("%4s %5s %3s %4s %3s %3s %5s  %-15s %-9s %4s %-3s %10s %11s %6s %6s %9s   %% of step: comp  tp+ep bubl send  dp  opt\n",
-                "rank", "dp", "tp", "pp", "ep", "mb", "N", "schedule", "recompute", "zero", "sp", "step", "tokens/s", "MFU", "HFU", "mem/GPU");
+    std::printf("%4s %5s %3s %4s %3s %3s %3s %5s  %-15s %-9s %4s %-3s %10s %11s %6s %6s %9s   %% of step: comp tp/cp/ep bubl send dp opt\n",
+                "rank", "dp", "tp", "pp", "cp", "ep", "mb", "N", "schedule", "recompute", "zero", "sp", "step", "tokens/s", "MFU", "HFU", "mem/GPU");
 }
 
 std::string Joined(const std::vector<std::string>& parts)
@@ -195,7 +201,7 @@ void PrintTable(const core::PlanRequest& r, const core::ResolvedModel& model, co
     std::printf("# %d x %s (%d per node; NVLink %.0f GB/s, network %.0f GB/s per GPU), %.0f TFLOPS %s x efficiency %.2f; %s usable per GPU\n",
                 r.cluster.gpus, r.cluster.gpu.id.c_str(), r.cluster.gpusPerNode, r.cluster.NvlinkGBps(), r.cluster.networkGBps,
                 r.cluster.PeakFlops() * 1e-12, r.cluster.dtype.c_str(), r.cluster.efficiency, core::GbText(r.cluster.UsableBytes()).c_str());
-    std::printf("# memory: %s usable of %.0f GB (--memory-fraction %.2f; the rest an allowance for the CUDA context, NCCL's buffers, "
+    std::printf("# memory: %s usable of %.0f GiB (--memory-fraction %.2f; the rest an allowance for the CUDA context, NCCL's buffers, "
                 "workspaces and the allocator's fragmentation)\n",
                 core::GbText(r.cluster.UsableBytes()).c_str(), r.cluster.gpu.memoryGB, r.cluster.memoryFraction);
     if (r.cluster.fp8)
@@ -315,7 +321,7 @@ void Run(const PlanOptions& o)
         Json rows = Json::array(), pareto = Json::array();
         for (size_t i = 0; i < std::min(static_cast<size_t>(o.top), res.fitting); ++i) rows.push_back(RowJson(res.rows[i]));
         for (size_t i : res.pareto) pareto.push_back(RowJson(res.rows[i]));
-        PrintJson({{"model", r.model.id}, {"modelSource", r.model.source}, {"mlp", core::Name(r.model.mlp)},
+        PrintJson({{"model", r.model.id}, {"modelSource", r.model.source}, {"mlp", core::Name(r.model.mlp)}, {"dropout", r.model.dropout},
                    {"fromPreset", model.fromPreset}, {"assumed", model.defaulted}, {"fp8", r.cluster.fp8},
                    {"mfuPeakTflops", r.cluster.PeakFlops() * 1e-12},
                    {"parameters", r.model.TotalParams()}, {"gpus", r.cluster.gpus}, {"gpu", r.cluster.gpu.id},
@@ -339,7 +345,7 @@ void Run(const PlanOptions& o)
 void AddPlanCommand(CLI::App& root)
 {
     auto o = std::make_shared<PlanOptions>();
-    CLI::App* cmd = root.add_subcommand("plan", "Plan a training run: DP/TP/PP/EP degrees, micro-batch, schedule, recomputation, ZeRO "
+    CLI::App* cmd = root.add_subcommand("plan", "Plan a training run: DP/TP/PP/CP/EP degrees, micro-batch, schedule, recomputation, ZeRO "
                                                 "for a transformer on a cluster, ranked by step time with memory per GPU");
     CLI::Option* model = cmd->add_option("--model", o->model,
                                          "A preset (" + core::ModelPresetList() + "; also llama3.1-8b/70b/405b) that the options below change, "
@@ -353,6 +359,8 @@ void AddPlanCommand(CLI::App& root)
     cmd->add_option("--ffn", o->ffn, "MLP inner size (each expert's)");
     cmd->add_option("--vocab", o->vocab, "Vocabulary size");
     cmd->add_option("--mlp", o->mlp, "gelu or relu2 (two matrices; relu2 is Nemotron-4's squared ReLU) or swiglu (three)");
+    cmd->add_option("--dropout", o->dropout, "on: the model trains with dropout and keeps its masks (Megatron-LM's GPT default); "
+                                             "off: without (Llama, Mixtral, Nemotron-4)");
     cmd->add_option("--experts", o->experts, "Experts per layer (0: dense)");
     cmd->add_option("--top-k", o->topK, "Experts per token (default 2)");
     cmd->add_option("--seq", o->request.seq, "Sequence length (default: the model's)");
@@ -378,6 +386,8 @@ void AddPlanCommand(CLI::App& root)
     cmd->add_option("--tp", o->tp, "Fix the tensor-parallel degree");
     cmd->add_option("--pp", o->pp, "Fix the pipeline-parallel degree");
     cmd->add_option("--ep", o->ep, "Fix the expert-parallel degree");
+    cmd->add_option("--cp", o->cp, "Fix the context-parallel degree (ring attention; searched while each GPU keeps >= 1024 tokens "
+                                   "of a sequence cut into 2 x cp chunks)");
     cmd->add_option("--micro-batch", o->microBatch, "Fix the micro-batch size");
     cmd->add_option("--schedule", o->schedule, "Fix the schedule: gpipe, 1f1b, interleaved, zb-h1");
     cmd->add_option("--chunks", o->chunks, "Fix v, the interleaved schedule's model chunks per stage");

@@ -475,6 +475,17 @@ bool ControlsPanel::DrawPlan(PlanParams& p)
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
         ImGui::SetTooltip(hasFp8 ? "The layers' linear GEMMs at the fp8 peak; attention, the output layer and MFU stay in bf16"
                                  : "This GPU has no fp8 peak in the spec table");
+    const std::string cpText = p.cp > 0 ? std::to_string(p.cp) : std::string("searched");
+    if (ImGui::BeginCombo("context parallel", cpText.c_str())) {
+        for (int cp : {0, 1, 2, 4, 8, 16, 32})
+            if (ImGui::Selectable(cp > 0 ? std::to_string(cp).c_str() : "searched", p.cp == cp)) {
+                changed |= p.cp != cp;
+                p.cp = cp;
+            }
+        ImGui::EndCombo();
+    }
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Each sequence split over this many GPUs (ring attention); searched: every degree leaving a GPU >= 1024 tokens");
     changed |= ImGui::SliderInt("timeline shows row", &p.row, 1, 20, "#%d", ImGuiSliderFlags_AlwaysClamp);
     return changed;
 }

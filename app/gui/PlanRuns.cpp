@@ -58,6 +58,8 @@ core::PlanRequest PlanParams::ToRequest() const
     Require(!fp8 || g->PeakFlops("fp8") > 0, "--fp8: " + gpu + " has no fp8 peak in the spec table");
     r.globalBatch = globalBatch;
     r.seq = seq;
+    Require(cp >= 0, "--cp must be at least 1, or 0 to search it (got " + std::to_string(cp) + ")");
+    if (cp > 0) r.cp = cp;
     Require(gpus >= 1, "--gpus must be at least 1");
     Require(globalBatch >= 1, "--global-batch must be at least 1");
     return r;

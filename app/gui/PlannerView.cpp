@@ -51,6 +51,7 @@ void PlannerView::Prepare(const RunResult& run)
         const core::TrainingConfig& c = row.config;
         m_cells.push_back({std::to_string(i + 1),
                            std::to_string(c.dp) + " x " + std::to_string(c.tp) + " x " + std::to_string(c.pp),
+                           std::to_string(c.cp),
                            std::to_string(c.ep),
                            std::to_string(c.microBatch),
                            core::ScheduleText(c),
@@ -66,7 +67,7 @@ void PlannerView::Prepare(const RunResult& run)
     std::snprintf(text, sizeof text, "#%d %s: %s a step, %.0f tokens/s, MFU %.1f%%", run.trainingPlanShown + 1,
                   core::ConfigText(row.config).c_str(), core::FormatSeconds(t.step).c_str(), row.tokensPerSecond, row.mfu * 100);
     m_stepTitle = text;
-    m_step = {Segment{"compute", t.compute},      Segment{"TP/EP comm", t.tpComm + t.epComm}, Segment{"bubble", t.bubble},
+    m_step = {Segment{"compute", t.compute},      Segment{"TP/CP/EP comm", t.tpComm + t.cpComm + t.epComm}, Segment{"bubble", t.bubble},
               Segment{"stage sends", t.ppComm},  Segment{"DP sync", t.dpComm},               Segment{"optimizer", t.optimizer}};
     const core::MemoryBreakdown& m = row.memory;
     std::snprintf(text, sizeof text, "memory per GPU (stage %d, %.3g micro-batches in flight): %s of %s usable", m.stage, m.inFlight,
@@ -127,7 +128,7 @@ void PlannerView::DrawTable(const RunResult& run, ImVec2 min, ImVec2 max)
     const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit;
     if (!ImGui::BeginTable("##plan", kColumns, flags, ImVec2(max.x - min.x, max.y - min.y))) return;
     ImGui::TableSetupScrollFreeze(0, 1);
-    for (const char* h : {"#", "dp x tp x pp", "ep", "mb", "schedule", "recompute", "zero/sp", "step", "MFU", "memory"}) ImGui::TableSetupColumn(h);
+    for (const char* h : {"#", "dp x tp x pp", "cp", "ep", "mb", "schedule", "recompute", "zero/sp", "step", "MFU", "memory"}) ImGui::TableSetupColumn(h);
     ImGui::TableHeadersRow();
     const ImVec4 warning = ImGui::ColorConvertU32ToFloat4(th.warning);
     for (size_t i = 0; i < m_cells.size(); ++i) {

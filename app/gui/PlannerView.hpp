@@ -26,7 +26,7 @@ public:
     nlohmann::json Layout() const;
 
 private:
-    static constexpr int kColumns = 10;
+    static constexpr int kColumns = 11;
     struct Segment {
         const char* label = "";
         double value = 0.0;

@@ -235,10 +235,11 @@ void ReadPlan(Reader& r, PlanParams& p)
     r.Get("networkGBps", p.networkGBps);
     r.Get("efficiency", p.efficiency);
     r.Get("fp8", p.fp8);
+    r.Get("cp", p.cp);
     r.Get("row", p.row);
     CheckAsRequest(r, [&] { (void)p.ToRequest(); }, "model",
                    {{"--gpu:", "gpu"}, {"--gpus ", "gpus"}, {"--layers", "layers"}, {"--hidden", "hidden"}, {"--global-batch", "globalBatch"},
-                    {"--fp8", "fp8"}});
+                    {"--fp8", "fp8"}, {"--cp", "cp"}});
 }
 
 // A what-if's changes: "computeX", "commX", "cpuX", "scale" (rules), "bandwidthX", "alphaX",

@@ -110,6 +110,7 @@ void WritePlan(json& j, const PlanParams& p)
     j["networkGBps"] = p.networkGBps;
     j["efficiency"] = p.efficiency;
     j["fp8"] = p.fp8;
+    j["cp"] = p.cp;
     j["row"] = p.row;
 }
 

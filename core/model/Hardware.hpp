@@ -15,7 +15,7 @@ struct GpuSpec {
     std::string arch;
     std::string computeCapability;
     std::vector<std::string> match; // substrings of device names that identify it
-    double memoryGB = 0;
+    double memoryGB = 0;      // as quoted ("80GB"), which is GiB (nvidia-smi: 81559 MiB on an H100 SXM5 80GB)
     double hbmGBps = 0;
     double nvlinkGBps = 0;    // bidirectional, as quoted
     double nvlinkUniGBps = 0; // one direction
@@ -26,6 +26,7 @@ struct GpuSpec {
     // Peak dense FLOP/s for a dtype ("bf16", "fp16", "fp32", "tf32", "fp8", "fp64", "int8");
     // 0 when the GPU does not support it.
     double PeakFlops(std::string_view dtype) const;
+    double MemoryBytes() const { return memoryGB * 1073741824.0; }
 };
 
 // Parsed once, on first use; thread-safe.

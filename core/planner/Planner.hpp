@@ -1,5 +1,5 @@
 // The training-configuration planner: for a transformer, a cluster and a global batch, every
-// DP x TP x PP (x EP) factorisation with its micro-batch size, pipeline schedule, activation
+// DP x TP x PP x CP (x EP) factorisation with its micro-batch size, pipeline schedule, activation
 // recomputation, ZeRO stage and sequence parallelism; each one's memory per GPU (weights,
 // gradients, optimizer states, activations as the schedule really holds them) and step time
 // (GEMMs at an efficiency, TP/EP collectives and DP gradient sync priced by the cost model, the
@@ -38,8 +38,10 @@ struct PlanCluster {
 
     // FP8 training (Transformer Engine's recipe): the transformer layers' linear GEMMs run at the fp8
     // peak x the same efficiency; attention's score and value products, the output layer and the
-    // memory-bound ops stay as they were, and MFU stays against `dtype`'s peak. Memory is unchanged
-    // (bf16 weights and activations are kept, as Megatron-LM's default FP8 recipe keeps them).
+    // memory-bound ops stay as they were, and MFU stays against `dtype`'s peak. Weights, gradients
+    // and optimizer states are unchanged (Megatron-LM's default FP8 recipe keeps bf16 weights); of the
+    // activations, the inputs the linear layers keep for their weight gradients (QKV, attention
+    // output, MLP in and MLP out) are stored in fp8, 1 byte, as Transformer Engine keeps them.
     bool fp8 = false;
 
     double PeakFlops() const { return gpu.PeakFlops(dtype); } // MFU is against this, the spec sheet's
@@ -48,7 +50,7 @@ struct PlanCluster {
     // the GPU has none).
     double LinearFlops() const { return fp8 ? GemmFlops() * gpu.PeakFlops("fp8") / PeakFlops() : GemmFlops(); }
     double NvlinkGBps() const { return nvlinkGBps > 0 ? nvlinkGBps : gpu.nvlinkUniGBps; }
-    double UsableBytes() const { return gpu.memoryGB * 1e9 * memoryFraction; }
+    double UsableBytes() const { return gpu.MemoryBytes() * memoryFraction; }
 };
 
 struct TrainingConfig {
@@ -59,9 +61,15 @@ struct TrainingConfig {
     Recompute recompute = Recompute::None;
     int zero = 0;                 // 0..3; 3 is FSDP
     bool sequenceParallel = false;
+    // Context parallelism: each sequence split over `cp` GPUs (Megatron-LM's ring attention, the
+    // sequence in 2 cp chunks so causal work balances). dp x tp x pp x cp = GPUs; gradients are
+    // reduced and optimizer states sharded over dp x cp, as Megatron-LM does.
+    int cp = 1;
+
+    int GradientGroup() const { return dp * cp; } // the ranks holding the same weights
 };
 
-// "dp 6 tp 8 pp 64 mb 1 interleaved v2 full zero1 sp"
+// "dp 6 tp 8 pp 64 cp 2 mb 1 interleaved v2 full zero1 sp"
 std::string ConfigText(const TrainingConfig& c);
 // "interleaved v2", "1f1b", "-" without a pipeline.
 std::string ScheduleText(const TrainingConfig& c);
@@ -76,7 +84,7 @@ struct PlanRequest {
     bool flashAttention = true;   // attention scores are never stored (else 5 a s^2 b bytes per layer)
     bool tpAcrossNodes = false;   // allow TP groups larger than a node
     // Fixed choices (unset: searched).
-    std::optional<int> dp, tp, pp, ep, microBatch, chunks, zero;
+    std::optional<int> dp, tp, pp, ep, cp, microBatch, chunks, zero;
     std::optional<ScheduleKind> schedule;
     std::optional<Recompute> recompute;
     std::optional<bool> sequenceParallel;
@@ -94,6 +102,7 @@ struct MemoryBreakdown { // bytes per GPU, on the most loaded pipeline stage
 struct StepBreakdown { // seconds of one training step
     double compute = 0;    // GEMMs and the rest of the layers, recomputation included (N micro-batches on a stage)
     double tpComm = 0;     // tensor-parallel collectives (not overlapped, as in Megatron-LM)
+    double cpComm = 0;     // context parallelism's ring-attention sends not hidden under attention
     double epComm = 0;     // expert-parallel all-to-alls
     double bubble = 0;     // pipeline idle with free sends
     double ppComm = 0;     // what the stage-to-stage sends add to the pipeline
@@ -125,7 +134,7 @@ struct PlanResult {
 };
 
 // Throws Error naming the constraint for impossible requests: the GPU count not a multiple of a
-// fixed degree, heads (or KV heads, or FFN) not divisible by a fixed TP, layers fewer than PP,
+// fixed degree, the sequence not divisible by 2 x a fixed CP, heads (or KV heads, or FFN) not divisible by a fixed TP, layers fewer than PP,
 // the global batch not divisible, no configuration at all, ... When configurations exist but none
 // fits, the result has no fitting row and its first note says by how much the closest misses.
 PlanResult PlanTraining(const PlanRequest& request);

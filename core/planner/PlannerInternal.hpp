@@ -11,8 +11,8 @@ namespace paralens::core {
 
 struct Shape { // the derived quantities of one configuration
     double layers = 0;     // on the heaviest stage
-    double tokens = 0;     // per micro-batch: b x s
-    double seq = 0, h = 0;
+    double tokens = 0;     // per micro-batch on one GPU: b x s / cp (its queries)
+    double seq = 0, h = 0; // seq: the whole sequence (the keys each query attends to)
     int microBatches = 1;
 };
 Shape ShapeOf(const PlanRequest& r, const TrainingConfig& c);
@@ -24,7 +24,7 @@ StageParams ParamsOn(const PlanRequest& r, const TrainingConfig& c, const Shape&
 
 // One micro-batch through the heaviest stage: its parts and the op times the pipeline is timed with.
 struct OpCosts {
-    double computeF = 0, computeB = 0, tpF = 0, tpB = 0, epF = 0, epB = 0, gatherF = 0, gatherB = 0;
+    double computeF = 0, computeB = 0, tpF = 0, tpB = 0, cpF = 0, cpB = 0, epF = 0, epB = 0, gatherF = 0, gatherB = 0;
     double flopsF = 0;          // model FLOPs of the forward on one GPU
     double sendBytes = 0;       // per TP rank between stages
     CostParams sendLink;

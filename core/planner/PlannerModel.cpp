@@ -10,9 +10,11 @@
 //   pp = 1), each split over TP.
 //   Activations per layer and micro-batch (Korthikanti et al. 2022, "Reducing Activation
 //   Recomputation in Large Transformer Models", generalised to GQA and gated MLPs): 10 s b h kept
-//   whole on every TP rank (norm inputs, the two linear inputs they feed, dropout masks) and, split
-//   over TP, attention sbh (4 + 4 kv/a) plus 5 a s^2 b for the scores unless flash attention or
-//   selective recomputation, and the MLP 4 s b f (6 s b f gated: gate and up outputs, their product; x top-k for experts). Sequence
+//   whole on every TP rank (norm inputs, the two linear inputs they feed, dropout masks; 8 for a
+//   model without dropout) and, split over TP, attention sbh (4 + 4 kv/a) plus 5 a s^2 b for the
+//   scores (4 without dropout) unless flash attention or selective recomputation, and the MLP
+//   4 s b f (6 s b f gated: gate and up outputs, their product; x top-k for experts). With FP8 the
+//   four linear inputs are kept in fp8: 2 s b h less whole, s b h + s b f less split. Sequence
 //   parallelism splits the whole-kept part too. Full recomputation keeps 2 s b h per layer (the
 //   layer's input) plus one layer's activations while it is recomputed. A stage holds them for as
 //   many micro-batches as its schedule has in flight at its peak (PipelineTiming); the last stage
@@ -33,6 +35,19 @@
 //   micro-batch's backward as far as it lasts. Optimizer: 32 bytes of HBM traffic per local
 //   parameter. Ranks are laid out TP fastest, then DP (experts' EP inside DP), then PP, so a group
 //   is inside a node when its span fits one.
+//
+// Context parallelism (cp > 1; Megatron-LM's ring attention): each GPU holds b x s / cp of every
+// micro-batch's tokens, so every per-token term above (activations, linear FLOPs, memory-bound ops,
+// TP collectives, stage sends) is for those; attention's scores are its queries against the whole
+// sequence (4 (s / cp) s h per layer, the full square as Megatron counts it: with the causal mask
+// flash attention does half of it at about half the GEMM rate). The K and V blocks (2 (s / cp) b
+// kv-heads x head-dim bf16, over TP) go round the CP ring in cp - 1 steps per layer, each step's
+// send overlapped with the attention of the block before it; only the part of a send longer than
+// one block's attention (1 / cp of the layer's) shows. The backward sends K, V and their gradients
+// (twice the bytes) against twice the compute; recomputation (full or selective) runs the ring
+// again. Gradients are reduced, and ZeRO shards, over dp x cp (the ranks with the same weights).
+// Ranks are laid out TP fastest, then CP, then DP (EP inside it), then PP, as Megatron-LM's
+// default order tp-cp-ep-dp-pp.
 #include "planner/Planner.hpp"
 
 #include "common/Error.hpp"
@@ -73,8 +88,15 @@ void CheckConfig(const PlanRequest& r, const TrainingConfig& c)
 {
     const TransformerModel& m = r.model;
     Require(c.dp >= 1 && c.tp >= 1 && c.pp >= 1 && c.ep >= 1 && c.microBatch >= 1, "degrees and the micro-batch size must be at least 1");
-    Require(c.dp * c.tp * c.pp == r.cluster.gpus, "dp " + Num(c.dp) + " x tp " + Num(c.tp) + " x pp " + Num(c.pp) + " = " +
-                                                      Num(c.dp * c.tp * c.pp) + " GPUs, not --gpus " + Num(r.cluster.gpus));
+    Require(c.cp >= 1, "cp must be at least 1");
+    Require(c.dp * c.tp * c.pp * c.cp == r.cluster.gpus, "dp " + Num(c.dp) + " x tp " + Num(c.tp) + " x pp " + Num(c.pp) +
+                                                             (c.cp > 1 ? " x cp " + Num(c.cp) : "") + " = " + Num(c.dp * c.tp * c.pp * c.cp) +
+                                                             " GPUs, not --gpus " + Num(r.cluster.gpus));
+    if (c.cp > 1) {
+        Require(r.Seq() % (2 * c.cp) == 0, "--seq " + Num(r.Seq()) + " is not divisible by 2 x cp " + Num(c.cp) +
+                                               " (context parallelism cuts each sequence into 2 cp chunks)");
+        Require(r.flashAttention, "cp " + Num(c.cp) + " needs flash attention (ring attention never stores the scores): drop --no-flash-attention");
+    }
     Require(m.heads % c.tp == 0, "--heads " + Num(m.heads) + " is not divisible by tp " + Num(c.tp));
     Require(m.kvHeads % c.tp == 0, "--kv-heads " + Num(m.kvHeads) + " is not divisible by tp " + Num(c.tp));
     Require(m.ffn % c.tp == 0, "--ffn " + Num(m.ffn) + " is not divisible by tp " + Num(c.tp));
@@ -101,7 +123,7 @@ Shape ShapeOf(const PlanRequest& r, const TrainingConfig& c)
     s.layers = std::ceil(static_cast<double>(r.model.layers) / c.pp);
     s.seq = r.Seq();
     s.h = r.model.hidden;
-    s.tokens = static_cast<double>(c.microBatch) * s.seq;
+    s.tokens = static_cast<double>(c.microBatch) * s.seq / c.cp;
     s.microBatches = r.globalBatch / (c.dp * c.microBatch);
     return s;
 }
@@ -125,11 +147,14 @@ namespace {
 double LayerActivationBytes(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
 {
     const TransformerModel& m = r.model;
-    const double sbh = s.tokens * s.h, sbf = s.tokens * m.ffn;
-    const double whole = 10.0 * sbh;
-    double split = sbh * (4.0 + 4.0 * m.kvHeads / m.heads);
-    if (!r.flashAttention && c.recompute == Recompute::None) split += 5.0 * m.heads * s.seq * s.tokens;
-    split += (m.Gated() ? 6.0 : 4.0) * sbf * (m.IsMoe() ? m.topK : 1);
+    const double sbh = s.tokens * s.h, sbf = s.tokens * m.ffn * (m.IsMoe() ? m.topK : 1);
+    // The linear layers' inputs (QKV and MLP-in among the whole-kept, attention output and MLP-out
+    // among the split) take 1 byte instead of 2 with FP8; dropout masks 1 byte each, or none.
+    const double fp8Saved = r.cluster.fp8 ? 1.0 : 0.0;
+    const double whole = (m.dropout ? 10.0 : 8.0) * sbh - 2.0 * fp8Saved * sbh;
+    double split = sbh * (4.0 + 4.0 * m.kvHeads / m.heads - fp8Saved);
+    if (!r.flashAttention && c.recompute == Recompute::None) split += (m.dropout ? 5.0 : 4.0) * m.heads * s.seq * s.tokens;
+    split += ((m.Gated() ? 6.0 : 4.0) - fp8Saved) * sbf;
     return c.sequenceParallel ? (whole + split) / c.tp : whole + split / c.tp;
 }
 
@@ -137,13 +162,13 @@ MemoryBreakdown MemoryOn(const PlanRequest& r, const TrainingConfig& c, const Sh
 {
     MemoryBreakdown mb;
     const StageParams p = ParamsOn(r, c, s, stage);
-    const double edp = static_cast<double>(c.dp) / c.ep;
+    const double edp = static_cast<double>(c.GradientGroup()) / c.ep;
     auto sharded = [&](double bytesPerParam, int fromStage) {
         const bool on = c.zero >= fromStage;
-        return bytesPerParam * (p.dense / (on ? c.dp : 1.0) + p.expert / (on ? edp : 1.0));
+        return bytesPerParam * (p.dense / (on ? c.GradientGroup() : 1.0) + p.expert / (on ? edp : 1.0));
     };
     mb.weights = sharded(2.0, 3);
-    if (c.zero == 3 && c.dp > 1) // two layers gathered whole at a time (the one running, the next prefetched)
+    if (c.zero == 3 && c.GradientGroup() > 1) // two layers gathered whole at a time (the one running, the next prefetched)
         mb.weights += 2.0 * 2.0 * (r.model.LayerParams() - r.model.LayerExpertParams() + r.model.LayerExpertParams() / c.ep) / c.tp;
     mb.gradients = sharded(4.0, 2);
     mb.optimizer = sharded(12.0, 1);
@@ -181,6 +206,14 @@ double ScoreBytes(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     return 8.0 * r.model.heads / c.tp * s.seq * s.tokens;
 }
 
+// Context parallelism's ring per layer: what the cp - 1 steps' sends of `bytes` each add beyond
+// the attention compute (`attentionSec` for the layer, 1 / cp of it per step) they overlap with.
+double RingExposedSec(int cp, double bytes, double attentionSec, const CostParams& link)
+{
+    if (cp <= 1) return 0.0;
+    return (cp - 1) * std::max(0.0, MessageSeconds(bytes, link) - attentionSec / cp);
+}
+
 } // namespace
 
 OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
@@ -202,28 +235,38 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     const int recomputed = c.recompute == Recompute::Full ? 1 : 0;
     if (c.recompute == Recompute::Full) o.computeB += o.computeF;
     if (c.recompute == Recompute::Selective) o.computeB += scores;
+    if (c.cp > 1) { // K and V of this GPU's tokens round the CP ring (TP splits the heads)
+        const double kvBytes = 2.0 * 2.0 * s.tokens * m.kvHeads * m.HeadDim() / c.tp;
+        const double attention = attentionFlops / c.tp / rate;
+        const CostParams cpLink = Link(k, static_cast<long>(c.tp) * c.cp <= k.gpusPerNode);
+        const double ringF = s.layers * RingExposedSec(c.cp, kvBytes, attention, cpLink);
+        const double ringB = s.layers * RingExposedSec(c.cp, 2.0 * kvBytes, 2.0 * attention, cpLink);
+        o.cpF = ringF;
+        o.cpB = ringB + (c.recompute == Recompute::None ? 0.0 : ringF);
+    }
     const bool tpInNode = c.tp <= k.gpusPerNode;
     const double tpOne = ReduceSec(c.sequenceParallel, c.tp, 2.0 * s.tokens * s.h, Link(k, tpInNode));
     o.tpF = s.layers * 2.0 * tpOne;
     o.tpB = s.layers * 2.0 * tpOne * (1 + recomputed);
     if (m.IsMoe() && c.ep > 1) {
         const double bytes = 2.0 * s.tokens * m.topK * s.h / (c.sequenceParallel ? c.tp : 1);
-        const double a2a = CollectiveSec(Collective::AllToAll, c.ep, bytes, Link(k, c.ep * c.tp <= k.gpusPerNode));
+        const double a2a = CollectiveSec(Collective::AllToAll, c.ep, bytes, Link(k, static_cast<long>(c.ep) * c.tp * c.cp <= k.gpusPerNode));
         o.epF = s.layers * 2.0 * a2a;
         o.epB = s.layers * 2.0 * a2a * (1 + recomputed);
     }
-    if (c.zero == 3 && c.dp > 1) { // gather the stage's weights before each forward and backward
+    const int group = c.GradientGroup();
+    if (c.zero == 3 && group > 1) { // gather the stage's weights before each forward and backward
         const StageParams p = ParamsOn(r, c, s, 0);
-        const CostParams dpLink = Link(k, c.tp * c.dp <= k.gpusPerNode);
-        const double g = CollectiveSec(Collective::AllGather, c.dp, 2.0 * p.dense, dpLink) +
-                         CollectiveSec(Collective::AllGather, c.dp / c.ep, 2.0 * p.expert, dpLink);
+        const CostParams dpLink = Link(k, static_cast<long>(c.tp) * group <= k.gpusPerNode);
+        const double g = CollectiveSec(Collective::AllGather, group, 2.0 * p.dense, dpLink) +
+                         CollectiveSec(Collective::AllGather, group / c.ep, 2.0 * p.expert, dpLink);
         o.gatherF = std::max(0.0, g - o.computeF);
         o.gatherB = std::max(0.0, g - o.computeB);
     }
-    o.times.forward = o.computeF + o.tpF + o.epF + o.gatherF;
-    o.times.backward = o.computeB + o.tpB + o.epB + o.gatherB;
+    o.times.forward = o.computeF + o.tpF + o.cpF + o.epF + o.gatherF;
+    o.times.backward = o.computeB + o.tpB + o.cpB + o.epB + o.gatherB;
     o.times.weight = gemmSec; // the weight-gradient GEMMs: the forward's FLOPs
-    const bool ppInNode = static_cast<long>(c.tp) * c.dp * 2 <= k.gpusPerNode;
+    const bool ppInNode = static_cast<long>(c.tp) * group * 2 <= k.gpusPerNode;
     o.sendBytes = 2.0 * s.tokens * s.h / c.tp;
     o.sendLink = Link(k, ppInNode);
     o.times.send = MessageSeconds(o.sendBytes, o.sendLink);
@@ -236,11 +279,12 @@ namespace {
 double DpSyncSec(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
 {
     const StageParams p = ParamsOn(r, c, s, 0);
-    const CostParams link = Link(r.cluster, static_cast<long>(c.tp) * c.dp <= r.cluster.gpusPerNode);
+    const int group = c.GradientGroup();
+    const CostParams link = Link(r.cluster, static_cast<long>(c.tp) * group <= r.cluster.gpusPerNode);
     if (c.zero == 3) // the weights were gathered per op: only the gradients' reduce-scatter is left
-        return CollectiveSec(Collective::ReduceScatter, c.dp, 2.0 * p.dense, link) +
-               CollectiveSec(Collective::ReduceScatter, c.dp / c.ep, 2.0 * p.expert, link);
-    return ReduceSec(c.zero >= 1, c.dp, 2.0 * p.dense, link) + ReduceSec(c.zero >= 1, c.dp / c.ep, 2.0 * p.expert, link);
+        return CollectiveSec(Collective::ReduceScatter, group, 2.0 * p.dense, link) +
+               CollectiveSec(Collective::ReduceScatter, group / c.ep, 2.0 * p.expert, link);
+    return ReduceSec(c.zero >= 1, group, 2.0 * p.dense, link) + ReduceSec(c.zero >= 1, group / c.ep, 2.0 * p.expert, link);
 }
 
 } // namespace
@@ -278,6 +322,7 @@ std::string ScheduleText(const TrainingConfig& c)
 std::string ConfigText(const TrainingConfig& c)
 {
     std::string s = "dp " + Num(c.dp) + " tp " + Num(c.tp) + " pp " + Num(c.pp);
+    if (c.cp > 1) s += " cp " + Num(c.cp);
     if (c.ep > 1) s += " ep " + Num(c.ep);
     s += " mb " + Num(c.microBatch);
     if (c.pp > 1) {
@@ -354,13 +399,15 @@ StepBreakdown PlannerTime(const PlanRequest& r, const TrainingConfig& c, const P
     }
     t.compute = N * (o.computeF + o.computeB);
     t.tpComm = N * (o.tpF + o.tpB);
+    t.cpComm = N * (o.cpF + o.cpB);
     t.epComm = N * (o.epF + o.epB);
     t.bubble = freeSends - work;
     t.ppComm = pipeline - freeSends;
     t.dpSyncSec = DpSyncSec(r, c, s);
     t.dpComm = std::max(0.0, t.dpSyncSec - o.times.backward) + N * (o.gatherF + o.gatherB);
     const StageParams p = ParamsOn(r, c, s, 0);
-    const double local = p.dense / (c.zero >= 1 ? c.dp : 1.0) + p.expert / (c.zero >= 1 ? static_cast<double>(c.dp) / c.ep : 1.0);
+    const double group = c.GradientGroup();
+    const double local = p.dense / (c.zero >= 1 ? group : 1.0) + p.expert / (c.zero >= 1 ? group / c.ep : 1.0);
     t.optimizer = r.cluster.gpu.hbmGBps > 0 ? 32.0 * local / (r.cluster.gpu.hbmGBps * 1e9) : 0.0;
     t.step = pipeline + std::max(0.0, t.dpSyncSec - o.times.backward) + t.optimizer;
     return t;

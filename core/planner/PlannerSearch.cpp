@@ -15,6 +15,21 @@ namespace paralens::core {
 
 namespace {
 
+// f(0) .. f(n - 1) on every core (at most 8 threads), each index once.
+template <class F>
+void ParallelFor(size_t n, F f)
+{
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+        for (size_t i = next++; i < n; i = next++) f(i);
+    };
+    const unsigned threads = std::max(1u, std::min(std::thread::hardware_concurrency(), 8u));
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads && t < n; ++t) pool.emplace_back(work);
+    work();
+    for (std::thread& t : pool) t.join();
+}
+
 std::vector<int> Divisors(int n)
 {
     std::vector<int> out;
@@ -39,7 +54,7 @@ void CheckFixed(const PlanRequest& r)
     Require(gpus >= 1, "--gpus must be at least 1");
     Require(r.globalBatch >= 1, "--global-batch must be at least 1");
     Require(r.cluster.gpusPerNode >= 1, "--gpus-per-node must be at least 1");
-    for (const auto& [v, flag] : {std::pair{r.dp, "--dp"}, std::pair{r.tp, "--tp"}, std::pair{r.pp, "--pp"}}) {
+    for (const auto& [v, flag] : {std::pair{r.dp, "--dp"}, std::pair{r.tp, "--tp"}, std::pair{r.pp, "--pp"}, std::pair{r.cp, "--cp"}}) {
         if (!v) continue;
         Require(*v >= 1, std::string(flag) + " must be at least 1");
         Require(gpus % *v == 0, "--gpus " + Num(gpus) + " is not divisible by " + flag + " " + Num(*v));
@@ -51,6 +66,11 @@ void CheckFixed(const PlanRequest& r)
     if (r.dp) Require(r.globalBatch % (*r.dp * r.microBatch.value_or(1)) == 0,
                       "--global-batch " + Num(r.globalBatch) + " is not divisible by --dp " + Num(*r.dp) +
                           (r.microBatch ? " x --micro-batch " + Num(*r.microBatch) : std::string()));
+    if (r.cp && *r.cp > 1) {
+        Require(r.Seq() % (2 * *r.cp) == 0, "--seq " + Num(r.Seq()) + " is not divisible by 2 x --cp " + Num(*r.cp) +
+                                                " (context parallelism cuts each sequence into 2 cp chunks)");
+        Require(r.flashAttention, "--cp " + Num(*r.cp) + " needs flash attention (ring attention never stores the scores)");
+    }
     if (r.pp) Require(*r.pp <= r.model.layers, "--pp " + Num(*r.pp) + " exceeds --layers " + Num(r.model.layers));
     if (r.ep && !r.model.IsMoe()) Require(*r.ep == 1, "--ep needs a mixture-of-experts model (--experts)");
 }
@@ -74,7 +94,21 @@ std::vector<std::pair<ScheduleKind, int>> SchedulesFor(const PlanRequest& r, int
     return out;
 }
 
-std::vector<TrainingConfig> Candidates(const PlanRequest& r)
+// The context-parallel degrees searched: those dividing the GPUs left whose chunks of 2 cp cut the
+// sequence evenly and leave each GPU at least kMinCpTokens of it (fewer make the ring's sends
+// outlast attention on every GPU of the spec table); only 1 without flash attention.
+constexpr int kMinCpTokens = 1024;
+std::vector<int> CpChoices(const PlanRequest& r, int gpusLeft)
+{
+    if (r.cp) return {*r.cp};
+    std::vector<int> out;
+    for (int cp : Divisors(gpusLeft))
+        if (cp == 1 || (r.flashAttention && r.Seq() % (2 * cp) == 0 && r.Seq() / cp >= kMinCpTokens)) out.push_back(cp);
+    return out;
+}
+
+// Every DP x TP x PP x CP split of the GPUs the request allows (ep and the rest left at their defaults).
+std::vector<TrainingConfig> Splits(const PlanRequest& r)
 {
     const TransformerModel& m = r.model;
     const PlanCluster& k = r.cluster;
@@ -84,19 +118,34 @@ std::vector<TrainingConfig> Candidates(const PlanRequest& r)
         if (!r.tp && !r.tpAcrossNodes && tp > k.gpusPerNode) continue;
         for (int pp : OneOr<int>(r.pp, Divisors(k.gpus / tp))) {
             if (pp > m.layers || (k.gpus / tp) % pp) continue;
-            const int dp = k.gpus / (tp * pp);
-            if ((r.dp && *r.dp != dp) || r.globalBatch % dp) continue;
-            for (int ep : OneOr<int>(r.ep, m.IsMoe() ? Divisors(dp) : std::vector<int>{1})) {
-                if (m.IsMoe() && (m.experts % ep || dp % ep)) continue;
-                for (int mb : OneOr<int>(r.microBatch, {1, 2, 4, 8, 16, 32})) {
-                    if ((r.globalBatch / dp) % mb) continue;
-                    const int N = r.globalBatch / (dp * mb);
-                    for (const auto& [kind, v] : SchedulesFor(r, pp, N))
-                        for (Recompute rc : OneOr<Recompute>(r.recompute, {Recompute::None, Recompute::Selective, Recompute::Full}))
-                            for (int zero : OneOr<int>(r.zero, pp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0, 1, 2, 3}))
-                                for (bool sp : OneOr<bool>(r.sequenceParallel, tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false}))
-                                    out.push_back(TrainingConfig{dp, tp, pp, ep, mb, kind, v, rc, zero, sp});
-                }
+            for (int cp : CpChoices(r, k.gpus / (tp * pp))) {
+                if ((k.gpus / (tp * pp)) % cp) continue;
+                TrainingConfig c;
+                c.tp = tp, c.pp = pp, c.cp = cp, c.dp = k.gpus / (tp * pp * cp);
+                if ((r.dp && *r.dp != c.dp) || r.globalBatch % c.dp) continue;
+                out.push_back(c);
+            }
+        }
+    }
+    return out;
+}
+
+std::vector<TrainingConfig> Candidates(const PlanRequest& r)
+{
+    const TransformerModel& m = r.model;
+    std::vector<TrainingConfig> out;
+    for (const TrainingConfig& split : Splits(r)) {
+        const int dp = split.dp, tp = split.tp, pp = split.pp, cp = split.cp;
+        for (int ep : OneOr<int>(r.ep, m.IsMoe() ? Divisors(dp) : std::vector<int>{1})) {
+            if (m.IsMoe() && (m.experts % ep || dp % ep)) continue;
+            for (int mb : OneOr<int>(r.microBatch, {1, 2, 4, 8, 16, 32})) {
+                if ((r.globalBatch / dp) % mb) continue;
+                const int N = r.globalBatch / (dp * mb);
+                for (const auto& [kind, v] : SchedulesFor(r, pp, N))
+                    for (Recompute rc : OneOr<Recompute>(r.recompute, {Recompute::None, Recompute::Selective, Recompute::Full}))
+                        for (int zero : OneOr<int>(r.zero, pp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0, 1, 2, 3}))
+                            for (bool sp : OneOr<bool>(r.sequenceParallel, tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false}))
+                                out.push_back(TrainingConfig{dp, tp, pp, ep, mb, kind, v, rc, zero, sp, cp});
             }
         }
     }
@@ -114,21 +163,38 @@ void PrebuildSchedules(const PlanRequest& r, const std::vector<TrainingConfig>& 
         const PipelineShape p = PipelineShapeOf(r, c);
         if (seen.insert(CacheKey(p)).second) shapes.push_back(p);
     }
-    std::atomic<size_t> next{0};
-    auto work = [&] {
-        for (size_t i = next++; i < shapes.size(); i = next++) {
-            try {
-                PipelineStructureOf(shapes[i]);
-            } catch (const Error&) {
-                // the schedule does not allow this shape: the search skips it
-            }
+    ParallelFor(shapes.size(), [&](size_t i) {
+        try {
+            PipelineStructureOf(shapes[i]);
+        } catch (const Error&) {
+            // the schedule does not allow this shape: the search skips it
         }
-    };
-    const unsigned threads = std::max(1u, std::min(std::thread::hardware_concurrency(), 8u));
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-    work();
-    for (std::thread& t : pool) t.join();
+    });
+}
+
+// One candidate's memory (a lower bound first, then on its schedule) and, when it fits, its time.
+// False when its schedule does not allow the shape.
+bool EvaluateCandidate(const PlanRequest& r, const TrainingConfig& c, double usable, PlanRow& row)
+{
+    row.config = c;
+    row.microBatches = r.globalBatch / (c.dp * c.microBatch);
+    row.memory = PlannerMemory(r, c, nullptr); // a lower bound until the schedule is built
+    std::shared_ptr<const PipelineStructure> pipe;
+    if (row.memory.Total() <= usable && c.pp > 1) {
+        try {
+            pipe = PipelineStructureOf(PipelineShapeOf(r, c));
+        } catch (const Error&) {
+            return false;
+        }
+        row.memory = PlannerMemory(r, c, pipe.get());
+    }
+    if (row.memory.Total() <= usable) {
+        row.time = PlannerTime(r, c, pipe.get(), false);
+        row.timed = true;
+    }
+    FinishRow(r, row);
+    if (!row.fits && c.pp > 1 && !pipe) row.rejected.insert(5, " at least"); // "needs at least ...": the lower bound of micro-batches in flight
+    return true;
 }
 
 std::vector<size_t> ParetoFront(const std::vector<PlanRow>& rows)
@@ -160,7 +226,7 @@ PlanResult PlanTraining(const PlanRequest& r)
     CheckFixed(r);
     const std::vector<TrainingConfig> candidates = Candidates(r);
     if (candidates.empty())
-        throw Error("no configuration of " + Num(r.cluster.gpus) + " GPUs satisfies the request: the degrees must multiply to --gpus, "
+        throw Error("no configuration of " + Num(r.cluster.gpus) + " GPUs satisfies the request: dp x tp x pp x cp must be --gpus, "
                     "TP must divide --heads " + Num(r.model.heads) + " and --kv-heads " + Num(r.model.kvHeads) +
                     (r.tpAcrossNodes ? "" : " and stay inside a node of " + Num(r.cluster.gpusPerNode)) +
                     ", DP x micro-batch must divide --global-batch " + Num(r.globalBatch));
@@ -168,28 +234,12 @@ PlanResult PlanTraining(const PlanRequest& r)
     res.candidates = candidates.size();
     const double usable = r.cluster.UsableBytes();
     PrebuildSchedules(r, candidates, usable);
-    for (const TrainingConfig& c : candidates) {
-        PlanRow row;
-        row.config = c;
-        row.microBatches = r.globalBatch / (c.dp * c.microBatch);
-        row.memory = PlannerMemory(r, c, nullptr); // a lower bound until the schedule is built
-        std::shared_ptr<const PipelineStructure> pipe;
-        if (row.memory.Total() <= usable && c.pp > 1) {
-            try {
-                pipe = PipelineStructureOf(PipelineShapeOf(r, c));
-            } catch (const Error&) {
-                continue; // the schedule does not allow this shape
-            }
-            row.memory = PlannerMemory(r, c, pipe.get());
-        }
-        if (row.memory.Total() <= usable) {
-            row.time = PlannerTime(r, c, pipe.get(), false);
-            row.timed = true;
-        }
-        FinishRow(r, row);
-        if (!row.fits && c.pp > 1 && !pipe) row.rejected.insert(5, " at least"); // "needs at least ...": the lower bound of micro-batches in flight
-        res.rows.push_back(std::move(row));
-    }
+    std::vector<PlanRow> rows(candidates.size());
+    std::vector<uint8_t> allowed(candidates.size());
+    ParallelFor(candidates.size(), [&](size_t i) { allowed[i] = EvaluateCandidate(r, candidates[i], usable, rows[i]); });
+    res.rows.reserve(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) // in the candidates' order, so that ties rank the same on any core count
+        if (allowed[i]) res.rows.push_back(std::move(rows[i]));
     Rank(res.rows);
     // The breakdown (bubble apart from sends) for the rows people read: the best and the front.
     res.pareto = ParetoFront(res.rows);

@@ -20,10 +20,10 @@ OpParts PartsOf(const OpCosts& o, PipeOpKind kind, bool split, bool fullRecomput
     OpParts p;
     switch (kind) {
     case PipeOpKind::Forward:
-        p = {o.computeF, o.tpF + o.epF + o.gatherF, o.flopsF, SpanCategory::Forward, false};
+        p = {o.computeF, o.tpF + o.cpF + o.epF + o.gatherF, o.flopsF, SpanCategory::Forward, false};
         break;
     case PipeOpKind::Backward:
-        p = {split ? o.computeB - o.times.weight : o.computeB, o.tpB + o.epB + o.gatherB, (split ? 1.0 : 2.0) * o.flopsF,
+        p = {split ? o.computeB - o.times.weight : o.computeB, o.tpB + o.cpB + o.epB + o.gatherB, (split ? 1.0 : 2.0) * o.flopsF,
              SpanCategory::Backward, fullRecompute};
         break;
     case PipeOpKind::WeightGrad: p = {o.times.weight, 0.0, o.flopsF, SpanCategory::WeightGrad, false}; break;
@@ -43,7 +43,12 @@ Workload StepWorkload(const TrainingConfig& c, const OpCosts& o, const PipelineS
         for (int j = 0; j < tp; ++j) names.push_back("stage " + std::to_string(s) + " / tp " + std::to_string(j));
     Workload w(D * tp, names);
     const uint16_t opName[3] = {w.Name("F"), w.Name("B"), w.Name("W")};
-    const uint16_t commName = w.Name(c.ep > 1 ? "tp + ep comm" : c.zero == 3 ? "tp comm + zero-3 gather" : "tp comm");
+    std::string comm = "tp";
+    if (c.cp > 1) comm += " + cp ring";
+    if (c.ep > 1) comm += " + ep";
+    comm += " comm";
+    if (c.zero == 3) comm += " + zero-3 gather";
+    const uint16_t commName = w.Name(comm);
     const uint16_t actName = w.Name("activation"), gradName = w.Name("gradient");
     const bool split = c.schedule == ScheduleKind::ZeroBubbleH1, full = c.recompute == Recompute::Full;
     const double v = c.pp > 1 ? c.chunks : 1;

@@ -56,6 +56,7 @@ TransformerModel Llama2(const std::string& id, int layers, int hidden, int heads
     m.layers = layers, m.hidden = hidden, m.heads = heads, m.kvHeads = kvHeads, m.ffn = ffn, m.vocab = 32000, m.seq = 4096;
     m.mlp = MlpKind::SwiGlu;
     m.tiedEmbeddings = false;
+    m.dropout = false;
     return m;
 }
 
@@ -104,7 +105,6 @@ std::string Prepare(const std::map<std::string, std::string>& r, PublishedSetRun
     if (m.id.empty()) return "the file does not give the model's shape";
     const std::string gpu = GpuOf(r.at("gpu_type"));
     if (gpu.empty()) return "GPU " + r.at("gpu_type") + " is not in the spec table";
-    if (CsvNumber(r.at("cp")) > 1) return "context parallelism is not modelled";
     const double tp = CsvNumber(r.at("tp")), pp = CsvNumber(r.at("pp")), seq = CsvNumber(r.at("seq_len")), gbs = CsvNumber(r.at("global_batch_size"));
     if (tp <= 0 || pp <= 0) return "TP and PP are not printed (FSDP only)";
     if (gbs <= 0 || seq <= 0) return "the global batch or sequence is not printed";
@@ -118,8 +118,10 @@ std::string Prepare(const std::map<std::string, std::string>& r, PublishedSetRun
     q.seq = static_cast<int>(seq);
     q.tp = static_cast<int>(tp);
     q.pp = static_cast<int>(pp);
-    if (run.gpus % (q.tp.value() * q.pp.value()) != 0) return "the GPUs are not a multiple of TP x PP";
-    q.dp = run.gpus / (q.tp.value() * q.pp.value());
+    q.cp = std::max(1, static_cast<int>(CsvNumber(r.at("cp"))));
+    if (run.gpus % (q.tp.value() * q.pp.value() * q.cp.value()) != 0) return "the GPUs are not a multiple of TP x PP x CP";
+    q.dp = run.gpus / (q.tp.value() * q.pp.value() * q.cp.value());
+    if (static_cast<int>(gbs) % *q.dp != 0) return "the printed GPUs and degrees leave a DP that does not divide the global batch";
     if (const double mb = CsvNumber(r.at("micro_batch_size")); mb > 0) q.microBatch = static_cast<int>(mb);
     if (const double vp = CsvNumber(r.at("vp")); vp > 1) {
         q.schedule = ScheduleKind::Interleaved;

@@ -80,8 +80,11 @@ TransformerModel Make(std::string id, std::string source, int layers, int hidden
     m.mlp = mlp;
     m.experts = experts;
     m.topK = topK;
-    // GPT-3, Megatron-LM and BLOOM share the input and output embedding; Llama, Mixtral and Nemotron-4 do not.
+    // GPT-3, Megatron-LM and BLOOM share the input and output embedding and are trained with
+    // Megatron-LM's dropout; Llama, Mixtral and Nemotron-4 do neither (their released configurations
+    // and NeMo / Megatron-Bridge recipes set hidden and attention dropout to 0).
     m.tiedEmbeddings = mlp == MlpKind::Gelu;
+    m.dropout = mlp == MlpKind::Gelu;
     return m;
 }
 
@@ -167,11 +170,13 @@ ResolvedModel ResolveModel(const ModelInput& in)
         m.topK = in.topK.value_or(m.experts > 0 ? 2 : 0);
         m.seq = in.seq.value_or(2048);
         m.tiedEmbeddings = true; // Megatron-LM's default (untie_embeddings_and_output_weights off)
+        m.dropout = in.dropout.value_or(true); // Megatron-LM's default hidden and attention dropout 0.1
         if (!in.kvHeads) r.defaulted.push_back("kv-heads = heads " + std::to_string(m.kvHeads) + " (multi-head attention)");
         if (!in.ffn) r.defaulted.push_back("ffn 4 x hidden = " + std::to_string(m.ffn));
         if (!in.mlp) r.defaulted.push_back("mlp gelu");
         if (!in.seq) r.defaulted.push_back("seq 2048");
         r.defaulted.push_back("embeddings tied to the output head");
+        if (!in.dropout) r.defaulted.push_back("dropout (its masks stored)");
         CheckModel(m);
         return r;
     }
@@ -199,6 +204,8 @@ ResolvedModel ResolveModel(const ModelInput& in)
         Take(m.topK, in.topK, "top-k", from);
     }
     from.push_back(m.tiedEmbeddings ? "embeddings tied to the output head" : "embeddings apart from the output head");
+    if (in.dropout) m.dropout = *in.dropout;
+    else from.push_back(m.dropout ? "dropout (its masks stored)" : "no dropout");
     if (in.AnyArchitecture()) m.id += "*";
     CheckModel(m);
     return r;

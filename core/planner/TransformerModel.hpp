@@ -31,6 +31,10 @@ struct TransformerModel {
     int seq = 2048;           // default training sequence length
     MlpKind mlp = MlpKind::Gelu;
     bool tiedEmbeddings = false;
+    // Dropout after attention and after the MLP (Megatron-LM's GPT default, 0.1): training keeps
+    // each mask, 1 byte an element. Llama, Mixtral and Nemotron-4 train without, and PyTorch's
+    // dropout at p = 0 stores nothing.
+    bool dropout = true;
     int experts = 0;          // 0: dense MLP; else every layer's MLP is `experts` experts
     int topK = 0;             // experts each token visits
 
@@ -68,13 +72,14 @@ const TransformerModel* FindModelPreset(std::string_view id);
 
 // A model described on the command line or in the window: a preset changed by the fields given,
 // or, without a preset, a neutral model (multi-head attention, a GeLU MLP of 4 x hidden, no
-// experts, sequence 2048, embeddings tied to the output head as Megatron-LM's default) that needs
+// experts, sequence 2048, embeddings tied to the output head and dropout as Megatron-LM's defaults) that needs
 // at least layers, hidden, heads and vocab.
 struct ModelInput {
     std::string preset; // empty: none named
     std::optional<int> layers, hidden, heads, kvHeads, ffn, vocab, experts, topK, seq;
     std::optional<MlpKind> mlp;
-    bool AnyArchitecture() const { return layers || hidden || heads || kvHeads || ffn || vocab || experts || topK || mlp; }
+    std::optional<bool> dropout;
+    bool AnyArchitecture() const { return layers || hidden || heads || kvHeads || ffn || vocab || experts || topK || mlp || dropout; }
 };
 struct ResolvedModel {
     TransformerModel model;               // id "preset*" when changed, "custom" without a preset

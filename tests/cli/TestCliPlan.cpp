@@ -24,10 +24,10 @@ TEST_CASE("plan: ranked rows with the documented fields, best first, and a Paret
                                 "memoryBytesPerGpu", "fits"})
             CHECK(row.contains(key));
         CHECK(row["fits"] == true);
-        CHECK(row["dp"].get<int>() * row["tp"].get<int>() * row["pp"].get<int>() == 64);
+        CHECK(row["dp"].get<int>() * row["tp"].get<int>() * row["pp"].get<int>() * row["cp"].get<int>() == 64);
         CHECK(row["stepSeconds"].get<double>() >= previous);
         previous = row["stepSeconds"].get<double>();
-        CHECK(row["memoryBytesPerGpu"].get<double>() <= 80e9 * 0.9);
+        CHECK(row["memoryBytesPerGpu"].get<double>() <= 80 * 1073741824.0 * 0.9); // 80 GiB, less the allowance
         CHECK(row["tokensPerSecond"].get<double>() == Approx(128.0 * 4096 / row["stepSeconds"].get<double>()).epsilon(1e-9));
     }
     REQUIRE_FALSE(j["pareto"].empty());
@@ -54,7 +54,7 @@ TEST_CASE("plan: impossible requests are one line naming the constraint", "[cli]
     const Case cases[] = {
         {"plan --model llama3-70b --gpus 100 --tp 8", "--gpus 100 is not divisible by --tp 8"},
         {"plan --model llama3-70b --gpus 96 --tp 3", "--heads 64 is not divisible by --tp 3"},
-        {"plan --model llama3-405b --gpus 8 --global-batch 8", "nothing fits in 72 GB per GPU"},
+        {"plan --model llama3-405b --gpus 8 --global-batch 8", "nothing fits in 77 GB per GPU"},
         {"plan --model nope", "--model: unknown model 'nope'"},
         {"plan --gpu tpu", "--gpu: unknown GPU 'tpu'"},
         {"plan --schedule pipedream", "--schedule must be gpipe, 1f1b, interleaved or zb-h1"},
@@ -148,7 +148,7 @@ TEST_CASE("plan: a model by hand inherits nothing, and a changed preset lists wh
     CHECK(hand["model"] == "custom");
     CHECK(hand["mlp"] == "gelu");
     CHECK(hand["fromPreset"].empty());
-    CHECK(hand["assumed"].size() == 5);
+    CHECK(hand["assumed"].size() == 6);
     CHECK(hand["parameters"].get<double>() == Approx(174.6e9).epsilon(0.002));
     const CliResult missing = RunParalens("plan --layers 96 --hidden 12288 --heads 96");
     CHECK(missing.exitCode != 0);
@@ -177,4 +177,25 @@ TEST_CASE("plan: --fp8 says where it applies, and a GPU without fp8 is refused w
     const CliResult a100 = RunParalens("plan --model llama3-8b --gpu a100-sxm --gpus 8 --global-batch 16 --fp8");
     CHECK(a100.exitCode == 2);
     CHECK_THAT(a100.err, Catch::Contains("--fp8: a100-sxm has no fp8 peak") && Catch::Contains("h100-sxm"));
+}
+
+TEST_CASE("plan: --cp fixes context parallelism, its ring time is in the breakdown, and --dropout overrides the preset", "[cli][plan]")
+{
+    const Json j = RunParalensJson("plan --model llama3-8b --gpus 16 --seq 65536 --global-batch 16 --cp 4 --json");
+    REQUIRE_FALSE(j["rows"].empty());
+    for (const Json& row : j["rows"]) {
+        CHECK(row["cp"] == 4);
+        CHECK(row["dp"].get<int>() * row["tp"].get<int>() * row["pp"].get<int>() * 4 == 16);
+        CHECK(row["time"].contains("cpComm"));
+    }
+    CHECK(j["dropout"] == false); // Llama trains without
+    CHECK(std::find(j["fromPreset"].begin(), j["fromPreset"].end(), "no dropout") != j["fromPreset"].end());
+    const CliResult text = RunParalens("plan --model llama3-8b --gpus 16 --seq 65536 --global-batch 16 --cp 4 --top 1");
+    CHECK_THAT(text.out, Catch::Contains(" cp ") && Catch::Contains("cp 4"));
+    const Json on = RunParalensJson("plan --model llama3-8b --gpus 16 --seq 65536 --global-batch 16 --cp 4 --dropout on --json");
+    CHECK(on["dropout"] == true);
+    CHECK(on["rows"][0]["memoryBytesPerGpu"].get<double>() >= j["rows"][0]["memoryBytesPerGpu"].get<double>());
+    const CliResult bad = RunParalens("plan --model llama3-8b --gpus 16 --seq 6004 --cp 4");
+    CHECK(bad.exitCode == 2);
+    CHECK_THAT(bad.err, Catch::Contains("2 x --cp 4"));
 }

@@ -4,6 +4,7 @@
 // step against its predicted time, the search's constraints and messages, and the published runs.
 #include "common/Error.hpp"
 #include "planner/PipelineTiming.hpp"
+#include "planner/PlannerInternal.hpp"
 #include "planner/PlannerTrace.hpp"
 #include "planner/PublishedRuns.hpp"
 #include "sim/PipelineSimulator.hpp"
@@ -252,7 +253,7 @@ TEST_CASE("planner: impossible requests name the constraint", "[planner]")
     const PlanResult none = PlanTraining(big);
     CHECK(none.fitting == 0);
     REQUIRE_FALSE(none.notes.empty());
-    CHECK_THAT(none.notes.front(), Catch::Contains("nothing fits in 72 GB per GPU") && Catch::Contains("GB over"));
+    CHECK_THAT(none.notes.front(), Catch::Contains("nothing fits in 77 GB per GPU") && Catch::Contains("GB over"));
 }
 
 TEST_CASE("planner: Megatron-LM's published runs are predicted within 15%", "[planner][published]")
@@ -286,7 +287,8 @@ TEST_CASE("planner: a model by hand starts neutral, a changed preset says what i
     CHECK(gpt.model.mlp == MlpKind::Gelu);
     CHECK(gpt.model.seq == 2048);
     CHECK(gpt.fromPreset.empty());
-    CHECK(gpt.defaulted.size() == 5);
+    CHECK(gpt.defaulted.size() == 6);
+    CHECK(gpt.model.dropout); // Megatron-LM's default
     CHECK(gpt.model.TotalParams() == Approx(FindModelPreset("gpt3-175b")->TotalParams()).epsilon(1e-12)); // the same model
     ModelInput custom = hand;
     custom.preset = "custom";
@@ -304,6 +306,11 @@ TEST_CASE("planner: a model by hand starts neutral, a changed preset says what i
     CHECK(has("mlp swiglu"));
     CHECK(has("ffn 28672"));
     CHECK_FALSE(has("layers 80"));
+    CHECK(has("no dropout"));
+    CHECK_FALSE(l.model.dropout);
+    changed.dropout = true;
+    CHECK(ResolveModel(changed).model.dropout);
+    changed.dropout.reset();
     changed.heads = 128; // 8 KV heads still divide 128: kept, and said
     CHECK(ResolveModel(changed).model.kvHeads == 8);
     changed.heads = 4; // they do not divide 4: multi-head attention
@@ -421,9 +428,81 @@ TEST_CASE("planner: FP8 runs the layers' linear GEMMs at the fp8 peak and keeps 
     const double linearSec = layers * 2 * tokens * m.LayerActiveParams() / tp / (989e12 * 0.55);
     CHECK(bf16.time.forwardSec - fp8.time.forwardSec == Approx(linearSec / 2).epsilon(0.002));
     CHECK(fp8.time.step < bf16.time.step);
-    CHECK(fp8.memory.Total() == bf16.memory.Total());
+    // States unchanged; the four linear inputs kept in fp8: per layer and micro-batch 2 sbh less of
+    // the whole-kept part and sbh + sbf less of the split one (sequence parallel: all over TP).
+    CHECK(fp8.memory.weights + fp8.memory.gradients + fp8.memory.optimizer ==
+          bf16.memory.weights + bf16.memory.gradients + bf16.memory.optimizer);
+    const double sbh = tokens * m.hidden, sbf = tokens * m.ffn;
+    CHECK(bf16.memory.activations - fp8.memory.activations == Approx(bf16.memory.inFlight * layers * (3 * sbh + sbf) / tp).epsilon(1e-9));
     // MFU stays model FLOPs over the bf16 peak: faster steps, higher MFU, the same FLOPs.
     CHECK(fp8.mfu / bf16.mfu == Approx(bf16.time.step / fp8.time.step).epsilon(1e-9));
     r.cluster.gpu = *FindGpu("a100-sxm");
     CHECK_THROWS_WITH(Evaluate(r, c), Catch::Contains("--fp8") && Catch::Contains("a100-sxm"));
+}
+
+TEST_CASE("planner: context parallelism splits each sequence's tokens, rings K and V, and reduces over dp x cp", "[core][planner]")
+{
+    PlanRequest r = Request("llama3-8b", "h100-sxm", 8, 16);
+    r.seq = 32768;
+    const TrainingConfig one = Config(8, 1, 1, 1, ScheduleKind::OneFOneB, 1, Recompute::None, 1);
+    TrainingConfig two = Config(4, 1, 1, 1, ScheduleKind::OneFOneB, 1, Recompute::None, 1);
+    two.cp = 2;
+    CHECK(ConfigText(two) == "dp 4 tp 1 pp 1 cp 2 mb 1 recompute none zero1");
+    const PlanRow a = Evaluate(r, one), b = Evaluate(r, two);
+    // Every activation term is per token: half the tokens, half the bytes. The optimizer is sharded
+    // over dp x cp = 8 either way.
+    CHECK(b.memory.activations == Approx(a.memory.activations / 2).epsilon(1e-12));
+    CHECK(b.memory.optimizer == Approx(a.memory.optimizer).epsilon(1e-12));
+    // Each GPU's queries against the whole sequence: half the forward FLOPs, the full square's share.
+    const OpCosts oa = OpCostsOf(r, one, ShapeOf(r, one)), ob = OpCostsOf(r, two, ShapeOf(r, two));
+    CHECK(ob.flopsF == Approx(oa.flopsF / 2).epsilon(1e-12));
+    CHECK(oa.cpF == 0);
+    CHECK(ob.cpF == 0); // 32K tokens: a block's attention outlasts its K and V on NVLink
+    CHECK(b.time.dpSyncSec == Approx(a.time.dpSyncSec).epsilon(1e-12)); // the same 8 ranks reduce
+    CHECK(b.microBatches == 4);
+
+    // A short sequence on a slow network across nodes: the ring's sends show, as the formula says.
+    r.seq = 4096;
+    r.cluster.gpusPerNode = 1;
+    r.cluster.networkGBps = 2;
+    const Shape s = ShapeOf(r, two);
+    const OpCosts o = OpCostsOf(r, two, s);
+    const TransformerModel& m = r.model;
+    const double kvBytes = 2.0 * 2.0 * s.tokens * m.kvHeads * m.HeadDim();
+    const double attention = 4.0 * s.tokens * s.seq * s.h / (r.cluster.PeakFlops() * r.cluster.efficiency);
+    const CostParams link{10e-6, 1e-9 / 2, 0};
+    CHECK(o.cpF == Approx(s.layers * (MessageSeconds(kvBytes, link) - attention / 2)).epsilon(1e-9));
+    CHECK(o.cpB == Approx(s.layers * (MessageSeconds(2 * kvBytes, link) - attention)).epsilon(1e-9));
+    CHECK(Evaluate(r, two).time.cpComm == Approx(4 * (o.cpF + o.cpB)).epsilon(1e-9));
+
+    // Impossible requests name the constraint.
+    r = Request("llama3-8b", "h100-sxm", 8, 16);
+    r.cp = 3;
+    CHECK_THROWS_WITH(PlanTraining(r), Catch::Contains("--cp 3"));
+    r.cp = 2;
+    r.seq = 4098;
+    CHECK_THROWS_WITH(PlanTraining(r), Catch::Contains("2 x --cp 2"));
+    r.seq = 8192;
+    r.flashAttention = false;
+    CHECK_THROWS_WITH(PlanTraining(r), Catch::Contains("flash attention"));
+}
+
+TEST_CASE("planner: the search takes context parallelism where long sequences need it", "[core][planner]")
+{
+    PlanRequest r = Request("llama3-8b", "h100-sxm", 64, 8);
+    r.seq = 131072;
+    const PlanResult searched = PlanTraining(r);
+    REQUIRE(searched.fitting > 0);
+    CHECK(searched.rows.front().config.cp > 1);
+    for (const PlanRow& row : searched.rows) {
+        CHECK(row.config.dp * row.config.tp * row.config.pp * row.config.cp == 64);
+        CHECK(r.Seq() / row.config.cp >= 1024);
+    }
+    r.cp = 1; // without it: slower, or nothing fits
+    const PlanResult without = PlanTraining(r);
+    if (without.fitting > 0) CHECK(without.rows.front().time.step > searched.rows.front().time.step);
+    // A short sequence leaves CP out of the search (each GPU keeps at least 1024 tokens).
+    PlanRequest shortSeq = Request("llama3-8b", "h100-sxm", 64, 64);
+    shortSeq.seq = 2048;
+    for (const PlanRow& row : PlanTraining(shortSeq).rows) CHECK(row.config.cp <= 2);
 }

@@ -273,6 +273,18 @@ TEST_CASE("the planner view ranks, explains the shown row and draws the Pareto f
     CHECK(j["points"].get<int>() >= static_cast<int>(j["front"].size()));
 }
 
+TEST_CASE("the planner view plans long sequences with context parallelism, and a fixed cp holds", "[gui][planner]")
+{
+    REQUIRE_DISPLAY();
+    CliTempDir dir;
+    const std::string png = dir.File("planner-cp.png");
+    const nlohmann::json j = Render("--scenario plan-long-context --view planner --size 1280x720", png);
+    REQUIRE_FALSE(j["rows"].empty());
+    CHECK_THAT(j["rows"][0]["config"].get<std::string>(), Catch::Contains(" cp "));
+    for (const auto& s : j["stepBar"])
+        if (s["label"] == "TP/CP/EP comm") CHECK(s["seconds"].get<double>() >= 0);
+}
+
 TEST_CASE("the flow view draws one node per rank", "[gui]")
 {
     REQUIRE_DISPLAY();
