@@ -322,7 +322,7 @@ void Run(const PlanOptions& o)
         for (size_t i = 0; i < std::min(static_cast<size_t>(o.top), res.fitting); ++i) rows.push_back(RowJson(res.rows[i]));
         for (size_t i : res.pareto) pareto.push_back(RowJson(res.rows[i]));
         PrintJson({{"model", r.model.id}, {"modelSource", r.model.source}, {"mlp", core::Name(r.model.mlp)}, {"dropout", r.model.dropout},
-                   {"fromPreset", model.fromPreset}, {"assumed", model.defaulted}, {"fp8", r.cluster.fp8},
+                   {"fromPreset", model.fromPreset}, {"assumed", model.defaulted}, {"fp8", r.cluster.fp8}, {"tpCommOverlap", r.tpCommOverlap},
                    {"mfuPeakTflops", r.cluster.PeakFlops() * 1e-12},
                    {"parameters", r.model.TotalParams()}, {"gpus", r.cluster.gpus}, {"gpu", r.cluster.gpu.id},
                    {"globalBatch", r.globalBatch}, {"seq", r.Seq()}, {"candidates", res.candidates}, {"fitting", res.fitting},
@@ -396,6 +396,8 @@ void AddPlanCommand(CLI::App& root)
     cmd->add_option("--sp", o->sp, "Fix sequence parallelism: on or off");
     cmd->add_flag("--no-flash-attention", o->noFlash, "Attention stores its score matrices (5 a s^2 b bytes per layer)");
     cmd->add_flag("--tp-across-nodes", o->request.tpAcrossNodes, "Allow TP groups larger than a node");
+    cmd->add_flag("--tp-comm-overlap", o->request.tpCommOverlap,
+                  "TP collectives overlapped with the linear GEMMs (Megatron-LM's --tp-comm-overlap): only what outlasts them counts");
     cmd->add_option("--top", o->top, "Rows to show")->capture_default_str()->check(CLI::PositiveNumber);
     cmd->add_option("--trace", o->trace, "Write the simulated step of one row (.json or .json.gz)");
     cmd->add_option("--trace-row", o->traceRow, "Which row --trace simulates (1: the best)")->capture_default_str();

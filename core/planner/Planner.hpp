@@ -83,6 +83,9 @@ struct PlanRequest {
     int seq = 0;                  // 0: the model's
     bool flashAttention = true;   // attention scores are never stored (else 5 a s^2 b bytes per layer)
     bool tpAcrossNodes = false;   // allow TP groups larger than a node
+    // Megatron-LM's --tp-comm-overlap: the TP collectives run under the linear GEMMs they feed or
+    // follow, chunk by chunk; only what outlasts those GEMMs shows (SM contention not charged).
+    bool tpCommOverlap = false;
     // Fixed choices (unset: searched).
     std::optional<int> dp, tp, pp, ep, cp, microBatch, chunks, zero;
     std::optional<ScheduleKind> schedule;
@@ -101,7 +104,7 @@ struct MemoryBreakdown { // bytes per GPU, on the most loaded pipeline stage
 
 struct StepBreakdown { // seconds of one training step
     double compute = 0;    // GEMMs and the rest of the layers, recomputation included (N micro-batches on a stage)
-    double tpComm = 0;     // tensor-parallel collectives (not overlapped, as in Megatron-LM)
+    double tpComm = 0;     // tensor-parallel collectives (not overlapped unless tpCommOverlap)
     double cpComm = 0;     // context parallelism's ring-attention sends not hidden under attention
     double epComm = 0;     // expert-parallel all-to-alls
     double bubble = 0;     // pipeline idle with free sends

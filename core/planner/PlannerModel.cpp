@@ -28,7 +28,8 @@
 //   ones, as measured; backward = 2 x forward (of which the weight gradient, W, is the GEMMs); full recomputation adds a forward to the backward, selective
 //   the attention scores. TP: 2 collectives of 2 s b h bytes per layer forward and 2 backward (+2
 //   recomputed), allreduce or with sequence parallelism allgather + reduce-scatter, on NVLink
-//   inside a node. EP: dispatch and combine all-to-alls per layer forward and backward. Sends
+//   inside a node; with --tp-comm-overlap (Megatron-LM's userbuffers) only what a layer's
+//   collectives last beyond its linear GEMMs (twice in the backward) shows. EP: dispatch and combine all-to-alls per layer forward and backward. Sends
 //   between stages: 2 s b h / tp bytes per TP rank. ZeRO-3 gathers each stage's weights before
 //   each forward and backward, overlapped with that op's compute. DP: the gradients (bf16) of the
 //   stage's parameters, allreduce or reduce-scatter + allgather with ZeRO, hidden under the last
@@ -248,6 +249,11 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     const double tpOne = ReduceSec(c.sequenceParallel, c.tp, 2.0 * s.tokens * s.h, Link(k, tpInNode));
     o.tpF = s.layers * 2.0 * tpOne;
     o.tpB = s.layers * 2.0 * tpOne * (1 + recomputed);
+    if (r.tpCommOverlap) { // each layer's collectives under its linear GEMMs (the backward has twice their FLOPs)
+        const double linearLayer = linearFlops / linearRate / c.tp;
+        o.tpF = s.layers * std::max(0.0, 2.0 * tpOne - linearLayer);
+        o.tpB = s.layers * std::max(0.0, 2.0 * tpOne * (1 + recomputed) - 2.0 * linearLayer * (1 + recomputed));
+    }
     if (m.IsMoe() && c.ep > 1) {
         const double bytes = 2.0 * s.tokens * m.topK * s.h / (c.sequenceParallel ? c.tp : 1);
         const double a2a = CollectiveSec(Collective::AllToAll, c.ep, bytes, Link(k, static_cast<long>(c.ep) * c.tp * c.cp <= k.gpusPerNode));

@@ -1,7 +1,8 @@
 // The planner's validation set: the published training runs of tests/data/published-runs.csv
 // (sources and caveats in tests/data/published-runs.md), built into the library. Each run the
 // planner can model is predicted with the run's own degrees, batch, sequence, precision and what
-// else it states (the rest, such as an unstated micro-batch, the planner's best) and compared with
+// else it states (the rest, such as an unstated micro-batch or, for a pipeline, whether it
+// interleaves, the planner's best of Megatron-LM's choices) and compared with
 // its published step time; each other run says why it is not modelled (its GPU is not in the spec
 // table, context parallelism, a mixture of experts, a shape the file does not give, ...).
 #pragma once
@@ -19,6 +20,7 @@ struct PublishedSetRun {
     int gpus = 0;
     std::string skipped;        // why it is not modelled (empty: modelled)
     PlanRequest request;        // the run's fixed choices
+    bool scheduleUnstated = false; // a pipeline whose source prints no interleaving: 1F1B or interleaved, the faster
     double publishedSeconds = 0;
     std::string publishedFrom;  // "tokens/s", "step time" or "TFLOP/s"
     // The prediction:

@@ -179,7 +179,7 @@ TEST_CASE("plan: --fp8 says where it applies, and a GPU without fp8 is refused w
     CHECK_THAT(a100.err, Catch::Contains("--fp8: a100-sxm has no fp8 peak") && Catch::Contains("h100-sxm"));
 }
 
-TEST_CASE("plan: --cp fixes context parallelism, its ring time is in the breakdown, and --dropout overrides the preset", "[cli][plan]")
+TEST_CASE("plan: --cp fixes context parallelism, its ring time is in the breakdown, and --dropout and --tp-comm-overlap change the model", "[cli][plan]")
 {
     const Json j = RunParalensJson("plan --model llama3-8b --gpus 16 --seq 65536 --global-batch 16 --cp 4 --json");
     REQUIRE_FALSE(j["rows"].empty());
@@ -195,6 +195,10 @@ TEST_CASE("plan: --cp fixes context parallelism, its ring time is in the breakdo
     const Json on = RunParalensJson("plan --model llama3-8b --gpus 16 --seq 65536 --global-batch 16 --cp 4 --dropout on --json");
     CHECK(on["dropout"] == true);
     CHECK(on["rows"][0]["memoryBytesPerGpu"].get<double>() >= j["rows"][0]["memoryBytesPerGpu"].get<double>());
+    const Json overlap = RunParalensJson("plan --model gpt3-175b --gpus 64 --global-batch 64 --tp 8 --pp 8 --tp-comm-overlap --json");
+    CHECK(overlap["tpCommOverlap"] == true);
+    const Json plain = RunParalensJson("plan --model gpt3-175b --gpus 64 --global-batch 64 --tp 8 --pp 8 --json");
+    CHECK(overlap["rows"][0]["time"]["tpComm"].get<double>() < plain["rows"][0]["time"]["tpComm"].get<double>());
     const CliResult bad = RunParalens("plan --model llama3-8b --gpus 16 --seq 6004 --cp 4");
     CHECK(bad.exitCode == 2);
     CHECK_THAT(bad.err, Catch::Contains("2 x --cp 4"));

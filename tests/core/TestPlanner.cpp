@@ -506,3 +506,26 @@ TEST_CASE("planner: the search takes context parallelism where long sequences ne
     shortSeq.seq = 2048;
     for (const PlanRow& row : PlanTraining(shortSeq).rows) CHECK(row.config.cp <= 2);
 }
+
+TEST_CASE("planner: --tp-comm-overlap shows only what a layer's TP collectives outlast its linear GEMMs by", "[core][planner]")
+{
+    PlanRequest r = Request("gpt3-175b", "h100-sxm", 64, 64);
+    const TrainingConfig c = Config(1, 8, 8, 1, ScheduleKind::OneFOneB, 1, Recompute::Selective, 1, true);
+    const OpCosts plain = OpCostsOf(r, c, ShapeOf(r, c));
+    r.tpCommOverlap = true;
+    const Shape s = ShapeOf(r, c);
+    const OpCosts hidden = OpCostsOf(r, c, s);
+    CHECK(plain.tpF > 0);
+    CHECK(hidden.tpF == 0); // NVLink's 2 x (reduce-scatter + all-gather) of 2 sbh: shorter than the layer's GEMMs
+    CHECK(hidden.tpB == 0);
+    CHECK(hidden.computeF == plain.computeF);
+    // On a slow link they outlast the GEMMs: the rest shows, forward and backward (twice the GEMMs).
+    r.cluster.nvlinkGBps = 2;
+    PlanRequest noOverlap = r;
+    noOverlap.tpCommOverlap = false;
+    const OpCosts slow = OpCostsOf(r, c, s), slowPlain = OpCostsOf(noOverlap, c, s);
+    const double linearLayer = 2.0 * s.tokens * r.model.LayerActiveParams() / r.cluster.LinearFlops() / c.tp;
+    CHECK(slow.tpF == Approx(slowPlain.tpF - s.layers * linearLayer).epsilon(1e-9));
+    CHECK(slow.tpB == Approx(slowPlain.tpB - s.layers * 2 * linearLayer).epsilon(1e-9));
+    CHECK(Evaluate(r, c).time.step < Evaluate(noOverlap, c).time.step);
+}
