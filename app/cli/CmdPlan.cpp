@@ -44,7 +44,7 @@ struct PlanOptions {
     }
     std::string gpu = "h100-sxm";
     core::PlanRequest request;
-    int dp = 0, tp = 0, pp = 0, ep = 0, cp = 0, microBatch = 0, chunks = 0, zero = -1;
+    int dp = 0, tp = 0, pp = 0, ep = 0, cp = 0, microBatch = 0, chunks = 0, zero = -1, firstStageLayers = 0, lastStageLayers = 0;
     std::string schedule, recompute, sp, networkFit;
     bool noFlash = false;
     int top = 10, traceRow = 1;
@@ -117,6 +117,8 @@ core::PlanRequest ToRequest(const PlanOptions& o, core::ResolvedModel* resolved 
     SetIfGiven(r.pp, o.pp, 0);
     SetIfGiven(r.ep, o.ep, 0);
     SetIfGiven(r.cp, o.cp, 0);
+    SetIfGiven(r.firstStageLayers, o.firstStageLayers, 0);
+    SetIfGiven(r.lastStageLayers, o.lastStageLayers, 0);
     SetIfGiven(r.microBatch, o.microBatch, 0);
     SetIfGiven(r.chunks, o.chunks, 0);
     SetIfGiven(r.zero, o.zero, -1);
@@ -141,7 +143,7 @@ Json RowJson(const core::PlanRow& row)
     const core::TrainingConfig& c = row.config;
     const core::MemoryBreakdown& m = row.memory;
     const core::StepBreakdown& t = row.time;
-    Json j = {{"dp", c.dp}, {"tp", c.tp}, {"pp", c.pp}, {"cp", c.cp}, {"ep", c.ep}, {"microBatch", c.microBatch}, {"microBatches", row.microBatches},
+    Json j = {{"dp", c.dp}, {"tp", c.tp}, {"pp", c.pp}, {"cp", c.cp}, {"ep", c.ep}, {"firstStageLayers", c.firstStageLayers}, {"lastStageLayers", c.lastStageLayers}, {"microBatch", c.microBatch}, {"microBatches", row.microBatches},
               {"schedule", c.pp > 1 ? std::string(core::Name(c.schedule)) : std::string("none")}, {"chunks", c.chunks},
               {"recompute", core::Name(c.recompute)}, {"zero", c.zero}, {"sequenceParallel", c.sequenceParallel},
               {"fits", row.fits}, {"memoryBytesPerGpu", m.Total()},
@@ -388,6 +390,10 @@ void AddPlanCommand(CLI::App& root)
     cmd->add_option("--ep", o->ep, "Fix the expert-parallel degree");
     cmd->add_option("--cp", o->cp, "Fix the context-parallel degree (ring attention; searched while each GPU keeps >= 1024 tokens "
                                    "of a sequence cut into 2 x cp chunks)");
+    cmd->add_option("--first-stage-layers", o->firstStageLayers,
+                    "Fix the first pipeline stage's layers (Megatron-LM's --decoder-first-pipeline-num-layers); the other stages share "
+                    "the rest. Unset, the search tries an even split and one counting the embedding as a layer");
+    cmd->add_option("--last-stage-layers", o->lastStageLayers, "Fix the last pipeline stage's layers (the output layer's stage)");
     cmd->add_option("--micro-batch", o->microBatch, "Fix the micro-batch size");
     cmd->add_option("--schedule", o->schedule, "Fix the schedule: gpipe, 1f1b, interleaved, zb-h1");
     cmd->add_option("--chunks", o->chunks, "Fix v, the interleaved schedule's model chunks per stage");

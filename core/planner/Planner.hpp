@@ -65,11 +65,20 @@ struct TrainingConfig {
     // sequence in 2 cp chunks so causal work balances). dp x tp x pp x cp = GPUs; gradients are
     // reduced and optimizer states sharded over dp x cp, as Megatron-LM does.
     int cp = 1;
+    // Uneven stages (Megatron-LM's --decoder-first/last-pipeline-num-layers): the first and the
+    // last stage's layer counts, the other stages sharing the rest; 0 each: an even split
+    // (ceil(L / pp) on the heaviest stage).
+    int firstStageLayers = 0, lastStageLayers = 0;
 
     int GradientGroup() const { return dp * cp; } // the ranks holding the same weights
+    bool Uneven() const { return firstStageLayers > 0 || lastStageLayers > 0; }
 };
 
-// "dp 6 tp 8 pp 64 cp 2 mb 1 interleaved v2 full zero1 sp"
+// Layers on pipeline stage `stage` of `layers` (the heaviest middle stage's count for a middle one).
+int StageLayers(int layers, const TrainingConfig& c, int stage);
+
+// "dp 6 tp 8 pp 64 cp 2 mb 1 interleaved v2 full zero1 sp"; uneven stages as "pp 16 stages 7-8-7"
+// (first, the others, last)
 std::string ConfigText(const TrainingConfig& c);
 // "interleaved v2", "1f1b", "-" without a pipeline.
 std::string ScheduleText(const TrainingConfig& c);
@@ -88,6 +97,9 @@ struct PlanRequest {
     bool tpCommOverlap = false;
     // Fixed choices (unset: searched).
     std::optional<int> dp, tp, pp, ep, cp, microBatch, chunks, zero;
+    // Uneven stages fixed (unset: the search tries an even split and, where it differs, one
+    // counting the embedding and the output layer as a layer each on the first and last stages).
+    std::optional<int> firstStageLayers, lastStageLayers;
     std::optional<ScheduleKind> schedule;
     std::optional<Recompute> recompute;
     std::optional<bool> sequenceParallel;

@@ -7,6 +7,10 @@
 
 #include "model/CostModel.hpp"
 
+#include <map>
+#include <mutex>
+#include <tuple>
+
 namespace paralens::core {
 
 struct Shape { // the derived quantities of one configuration
@@ -37,8 +41,23 @@ PipelineShape PipelineShapeOf(const PlanRequest& r, const TrainingConfig& c);
 // `pipe` null: pp = 1, or for the search a lower bound (the first stage holding GPipe's N or
 // 1F1B's min(pp, N) micro-batches, which every schedule holds at least).
 MemoryBreakdown PlannerMemory(const PlanRequest& r, const TrainingConfig& c, const PipelineStructure* pipe);
-// `breakdown`: also time the pipeline with free sends, to split bubble from send time.
-StepBreakdown PlannerTime(const PlanRequest& r, const TrainingConfig& c, const PipelineStructure* pipe, bool breakdown);
+// Pipeline makespans already timed in one search, by structure and op times: candidates that
+// differ only in what the pipeline does not see (the ZeRO stage, a lighter first and last stage)
+// replay it once. Thread-safe.
+class PipelineMemo {
+public:
+    double Seconds(const PipelineStructure& s, const PipelineOpTimes& t);
+
+private:
+    using Key = std::tuple<const PipelineStructure*, double, double, double, double>;
+    std::mutex m_mutex;
+    std::map<Key, double> m_seconds;
+};
+
+// `breakdown`: also time the pipeline with free sends, to split bubble from send time. `memo`:
+// where the search keeps the makespans it timed (null: time it).
+StepBreakdown PlannerTime(const PlanRequest& r, const TrainingConfig& c, const PipelineStructure* pipe, bool breakdown,
+                          PipelineMemo* memo = nullptr);
 // fits / rejected / tokens per second / MFU / HFU from memory and time.
 void FinishRow(const PlanRequest& r, PlanRow& row);
 

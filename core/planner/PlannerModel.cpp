@@ -85,6 +85,25 @@ double ReduceSec(bool split, int ranks, double bytes, const CostParams& link)
 
 std::string Num(int v) { return std::to_string(v); }
 
+// Uneven stages: a pipeline, every stage at least one layer per model chunk, the counts adding up.
+void CheckStages(const TransformerModel& m, const TrainingConfig& c)
+{
+    Require(c.pp >= 2, "--first-stage-layers and --last-stage-layers need a pipeline (pp >= 2)");
+    Require(c.firstStageLayers >= 0 && c.lastStageLayers >= 0, "stage layer counts must not be negative");
+    const int others = c.pp - (c.firstStageLayers > 0) - (c.lastStageLayers > 0);
+    const int rest = m.layers - c.firstStageLayers - c.lastStageLayers;
+    const std::string given = (c.firstStageLayers > 0 ? "--first-stage-layers " + Num(c.firstStageLayers) : std::string()) +
+                              (c.firstStageLayers > 0 && c.lastStageLayers > 0 ? " and " : "") +
+                              (c.lastStageLayers > 0 ? "--last-stage-layers " + Num(c.lastStageLayers) : std::string());
+    if (others == 0)
+        Require(rest == 0, given + " must add up to --layers " + Num(m.layers) + " on 2 stages");
+    else
+        Require(rest >= others * c.chunks, given + " leave " + Num(rest) + " of --layers " + Num(m.layers) + " for " + Num(others) +
+                                               " other stages of " + Num(c.chunks) + " chunks (at least one layer each)");
+    for (int v : {c.firstStageLayers, c.lastStageLayers})
+        Require(v == 0 || v >= c.chunks, given + ": each stage needs at least v " + Num(c.chunks) + " layers (one per chunk)");
+}
+
 void CheckConfig(const PlanRequest& r, const TrainingConfig& c)
 {
     const TransformerModel& m = r.model;
@@ -112,16 +131,29 @@ void CheckConfig(const PlanRequest& r, const TrainingConfig& c)
         Require(c.ep == 1, "ep " + Num(c.ep) + " needs a mixture-of-experts model (--experts)");
     }
     Require(c.chunks == 1 || c.schedule == ScheduleKind::Interleaved, "v (--chunks) > 1 needs the interleaved schedule");
+    if (c.Uneven()) CheckStages(m, c);
     Require(c.schedule != ScheduleKind::PipeDream && c.schedule != ScheduleKind::Naive,
             "the planner times synchronous pipelines: gpipe, 1f1b, interleaved, zb-h1");
 }
 
 } // namespace
 
+int StageLayers(int layers, const TrainingConfig& c, int stage)
+{
+    if (!c.Uneven()) return (layers + c.pp - 1) / c.pp;
+    if (stage == 0 && c.firstStageLayers > 0) return c.firstStageLayers;
+    if (stage == c.pp - 1 && c.lastStageLayers > 0) return c.lastStageLayers;
+    const int others = c.pp - (c.firstStageLayers > 0) - (c.lastStageLayers > 0);
+    const int rest = layers - c.firstStageLayers - c.lastStageLayers;
+    return others > 0 ? (rest + others - 1) / others : 0;
+}
+
 Shape ShapeOf(const PlanRequest& r, const TrainingConfig& c)
 {
     Shape s;
-    s.layers = std::ceil(static_cast<double>(r.model.layers) / c.pp);
+    s.layers = StageLayers(r.model.layers, c, c.pp > 2 ? 1 : 0); // the heaviest: a middle stage, or the even split
+    if (c.Uneven()) s.layers = std::max({s.layers, static_cast<double>(StageLayers(r.model.layers, c, 0)),
+                                         static_cast<double>(StageLayers(r.model.layers, c, c.pp - 1))});
     s.seq = r.Seq();
     s.h = r.model.hidden;
     s.tokens = static_cast<double>(c.microBatch) * s.seq / c.cp;
@@ -134,8 +166,9 @@ StageParams ParamsOn(const PlanRequest& r, const TrainingConfig& c, const Shape&
     const TransformerModel& m = r.model;
     StageParams p;
     const double denseLayer = m.AttentionParams() + (m.IsMoe() ? s.h * m.experts : m.MlpParams());
-    p.dense = s.layers * denseLayer / c.tp;
-    p.expert = m.IsMoe() ? s.layers * m.experts * m.MlpParams() / (static_cast<double>(c.ep) * c.tp) : 0.0;
+    const double layers = StageLayers(m.layers, c, stage);
+    p.dense = layers * denseLayer / c.tp;
+    p.expert = m.IsMoe() ? layers * m.experts * m.MlpParams() / (static_cast<double>(c.ep) * c.tp) : 0.0;
     const double table = static_cast<double>(m.vocab) * m.hidden / c.tp;
     if (stage == 0) p.dense += table;
     if (stage == c.pp - 1 && (c.pp > 1 || !m.tiedEmbeddings)) p.dense += table;
@@ -174,9 +207,10 @@ MemoryBreakdown MemoryOn(const PlanRequest& r, const TrainingConfig& c, const Sh
     mb.gradients = sharded(4.0, 2);
     mb.optimizer = sharded(12.0, 1);
     const double layer = LayerActivationBytes(r, c, s);
-    double perMicroBatch = s.layers * layer, working = 0.0;
+    const double layers = StageLayers(r.model.layers, c, stage);
+    double perMicroBatch = layers * layer, working = 0.0;
     if (c.recompute == Recompute::Full) {
-        perMicroBatch = s.layers * 2.0 * s.tokens * s.h / (c.sequenceParallel ? c.tp : 1);
+        perMicroBatch = layers * 2.0 * s.tokens * s.h / (c.sequenceParallel ? c.tp : 1);
         working = layer;
     }
     mb.activations = inFlight * perMicroBatch + working;
@@ -328,6 +362,9 @@ std::string ScheduleText(const TrainingConfig& c)
 std::string ConfigText(const TrainingConfig& c)
 {
     std::string s = "dp " + Num(c.dp) + " tp " + Num(c.tp) + " pp " + Num(c.pp);
+    if (c.Uneven()) // the fixed ends; the other stages share the rest
+        s += " layers " + (c.firstStageLayers > 0 ? Num(c.firstStageLayers) + "+" : std::string()) + ".." +
+             (c.lastStageLayers > 0 ? "+" + Num(c.lastStageLayers) : std::string());
     if (c.cp > 1) s += " cp " + Num(c.cp);
     if (c.ep > 1) s += " ep " + Num(c.ep);
     s += " mb " + Num(c.microBatch);
@@ -361,11 +398,14 @@ MemoryBreakdown PlannerMemory(const PlanRequest& r, const TrainingConfig& c, con
     const Shape s = ShapeOf(r, c);
     MemoryBreakdown worst;
     for (int stage = 0; stage < c.pp; ++stage) {
-        if (stage > 0 && stage < c.pp - 1) continue; // the middle stages hold no more than the first
+        // Evenly split, the middle stages hold no more than the first; with uneven stages each counts.
+        if (stage > 0 && stage < c.pp - 1 && !c.Uneven()) continue;
         // Without the schedule: a lower bound of what its first stage holds (GPipe all N, the others
-        // at least 1F1B's min(pp, N); tests hold the built schedules to it), the last stage one.
-        const double bound = c.schedule == ScheduleKind::GPipe ? s.microBatches : std::min(c.pp, s.microBatches);
-        const double inFlight = pipe ? pipe->peakInFlight[static_cast<size_t>(stage)] : stage == 0 && c.pp > 1 ? bound : 1.0;
+        // at least 1F1B's min(pp, N); tests hold the built schedules to it), the last stage one (a
+        // middle stage of uneven ones 1F1B's min(pp - stage, N)).
+        const int behind = c.Uneven() ? c.pp - stage : stage == 0 ? c.pp : 1;
+        const double bound = c.schedule == ScheduleKind::GPipe ? s.microBatches : std::min(behind, s.microBatches);
+        const double inFlight = pipe ? pipe->peakInFlight[static_cast<size_t>(stage)] : c.pp > 1 && (stage == 0 || c.Uneven()) ? bound : 1.0;
         const MemoryBreakdown m = MemoryOn(r, c, s, stage, inFlight);
         if (stage == 0 || m.Total() > worst.Total()) worst = m;
     }
@@ -386,7 +426,20 @@ PipelineShape PipelineShapeOf(const PlanRequest& r, const TrainingConfig& c)
     return p;
 }
 
-StepBreakdown PlannerTime(const PlanRequest& r, const TrainingConfig& c, const PipelineStructure* pipe, bool breakdown)
+double PipelineMemo::Seconds(const PipelineStructure& s, const PipelineOpTimes& t)
+{
+    const Key key{&s, t.forward, t.backward, t.weight, t.send};
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        if (auto it = m_seconds.find(key); it != m_seconds.end()) return it->second;
+    }
+    const double seconds = PipelineSeconds(s, t);
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_seconds.emplace(key, seconds);
+    return seconds;
+}
+
+StepBreakdown PlannerTime(const PlanRequest& r, const TrainingConfig& c, const PipelineStructure* pipe, bool breakdown, PipelineMemo* memo)
 {
     const Shape s = ShapeOf(r, c);
     const OpCosts o = OpCostsOf(r, c, s);
@@ -398,7 +451,7 @@ StepBreakdown PlannerTime(const PlanRequest& r, const TrainingConfig& c, const P
     const double N = s.microBatches, work = N * (o.times.forward + o.times.backward);
     double pipeline = work, freeSends = work;
     if (c.pp > 1 && pipe) {
-        pipeline = PipelineSeconds(*pipe, o.times);
+        pipeline = memo ? memo->Seconds(*pipe, o.times) : PipelineSeconds(*pipe, o.times);
         PipelineOpTimes free = o.times;
         free.send = 0.0;
         freeSends = breakdown ? PipelineSeconds(*pipe, free) : pipeline;

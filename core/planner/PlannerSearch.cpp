@@ -71,12 +71,15 @@ void CheckFixed(const PlanRequest& r)
                                                 " (context parallelism cuts each sequence into 2 cp chunks)");
         Require(r.flashAttention, "--cp " + Num(*r.cp) + " needs flash attention (ring attention never stores the scores)");
     }
+    for (const auto& [v, flag] : {std::pair{r.firstStageLayers, "--first-stage-layers"}, std::pair{r.lastStageLayers, "--last-stage-layers"}})
+        if (v) Require(*v >= 1 && *v < r.model.layers, std::string(flag) + " must be between 1 and --layers " + Num(r.model.layers) + " - 1");
     if (r.pp) Require(*r.pp <= r.model.layers, "--pp " + Num(*r.pp) + " exceeds --layers " + Num(r.model.layers));
     if (r.ep && !r.model.IsMoe()) Require(*r.ep == 1, "--ep needs a mixture-of-experts model (--experts)");
 }
 
-std::vector<std::pair<ScheduleKind, int>> SchedulesFor(const PlanRequest& r, int pp, int microBatches)
+std::vector<std::pair<ScheduleKind, int>> SchedulesFor(const PlanRequest& r, const TrainingConfig& split, int microBatches)
 {
+    const int pp = split.pp;
     if (pp == 1) return {{ScheduleKind::OneFOneB, 1}};
     std::vector<std::pair<ScheduleKind, int>> out;
     const std::vector<ScheduleKind> kinds = OneOr<ScheduleKind>(
@@ -87,7 +90,9 @@ std::vector<std::pair<ScheduleKind, int>> SchedulesFor(const PlanRequest& r, int
             continue;
         }
         if (microBatches % pp != 0) continue; // Megatron's interleaving needs N a multiple of pp
-        const int perStage = r.model.layers / pp;
+        int perStage = r.model.layers / pp; // v chunks need v layers on the lightest stage
+        if (split.Uneven())
+            for (int stage : {0, pp / 2, pp - 1}) perStage = std::min(perStage, StageLayers(r.model.layers, split, stage));
         for (int v : OneOr<int>(r.chunks, {2, 3, 4, 6, 8}))
             if (v >= 2 && v <= perStage) out.push_back({k, v});
     }
@@ -107,6 +112,27 @@ std::vector<int> CpChoices(const PlanRequest& r, int gpusLeft)
     return out;
 }
 
+// The layer splits over `pp` stages: as fixed; else even and, where it makes the first and last
+// stages lighter without a heavier middle one, Megatron-LM's split counting the embedding and the
+// output layer as one layer each (the ends one layer lighter than the even split of L + 2).
+std::vector<std::pair<int, int>> StageSplits(const PlanRequest& r, int pp)
+{
+    if (r.firstStageLayers || r.lastStageLayers) {
+        const int first = r.firstStageLayers.value_or(0), last = r.lastStageLayers.value_or(0);
+        const int others = pp - (first > 0) - (last > 0), rest = r.model.layers - first - last;
+        if (pp < 2 || (others == 0 ? rest != 0 : rest < others)) return {}; // CheckStages' rule, without the throw
+        return {{first, last}};
+    }
+    std::vector<std::pair<int, int>> out = {{0, 0}};
+    const int L = r.model.layers, ends = (L + 2 + pp - 1) / pp - 1;
+    if (pp < 3 || ends < 1 || L - 2 * ends < pp - 2) return out;
+    TrainingConfig lighter; // worth trying when the ends get lighter and no middle stage heavier than the even split
+    lighter.pp = pp, lighter.firstStageLayers = lighter.lastStageLayers = ends;
+    const int even = (L + pp - 1) / pp;
+    if (ends < even && StageLayers(L, lighter, 1) <= even) out.push_back({ends, ends});
+    return out;
+}
+
 // Every DP x TP x PP x CP split of the GPUs the request allows (ep and the rest left at their defaults).
 std::vector<TrainingConfig> Splits(const PlanRequest& r)
 {
@@ -123,7 +149,10 @@ std::vector<TrainingConfig> Splits(const PlanRequest& r)
                 TrainingConfig c;
                 c.tp = tp, c.pp = pp, c.cp = cp, c.dp = k.gpus / (tp * pp * cp);
                 if ((r.dp && *r.dp != c.dp) || r.globalBatch % c.dp) continue;
-                out.push_back(c);
+                for (const auto& [first, last] : StageSplits(r, pp)) {
+                    c.firstStageLayers = first, c.lastStageLayers = last;
+                    out.push_back(c);
+                }
             }
         }
     }
@@ -141,11 +170,12 @@ std::vector<TrainingConfig> Candidates(const PlanRequest& r)
             for (int mb : OneOr<int>(r.microBatch, {1, 2, 4, 8, 16, 32})) {
                 if ((r.globalBatch / dp) % mb) continue;
                 const int N = r.globalBatch / (dp * mb);
-                for (const auto& [kind, v] : SchedulesFor(r, pp, N))
+                for (const auto& [kind, v] : SchedulesFor(r, split, N))
                     for (Recompute rc : OneOr<Recompute>(r.recompute, {Recompute::None, Recompute::Selective, Recompute::Full}))
                         for (int zero : OneOr<int>(r.zero, pp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0, 1, 2, 3}))
                             for (bool sp : OneOr<bool>(r.sequenceParallel, tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false}))
-                                out.push_back(TrainingConfig{dp, tp, pp, ep, mb, kind, v, rc, zero, sp, cp});
+                                out.push_back(TrainingConfig{dp, tp, pp, ep, mb, kind, v, rc, zero, sp, cp, split.firstStageLayers,
+                                                             split.lastStageLayers});
             }
         }
     }
@@ -174,7 +204,7 @@ void PrebuildSchedules(const PlanRequest& r, const std::vector<TrainingConfig>& 
 
 // One candidate's memory (a lower bound first, then on its schedule) and, when it fits, its time.
 // False when its schedule does not allow the shape.
-bool EvaluateCandidate(const PlanRequest& r, const TrainingConfig& c, double usable, PlanRow& row)
+bool EvaluateCandidate(const PlanRequest& r, const TrainingConfig& c, double usable, PipelineMemo& memo, PlanRow& row)
 {
     row.config = c;
     row.microBatches = r.globalBatch / (c.dp * c.microBatch);
@@ -189,7 +219,7 @@ bool EvaluateCandidate(const PlanRequest& r, const TrainingConfig& c, double usa
         row.memory = PlannerMemory(r, c, pipe.get());
     }
     if (row.memory.Total() <= usable) {
-        row.time = PlannerTime(r, c, pipe.get(), false);
+        row.time = PlannerTime(r, c, pipe.get(), false, &memo);
         row.timed = true;
     }
     FinishRow(r, row);
@@ -229,14 +259,16 @@ PlanResult PlanTraining(const PlanRequest& r)
         throw Error("no configuration of " + Num(r.cluster.gpus) + " GPUs satisfies the request: dp x tp x pp x cp must be --gpus, "
                     "TP must divide --heads " + Num(r.model.heads) + " and --kv-heads " + Num(r.model.kvHeads) +
                     (r.tpAcrossNodes ? "" : " and stay inside a node of " + Num(r.cluster.gpusPerNode)) +
-                    ", DP x micro-batch must divide --global-batch " + Num(r.globalBatch));
+                    ", DP x micro-batch must divide --global-batch " + Num(r.globalBatch) +
+                    (r.firstStageLayers || r.lastStageLayers ? ", --first/--last-stage-layers must leave each other stage a layer" : ""));
     PlanResult res;
     res.candidates = candidates.size();
     const double usable = r.cluster.UsableBytes();
     PrebuildSchedules(r, candidates, usable);
     std::vector<PlanRow> rows(candidates.size());
     std::vector<uint8_t> allowed(candidates.size());
-    ParallelFor(candidates.size(), [&](size_t i) { allowed[i] = EvaluateCandidate(r, candidates[i], usable, rows[i]); });
+    PipelineMemo memo;
+    ParallelFor(candidates.size(), [&](size_t i) { allowed[i] = EvaluateCandidate(r, candidates[i], usable, memo, rows[i]); });
     res.rows.reserve(rows.size());
     for (size_t i = 0; i < rows.size(); ++i) // in the candidates' order, so that ties rank the same on any core count
         if (allowed[i]) res.rows.push_back(std::move(rows[i]));

@@ -203,3 +203,20 @@ TEST_CASE("plan: --cp fixes context parallelism, its ring time is in the breakdo
     CHECK(bad.exitCode == 2);
     CHECK_THAT(bad.err, Catch::Contains("2 x --cp 4"));
 }
+
+TEST_CASE("plan: --first-stage-layers and --last-stage-layers fix uneven stages, and a split that cannot be is one line", "[cli][plan]")
+{
+    const Json j = RunParalensJson("plan --model llama3-405b --gpus 1024 --global-batch 512 --tp 8 --pp 8 --cp 2 --fp8 "
+                                   "--first-stage-layers 15 --last-stage-layers 15 --json");
+    REQUIRE_FALSE(j["rows"].empty());
+    for (const Json& row : j["rows"]) {
+        CHECK(row["firstStageLayers"] == 15);
+        CHECK(row["lastStageLayers"] == 15);
+    }
+    const CliResult text = RunParalens("plan --model llama3-405b --gpus 1024 --global-batch 512 --tp 8 --pp 8 --cp 2 --fp8 "
+                                       "--first-stage-layers 15 --last-stage-layers 15 --top 1");
+    CHECK_THAT(text.out, Catch::Contains("layers 15+..+15"));
+    const CliResult bad = RunParalens("plan --model llama3-8b --gpus 8 --pp 4 --first-stage-layers 31");
+    CHECK(bad.exitCode == 2);
+    CHECK_THAT(bad.err, Catch::Contains("--first/--last-stage-layers"));
+}

@@ -529,3 +529,60 @@ TEST_CASE("planner: --tp-comm-overlap shows only what a layer's TP collectives o
     CHECK(slow.tpB == Approx(slowPlain.tpB - s.layers * 2 * linearLayer).epsilon(1e-9));
     CHECK(Evaluate(r, c).time.step < Evaluate(noOverlap, c).time.step);
 }
+
+TEST_CASE("planner: uneven stages put their layers where told, memory is the heaviest stage's, the search tries Megatron's split", "[core][planner]")
+{
+    TrainingConfig ends = Config(64, 8, 16, 1, ScheduleKind::OneFOneB, 1, Recompute::Full, 1, true);
+    ends.firstStageLayers = ends.lastStageLayers = 7;
+    CHECK(StageLayers(126, ends, 0) == 7);
+    CHECK(StageLayers(126, ends, 1) == 8); // 112 layers over 14 stages
+    CHECK(StageLayers(126, ends, 15) == 7);
+    CHECK(ConfigText(ends) == "dp 64 tp 8 pp 16 layers 7+..+7 mb 1 1f1b recompute full zero1 sp");
+    TrainingConfig even = ends;
+    even.firstStageLayers = even.lastStageLayers = 0;
+    CHECK(StageLayers(126, even, 0) == 8);
+
+    PlanRequest r = Request("llama3-405b", "h100-sxm", 8192, 2048);
+    const PlanRow a = Evaluate(r, even), b = Evaluate(r, ends);
+    CHECK(a.time.forwardSec == b.time.forwardSec); // the heaviest stage holds 8 layers either way
+    // The first stage holds 16 micro-batches (1F1B) of 8 layers and the embedding; with 7 there the
+    // second stage's 15 micro-batches of 8 layers are the most: one layer's input less for 8 of them.
+    REQUIRE(a.memory.stage == 0);
+    CHECK(b.memory.stage == 1);
+    CHECK(b.memory.inFlight == 15);
+    const Shape s = ShapeOf(r, even);
+    const double perLayer = 2.0 * s.tokens * s.h / 8; // full recomputation keeps each layer's input, over TP with SP
+    const double embedding = 16 * (8.0 * s.tokens + s.tokens * s.h) / 8;
+    CHECK(a.memory.activations - b.memory.activations == Approx(8 * perLayer + embedding).epsilon(1e-9));
+    CHECK(a.memory.Total() > b.memory.Total());
+
+    // A light first stage makes a middle one the most loaded: every stage is counted.
+    TrainingConfig light = Config(1, 1, 4, 1, ScheduleKind::OneFOneB);
+    light.firstStageLayers = 2;
+    PlanRequest small = Request("llama3-8b", "h100-sxm", 4, 16);
+    const PlanRow l = Evaluate(small, light);
+    CHECK(l.memory.stage == 1);
+    CHECK(StageLayers(32, light, 1) == 10);
+
+    // The search tries the split counting the embedding and the output layer as layers where it differs.
+    r.tp = 8, r.pp = 16, r.dp = 64;
+    bool sawEven = false, sawEnds = false;
+    for (const PlanRow& row : PlanTraining(r).rows) {
+        sawEven |= !row.config.Uneven();
+        sawEnds |= row.config.firstStageLayers == 7 && row.config.lastStageLayers == 7;
+    }
+    CHECK(sawEven);
+    CHECK(sawEnds);
+    PlanRequest big = Request("megatron-1t", "a100-sxm", 3072, 3072); // 128 + 2 layers split no better: not tried
+    big.tp = 8, big.pp = 64;
+    for (const PlanRow& row : PlanTraining(big).rows) CHECK_FALSE(row.config.Uneven());
+
+    // Impossible splits name the options.
+    TrainingConfig bad = Config(8, 1, 1, 1);
+    bad.firstStageLayers = 3;
+    CHECK_THROWS_WITH(Evaluate(Request("llama3-8b", "h100-sxm", 8, 16), bad), Catch::Contains("need a pipeline"));
+    PlanRequest tooMany = Request("llama3-8b", "h100-sxm", 8, 16);
+    tooMany.pp = 4;
+    tooMany.firstStageLayers = 30;
+    CHECK_THROWS_WITH(PlanTraining(tooMany), Catch::Contains("--first/--last-stage-layers"));
+}
