@@ -9,6 +9,7 @@
 #include "common/Error.hpp"
 #include "common/Units.hpp"
 #include "model/Fit.hpp"
+#include "planner/Calibration.hpp"
 #include "planner/PlannerTrace.hpp"
 #include "planner/PublishedRuns.hpp"
 #include "planner/PublishedSet.hpp"
@@ -49,6 +50,7 @@ struct PlanOptions {
     bool noFlash = false;
     int top = 10, traceRow = 1;
     std::string trace;
+    std::vector<std::string> calibrate;
     bool json = false, validate = false;
 };
 
@@ -94,7 +96,16 @@ void ApplyNetworkFit(const std::string& path, core::PlanCluster& c)
     c.networkGBps = 1e-9 / p->betaSecPerByte;
 }
 
-core::PlanRequest ToRequest(const PlanOptions& o, core::ResolvedModel* resolved = nullptr)
+// --calibrate: the trace files of one step read as one job, their GEMMs' efficiency by size.
+core::Calibration CalibrationOf(const std::vector<std::string>& paths, const core::GpuSpec& fallback)
+{
+    std::string origin;
+    for (const std::string& p : paths) origin += (origin.empty() ? "" : ", ") + p;
+    const core::Trace trace = core::ReadTraceFiles(paths);
+    return core::CalibrateFromTrace(trace, "--calibrate " + origin, fallback);
+}
+
+core::PlanRequest ToRequest(const PlanOptions& o, core::ResolvedModel* resolved = nullptr, core::Calibration* calibration = nullptr)
 {
     core::PlanRequest r = o.request;
     core::ResolvedModel model = ModelOf(o);
@@ -111,6 +122,11 @@ core::PlanRequest ToRequest(const PlanOptions& o, core::ResolvedModel* resolved 
         throw Error("--fp8: " + o.gpu + " has no fp8 peak in the spec table (these have: " + with + ")");
     }
     if (!o.networkFit.empty()) ApplyNetworkFit(o.networkFit, r.cluster);
+    if (!o.calibrate.empty()) {
+        const core::Calibration c = CalibrationOf(o.calibrate, *gpu);
+        r.cluster.gemmCurve = c.Curve();
+        if (calibration) *calibration = c;
+    }
     r.flashAttention = !o.noFlash;
     SetIfGiven(r.dp, o.dp, 0);
     SetIfGiven(r.tp, o.tp, 0);
@@ -162,6 +178,33 @@ Json RowJson(const core::PlanRow& row)
     return j;
 }
 
+Json CalibrationJson(const core::Calibration& c)
+{
+    Json points = Json::array();
+    for (const core::CalibrationPoint& p : c.points)
+        points.push_back({{"flopsPerGemm", p.flops}, {"minFlops", p.minFlops}, {"maxFlops", p.maxFlops}, {"kernels", p.kernels},
+                          {"seconds", p.seconds}, {"efficiency", p.efficiency}});
+    return {{"gpu", c.gpu}, {"gpuFrom", c.gpuFrom}, {"gemmKernels", c.gemmKernels}, {"gemmKernelsWithFlops", c.gemmKernelsWithFlops},
+            {"gemmFlops", c.gemmFlops}, {"gemmSeconds", c.gemmSeconds}, {"efficiency", c.efficiency}, {"points", points},
+            {"dtypes", c.dtypes}, {"shares", {{"gemm", c.gemmShare}, {"attention", c.attentionShare}, {"collectives", c.collectiveShare},
+                                              {"other", c.otherShare}}},
+            {"notes", c.notes}};
+}
+
+void PrintCalibration(const core::Calibration& c)
+{
+    std::string dtypes;
+    for (const std::string& d : c.dtypes) dtypes += (dtypes.empty() ? "" : ", ") + d;
+    std::printf("# calibrated: %zu of %zu GEMM kernels with FLOPs (%s), %.1f TFLOPS, %.1f%% of %s's peak (GPU from the %s)\n",
+                c.gemmKernelsWithFlops, c.gemmKernels, dtypes.c_str(), c.gemmFlops / c.gemmSeconds * 1e-12, c.efficiency * 100,
+                c.gpu.c_str(), c.gpuFrom.c_str());
+    std::printf("#   efficiency by FLOPs per GEMM (the planner's GEMMs at their size's):");
+    for (const core::CalibrationPoint& p : c.points) std::printf("  %.2g: %.3f (%zu)", p.flops, p.efficiency, p.kernels);
+    std::printf("\n#   GPU time: GEMMs %.0f%%, attention %.0f%%, collectives %.0f%%, other %.0f%%\n", c.gemmShare * 100,
+                c.attentionShare * 100, c.collectiveShare * 100, c.otherShare * 100);
+    for (const std::string& n : c.notes) std::printf("#   %s\n", n.c_str());
+}
+
 void PrintRow(size_t rank, const core::PlanRow& row)
 {
     const core::TrainingConfig& c = row.config;
@@ -187,6 +230,13 @@ std::string Joined(const std::vector<std::string>& parts)
     return out;
 }
 
+std::string Fixed2(double v)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f", v);
+    return buf;
+}
+
 void PrintTable(const core::PlanRequest& r, const core::ResolvedModel& model, const core::PlanResult& res, int top)
 {
     const core::TransformerModel& m = r.model;
@@ -200,9 +250,13 @@ void PrintTable(const core::PlanRequest& r, const core::ResolvedModel& model, co
         std::printf("# described by hand; not given, so assumed: %s\n", Joined(model.defaulted).c_str());
     else
         std::printf("# source: %s\n", m.source.c_str());
-    std::printf("# %d x %s (%d per node; NVLink %.0f GB/s, network %.0f GB/s per GPU), %.0f TFLOPS %s x efficiency %.2f; %s usable per GPU\n",
+    std::printf("# %d x %s (%d per node; NVLink %.0f GB/s, network %.0f GB/s per GPU), %.0f TFLOPS %s x %s; %s usable per GPU\n",
                 r.cluster.gpus, r.cluster.gpu.id.c_str(), r.cluster.gpusPerNode, r.cluster.NvlinkGBps(), r.cluster.networkGBps,
-                r.cluster.PeakFlops() * 1e-12, r.cluster.dtype.c_str(), r.cluster.efficiency, core::GbText(r.cluster.UsableBytes()).c_str());
+                r.cluster.PeakFlops() * 1e-12, r.cluster.dtype.c_str(),
+                (r.cluster.gemmCurve.empty() ? "efficiency " + Fixed2(r.cluster.efficiency)
+                                             : "the calibrated efficiency of each GEMM's size (attention " + Fixed2(r.cluster.efficiency) + ")")
+                    .c_str(),
+                core::GbText(r.cluster.UsableBytes()).c_str());
     std::printf("# memory: %s usable of %.0f GiB (--memory-fraction %.2f; the rest an allowance for the CUDA context, NCCL's buffers, "
                 "workspaces and the allocator's fragmentation)\n",
                 core::GbText(r.cluster.UsableBytes()).c_str(), r.cluster.gpu.memoryGB, r.cluster.memoryFraction);
@@ -315,7 +369,8 @@ void Run(const PlanOptions& o)
         return;
     }
     core::ResolvedModel model;
-    const core::PlanRequest r = ToRequest(o, &model);
+    core::Calibration calibration;
+    const core::PlanRequest r = ToRequest(o, &model, &calibration);
     if (!o.trace.empty()) CheckWritable("--trace", o.trace);
     const core::PlanResult res = core::PlanTraining(r);
     if (res.fitting == 0) throw Error(res.notes.empty() ? std::string("nothing fits") : res.notes.front());
@@ -328,8 +383,10 @@ void Run(const PlanOptions& o)
                    {"mfuPeakTflops", r.cluster.PeakFlops() * 1e-12},
                    {"parameters", r.model.TotalParams()}, {"gpus", r.cluster.gpus}, {"gpu", r.cluster.gpu.id},
                    {"globalBatch", r.globalBatch}, {"seq", r.Seq()}, {"candidates", res.candidates}, {"fitting", res.fitting},
-                   {"rows", rows}, {"pareto", pareto}, {"notes", res.notes}});
+                   {"rows", rows}, {"pareto", pareto}, {"notes", res.notes},
+                   {"calibration", o.calibrate.empty() ? Json(nullptr) : CalibrationJson(calibration)}});
     } else {
+        if (!o.calibrate.empty()) PrintCalibration(calibration);
         PrintTable(r, model, res, o.top);
     }
     if (!o.trace.empty()) {
@@ -381,6 +438,10 @@ void AddPlanCommand(CLI::App& root)
     cmd->add_option("--network-GBps", o->request.cluster.networkGBps, "Network bandwidth per GPU between nodes, one direction")->capture_default_str();
     cmd->add_option("--nvlink-alpha-us", o->request.cluster.nvlinkAlphaUs, "Latency inside a node")->capture_default_str();
     cmd->add_option("--network-alpha-us", o->request.cluster.networkAlphaUs, "Latency between nodes")->capture_default_str();
+    cmd->add_option("--calibrate", o->calibrate,
+                    "Profiler traces of one step of your own model (PyTorch profiler with record_shapes, Nsight Systems, paralens): "
+                    "the GEMMs' efficiency by size, used for every row")
+        ->expected(1, -1);
     cmd->add_option("--network-fit", o->networkFit, "A fit file (paralens fit --out) whose alpha and bandwidth price the network");
     cmd->add_option("--memory-fraction", o->request.cluster.memoryFraction, "Fraction of HBM usable for the model")->capture_default_str()
         ->check(CLI::Range(0.1, 1.0));

@@ -148,6 +148,7 @@ struct PlanParams {
     double efficiency = 0.55;
     bool fp8 = false;                 // the layers' linear GEMMs in FP8 (core's PlanCluster::fp8)
     int cp = 0;                       // context parallelism: 0 searched, else fixed
+    std::string calibrate;            // profiler trace files (comma-separated) whose GEMMs calibrate the efficiency by size
     int row = 1;                      // the ranked row (1: the best) the timeline simulates
 
     core::PlanRequest ToRequest() const; // throws Error naming the field

@@ -486,6 +486,15 @@ bool ControlsPanel::DrawPlan(PlanParams& p)
     }
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Each sequence split over this many GPUs (ring attention); searched: every degree leaving a GPU >= 1024 tokens");
+    char calibrate[512];
+    std::snprintf(calibrate, sizeof calibrate, "%s", p.calibrate.c_str());
+    if (ImGui::InputText("calibrate from", calibrate, sizeof calibrate, ImGuiInputTextFlags_EnterReturnsTrue) && p.calibrate != calibrate) {
+        p.calibrate = calibrate;
+        changed = true;
+    }
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Profiler traces of one step of your model (comma-separated paths; PyTorch profiler with record_shapes): "
+                          "its GEMMs' efficiency by size times every row's GEMMs. Empty: one efficiency. Enter applies");
     changed |= ImGui::SliderInt("timeline shows row", &p.row, 1, 20, "#%d", ImGuiSliderFlags_AlwaysClamp);
     return changed;
 }

@@ -4,10 +4,14 @@
 
 #include "common/Error.hpp"
 #include "model/Hardware.hpp"
+#include "planner/Calibration.hpp"
 #include "planner/PlannerTrace.hpp"
+#include "trace/TraceFile.hpp"
 #include "trace/TraceBuilder.hpp"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 
 namespace paralens::app {
 
@@ -25,6 +29,33 @@ void EmptyTrace(RunResult& r, const std::string& why)
     r.trace = std::make_shared<const core::Trace>(std::move(b).Finish());
     r.trainingPlanNote = why;
     FillUsage(r);
+}
+
+// The calibration of `paths` (comma-separated trace files) against `gpu`, read once per process
+// for the same files: the controls re-plan on every change.
+std::vector<std::pair<double, double>> CalibratedCurve(const std::string& paths, const core::GpuSpec& gpu)
+{
+    static std::mutex mutex;
+    static std::map<std::string, std::vector<std::pair<double, double>>> cache;
+    const std::string key = paths + '\n' + gpu.id;
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (auto it = cache.find(key); it != cache.end()) return it->second;
+    }
+    std::vector<std::string> files;
+    for (size_t at = 0; at <= paths.size();) {
+        const size_t comma = std::min(paths.find(',', at), paths.size());
+        std::string f = paths.substr(at, comma - at);
+        f.erase(0, f.find_first_not_of(' '));
+        f.erase(f.find_last_not_of(' ') + 1);
+        if (!f.empty()) files.push_back(f);
+        at = comma + 1;
+    }
+    Require(!files.empty(), "--calibrate: no trace file named");
+    const auto curve = core::CalibrateFromTrace(core::ReadTraceFiles(files), "--calibrate " + paths, gpu).Curve();
+    std::lock_guard<std::mutex> lock(mutex);
+    cache[key] = curve;
+    return curve;
 }
 
 } // namespace
@@ -60,6 +91,7 @@ core::PlanRequest PlanParams::ToRequest() const
     r.seq = seq;
     Require(cp >= 0, "--cp must be at least 1, or 0 to search it (got " + std::to_string(cp) + ")");
     if (cp > 0) r.cp = cp;
+    if (!calibrate.empty()) r.cluster.gemmCurve = CalibratedCurve(calibrate, *g);
     Require(gpus >= 1, "--gpus must be at least 1");
     Require(globalBatch >= 1, "--global-batch must be at least 1");
     return r;

@@ -44,6 +44,9 @@ void PlannerView::Prepare(const RunResult& run)
                   r.model.id.c_str(), r.model.TotalParams() * 1e-9, r.cluster.gpus, r.cluster.gpu.id.c_str(), r.globalBatch, r.Seq(),
                   res.candidates, res.fitting, core::GbText(r.cluster.UsableBytes()).c_str());
     m_header = text;
+    if (!r.cluster.gemmCurve.empty())
+        m_header += ", GEMMs at the calibrated efficiency of their size (" + Format("%.0f%%", r.cluster.gemmCurve.back().second * 100) +
+                    " of peak for the largest)";
     const size_t shown = res.fitting > 0 ? std::min<size_t>(res.fitting, 50) : std::min<size_t>(res.rows.size(), 20);
     m_cells.clear();
     for (size_t i = 0; i < shown; ++i) {

@@ -236,10 +236,11 @@ void ReadPlan(Reader& r, PlanParams& p)
     r.Get("efficiency", p.efficiency);
     r.Get("fp8", p.fp8);
     r.Get("cp", p.cp);
+    r.Get("calibrate", p.calibrate);
     r.Get("row", p.row);
     CheckAsRequest(r, [&] { (void)p.ToRequest(); }, "model",
                    {{"--gpu:", "gpu"}, {"--gpus ", "gpus"}, {"--layers", "layers"}, {"--hidden", "hidden"}, {"--global-batch", "globalBatch"},
-                    {"--fp8", "fp8"}, {"--cp", "cp"}});
+                    {"--fp8", "fp8"}, {"--cp", "cp"}, {"--calibrate", "calibrate"}});
 }
 
 // A what-if's changes: "computeX", "commX", "cpuX", "scale" (rules), "bandwidthX", "alphaX",

@@ -111,6 +111,7 @@ void WritePlan(json& j, const PlanParams& p)
     j["efficiency"] = p.efficiency;
     j["fp8"] = p.fp8;
     j["cp"] = p.cp;
+    j["calibrate"] = p.calibrate;
     j["row"] = p.row;
 }
 

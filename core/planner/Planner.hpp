@@ -13,6 +13,7 @@
 #include "schedule/Schedule.hpp"
 
 #include <optional>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,10 @@ struct PlanCluster {
     double efficiency = 0.55;     // achieved fraction of peak in the GEMMs (memory-bound ops go at HBM bandwidth)
     double memoryFraction = 0.9; // of HBM usable for the model (the rest: CUDA context, NCCL, allocator)
     double gemmTflops = 0;       // measured GEMM throughput (the GEMM probe's); 0: peak x efficiency
+    // Calibrated (plan --calibrate, Calibration.hpp): the efficiency by FLOPs per GEMM, ascending.
+    // Non-empty: each of a layer's linear GEMMs (QKV, attention output, MLP in, MLP out) and the
+    // output layer at the efficiency of its size; attention's products keep `efficiency`.
+    std::vector<std::pair<double, double>> gemmCurve;
 
     // FP8 training (Transformer Engine's recipe): the transformer layers' linear GEMMs run at the fp8
     // peak x the same efficiency; attention's score and value products, the output layer and the

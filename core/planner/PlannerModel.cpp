@@ -53,6 +53,7 @@
 
 #include "common/Error.hpp"
 #include "model/CostModel.hpp"
+#include "planner/Calibration.hpp"
 #include "planner/PlannerInternal.hpp"
 
 #include <algorithm>
@@ -241,6 +242,25 @@ double ScoreBytes(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     return 8.0 * r.model.heads / c.tp * s.seq * s.tokens;
 }
 
+// The linear GEMMs of the heaviest stage for one micro-batch, each at the calibrated efficiency of
+// its size (PlanCluster::gemmCurve), and the output layer's share of the stages.
+double CalibratedGemmSec(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
+{
+    const TransformerModel& m = r.model;
+    const PlanCluster& k = r.cluster;
+    const double peak = k.fp8 ? k.gpu.PeakFlops("fp8") : k.PeakFlops();
+    auto at = [&](double flops, double rate) { return flops > 0 ? flops / (rate * EfficiencyAt(k.gemmCurve, flops)) : 0.0; };
+    const double t = s.tokens, h = s.h, f = m.ffn, kv = static_cast<double>(m.kvHeads) * m.HeadDim();
+    // Experts: the tokens routed to each of the GPU's experts, one GEMM per expert.
+    const double expertsHere = m.IsMoe() ? static_cast<double>(m.experts) / c.ep : 1.0;
+    const double mlpTokens = m.IsMoe() ? t * m.topK / m.experts * c.ep : t;
+    const double mlpIn = 2.0 * mlpTokens * h * f * (m.Gated() ? 2.0 : 1.0) / c.tp, mlpOut = 2.0 * mlpTokens * f * h / c.tp;
+    const double layer = at(2.0 * t * h * (h + 2.0 * kv) / c.tp, peak) + at(2.0 * t * h * h / c.tp, peak) +
+                         expertsHere * (at(mlpIn, peak) + at(mlpOut, peak));
+    const double head = at(2.0 * t * static_cast<double>(m.vocab) * h / c.tp, k.PeakFlops()) / c.pp;
+    return s.layers * layer + head;
+}
+
 // Context parallelism's ring per layer: what the cp - 1 steps' sends of `bytes` each add beyond
 // the attention compute (`attentionSec` for the layer, 1 / cp of it per step) they overlap with.
 double RingExposedSec(int cp, double bytes, double attentionSec, const CostParams& link)
@@ -263,7 +283,9 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     const double headFlops = 2.0 * s.tokens * static_cast<double>(m.vocab) * m.hidden / c.pp;
     const double hbm = k.gpu.hbmGBps * 1e9;
     const double memoryBound = hbm > 0 ? s.layers * ElementwiseBytes(r, c, s) / hbm : 0.0;
-    const double gemmSec = (s.layers * linearFlops / linearRate + (s.layers * attentionFlops + headFlops) / rate) / c.tp;
+    const double gemmSec = k.gemmCurve.empty()
+                               ? (s.layers * linearFlops / linearRate + (s.layers * attentionFlops + headFlops) / rate) / c.tp
+                               : CalibratedGemmSec(r, c, s) + s.layers * attentionFlops / rate / c.tp;
     o.computeF = gemmSec + memoryBound;
     o.computeB = 2.0 * o.computeF;
     const double scores = 4.0 * s.tokens * s.seq * s.h * s.layers / c.tp / rate + (r.flashAttention ? 0.0 : s.layers * ScoreBytes(r, c, s) / hbm);

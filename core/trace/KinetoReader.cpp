@@ -15,12 +15,14 @@
 // In/Out msg nelems, dtype, Group size, Process Group Name/Ranks: newer PyTorch), else the CPU
 // ops that launched it (the nccl:* annotation, c10d::* and record_param_comms enclosing the
 // cudaLaunchKernel of the same correlation id: their Input Dims x Input type), else its name.
-// Bytes are nccl-tests' n: the larger of input and output (the full vector).
+// Bytes are nccl-tests' n: the larger of input and output (the full vector). GEMM kernels get
+// their FLOPs and shape from the matmul op that launched them (KinetoGemm.hpp).
 #include "common/Error.hpp"
 #include "common/CharConv.hpp"
 #include "trace/ChromeAssembly.hpp"
 #include "trace/CollectiveTag.hpp"
 #include "trace/JsonText.hpp"
+#include "trace/KinetoGemm.hpp"
 #include "trace/KinetoSupport.hpp"
 #include "trace/NcclKernelName.hpp"
 #include "trace/TraceFile.hpp"
@@ -102,6 +104,7 @@ private:
     TraceBuilder m_builder;
     ChromeAssembly m_assembly;
     KinetoCollectives m_collectives;
+    KinetoGemms m_gemms{m_collectives};
     std::set<std::string> m_gpuPids;
     std::string m_lastGpuPid;
     Json m_distributed, m_deviceProperties;
@@ -181,6 +184,8 @@ void KinetoReader::OnComplete(const ChromeEvent& e)
         }
         if ((e.cat == "kernel" || e.cat == "Kernel") && e.name.find("ccl") != std::string_view::npos)
             m_collectives.OnKernel(e, track, index);
+        else if ((e.cat == "kernel" || e.cat == "Kernel") && IsGemmKernelName(e.name))
+            m_gemms.OnKernel(e, track, index);
         return;
     }
     if (!m_options.executionTraces.empty() && (e.cat == "cpu_op" || e.cat == "user_annotation")) {
@@ -196,6 +201,7 @@ void KinetoReader::OnComplete(const ChromeEvent& e)
                                                         e.cat == "cuda_driver"))
         m_collectives.OnLaunch(e, *c);
     if (IsCommOpName(e.name)) m_collectives.OnCommOp(e);
+    if (e.cat == "cpu_op" && IsMatmulOpName(e.name)) m_gemms.OnMatmulOp(e);
 }
 
 void KinetoReader::OnEvent(const ChromeEvent& e)
@@ -418,11 +424,14 @@ Trace KinetoReader::Finish()
     ResolveRank();
     KinetoGroupInfo groups{m_distributed};
     m_collectives.Resolve(m_assembly.Tracks(), m_builder, groups);
+    const size_t gemmsWithFlops = m_gemms.Resolve(m_assembly.Tracks(), m_builder);
     std::map<std::string, uint32_t> deviceOf, trackOf;
     AddDevices(deviceOf, trackOf);
     AddFlows(deviceOf, trackOf);
     FillMetadata();
     m_builder.Meta().results.Set("ncclKernels", static_cast<int64_t>(m_collectives.KernelCount()));
+    m_builder.Meta().results.Set("gemmKernels", static_cast<int64_t>(m_gemms.KernelCount()));
+    m_builder.Meta().results.Set("gemmKernelsWithFlops", static_cast<int64_t>(gemmsWithFlops));
     Trace trace = std::move(m_builder).Finish();
     if (trace.SpanCount() == 0)
         throw Error(m_origin + ": none of the trace's " + std::to_string(m_assembly.EventCount()) +

@@ -190,16 +190,26 @@ std::vector<const KinetoCollectives::CommOp*> KinetoCollectives::Enclosing(uint3
     return out;
 }
 
+bool KinetoCollectives::FindLaunch(int64_t correlation, uint32_t& thread, int64_t& tsNs) const
+{
+    auto l = std::lower_bound(m_launches.begin(), m_launches.end(), correlation,
+                              [](const Launch& x, int64_t c) { return x.correlation < c; });
+    if (l == m_launches.end() || l->correlation != correlation) return false;
+    thread = l->thread;
+    tsNs = l->tsNs;
+    return true;
+}
+
 void KinetoCollectives::ResolveOne(Kernel& k, const KinetoGroupInfo& groups) const
 {
     CommArgs merged = k.args;
     std::string bytesFrom = merged.bytes > 0 ? "args" : "";
+    uint32_t thread = 0;
+    int64_t launchNs = 0;
     if (merged.bytes == 0 && k.correlation >= 0) {
-        auto l = std::lower_bound(m_launches.begin(), m_launches.end(), k.correlation,
-                                  [](const Launch& x, int64_t c) { return x.correlation < c; });
-        if (l != m_launches.end() && l->correlation == k.correlation) {
+        if (FindLaunch(k.correlation, thread, launchNs)) {
             std::string annotated;
-            for (const CommOp* op : Enclosing(l->thread, l->tsNs)) {
+            for (const CommOp* op : Enclosing(thread, launchNs)) {
                 const CommArgs& a = op->args;
                 if (a.bytes > merged.bytes) merged.bytes = a.bytes;
                 if (a.smallerBytes > 0 && (merged.smallerBytes == 0 || a.smallerBytes < merged.smallerBytes))

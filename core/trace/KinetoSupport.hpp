@@ -33,6 +33,10 @@ public:
     // Sets category Collective, bytes and the CollectiveTag (Span::detail) of every NCCL kernel.
     void Resolve(std::vector<PendingTrack>& tracks, TraceBuilder& builder, const KinetoGroupInfo& groups);
     size_t KernelCount() const { return m_kernels.size(); }
+    // A host thread's id here (also for the GEMM kernels' ops: KinetoGemm.hpp).
+    uint32_t ThreadId(std::string_view pid, std::string_view tid);
+    // The launch of a GPU activity by its correlation id, after Resolve; false when not seen.
+    bool FindLaunch(int64_t correlation, uint32_t& thread, int64_t& tsNs) const;
 
     // What a kernel's or a CPU op's args say about its collective.
     struct CommArgs {
@@ -62,7 +66,6 @@ private:
         CommArgs args;
     };
 
-    uint32_t ThreadId(std::string_view pid, std::string_view tid);
     std::vector<const CommOp*> Enclosing(uint32_t thread, int64_t tsNs) const;
     void ResolveOne(Kernel& k, const KinetoGroupInfo& groups) const;
 

@@ -1,5 +1,7 @@
 #include "trace/NcclKernelName.hpp"
 
+#include "common/Text.hpp"
+
 #include <array>
 #include <cctype>
 #include <utility>
@@ -8,13 +10,6 @@
 namespace paralens::core {
 
 namespace {
-
-std::string Lower(std::string_view s)
-{
-    std::string out(s);
-    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
 
 // Lower case, letters and digits only: "_All_Gather-Base" -> "allgatherbase".
 std::string Squash(std::string_view s)
@@ -50,13 +45,13 @@ size_t ReadAlgorithm(const std::vector<std::string_view>& parts, size_t i, std::
     if (i + 1 < parts.size()) {
         std::string two = std::string(parts[i]) + "_" + std::string(parts[i + 1]);
         if (two == "COLLNET_DIRECT" || two == "COLLNET_CHAIN" || two == "NVLS_TREE") {
-            algo = Lower(two);
+            algo = LowerAscii(two);
             return 2;
         }
     }
     for (std::string_view a : kOne)
         if (i < parts.size() && parts[i] == a) {
-            algo = Lower(a);
+            algo = LowerAscii(a);
             return 1;
         }
     return 0;
@@ -66,7 +61,7 @@ std::string CollectiveName(std::string_view ncclColl)
 {
     if (ncclColl == "Generic" || ncclColl == "Nop") return "";
     auto c = CollectiveFromName(ncclColl);
-    return c ? std::string(Name(*c)) : Lower(ncclColl);
+    return c ? std::string(Name(*c)) : LowerAscii(ncclColl);
 }
 
 // ncclDevKernel_<Coll>[_<RedOp>_<type>]_<ALGO>_<PROTO>
@@ -77,7 +72,7 @@ NcclKernelInfo ParseDevKernel(const std::vector<std::string_view>& parts)
     size_t i = 1;
     if (i < parts.size() && !ReadAlgorithm(parts, i, info.algorithm)) { // a reduction: redop and type first
         info.algorithm.clear();
-        info.redop = Lower(parts[i++]);
+        info.redop = LowerAscii(parts[i++]);
         if (i < parts.size()) info.dtype = CanonicalDtype(parts[i++]);
     }
     if (size_t used = ReadAlgorithm(parts, i, info.algorithm)) i += used;
@@ -93,7 +88,7 @@ NcclKernelInfo ParseKernel(const std::vector<std::string_view>& parts)
     size_t i = 1;
     if (size_t used = ReadAlgorithm(parts, i, info.algorithm)) i += used;
     if (i < parts.size() && IsProtocol(parts[i])) info.protocol = parts[i++];
-    if (i < parts.size()) info.redop = Lower(parts[i++]);
+    if (i < parts.size()) info.redop = LowerAscii(parts[i++]);
     std::string type;
     for (size_t k = i; k < parts.size(); ++k) type += (k > i ? "_" : "") + std::string(parts[k]);
     info.dtype = CanonicalDtype(type);
@@ -115,12 +110,12 @@ std::optional<NcclKernelInfo> ParseLegacyKernel(std::string_view name)
         std::string_view rest = head.substr(c.size());
         for (std::string_view a : {"CollNet", "Ring", "Tree"})
             if (StartsWith(rest, a)) {
-                info.algorithm = Lower(a == "CollNet" ? "collnet_direct" : a);
+                info.algorithm = LowerAscii(a == "CollNet" ? "collnet_direct" : a);
                 rest.remove_prefix(a.size());
             }
-        if (!rest.empty()) info.protocol = rest == "LL128" ? "LL128" : rest == "LL" ? "LL" : Lower(rest);
+        if (!rest.empty()) info.protocol = rest == "LL128" ? "LL128" : rest == "LL" ? "LL" : LowerAscii(rest);
         auto parts = SplitUnderscore(name.substr(k + 7));
-        if (!parts.empty()) info.redop = Lower(parts[0]);
+        if (!parts.empty()) info.redop = LowerAscii(parts[0]);
         if (parts.size() > 1) info.dtype = CanonicalDtype(parts[1]);
         return info;
     }
@@ -165,7 +160,7 @@ std::optional<Collective> CollectiveFromName(std::string_view name)
 
 std::string CanonicalDtype(std::string_view name)
 {
-    std::string s = Lower(name);
+    std::string s = LowerAscii(name);
     if (StartsWith(s, "torch.")) s.erase(0, 6);
     static constexpr std::pair<std::string_view, std::string_view> kNames[] = {
         {"i8", "int8"}, {"int8", "int8"}, {"int8_t", "int8"}, {"char", "int8"}, {"signed char", "int8"},
@@ -199,7 +194,7 @@ uint64_t DtypeSizeBytes(std::string_view name)
 
 std::optional<Algorithm> AlgorithmFromNcclName(std::string_view name)
 {
-    std::string s = Lower(name);
+    std::string s = LowerAscii(name);
     if (s == "ring") return Algorithm::Ring;
     if (s == "tree" || s == "nvls_tree" || s == "collnet_chain") return Algorithm::Tree;
     return std::nullopt;

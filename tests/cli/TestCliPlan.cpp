@@ -220,3 +220,39 @@ TEST_CASE("plan: --first-stage-layers and --last-stage-layers fix uneven stages,
     CHECK(bad.exitCode == 2);
     CHECK_THAT(bad.err, Catch::Contains("--first/--last-stage-layers"));
 }
+
+TEST_CASE("plan: --calibrate reads a profile's GEMMs and plans with their efficiency by size", "[cli][plan][calibration]")
+{
+    CliTempDir dir;
+    const std::string step = dir.File("step.json");
+    { // one matmul op, its launch and its GEMM kernel, on an H100, at 40% of the bf16 peak
+        const double flops = 2.0 * 8192 * 8192 * 8192, seconds = flops / (989e12 * 0.4);
+        std::string events;
+        for (int i = 0; i < 4; ++i) {
+            const long base = 1000 + i * 100000, corr = 10 + i;
+            events += (i ? "," : "") + std::string(R"({"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":)") +
+                      std::to_string(base) + R"(,"dur":50,"args":{"Input Dims":[[8192,8192],[8192,8192]],"Input type":["c10::BFloat16","c10::BFloat16"]}},)" +
+                      R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":)" + std::to_string(base + 10) +
+                      R"(,"dur":5,"args":{"correlation":)" + std::to_string(corr) + "}}," +
+                      R"({"ph":"X","cat":"kernel","name":"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n","pid":0,"tid":7,"ts":)" +
+                      std::to_string(base + 100) + R"(,"dur":)" + std::to_string(seconds * 1e6) + R"(,"args":{"correlation":)" +
+                      std::to_string(corr) + "}}";
+        }
+        FILE* f = std::fopen(step.c_str(), "w");
+        REQUIRE(f);
+        std::fprintf(f, R"({"deviceProperties":[{"id":0,"name":"NVIDIA H100 80GB HBM3"}],"traceEvents":[%s]})", events.c_str());
+        std::fclose(f);
+    }
+    const Json j = RunParalensJson("plan --model llama3-8b --gpus 8 --global-batch 32 --calibrate " + step + " --json");
+    REQUIRE(j["calibration"].is_object());
+    CHECK(j["calibration"]["gpu"] == "h100-sxm");
+    CHECK(j["calibration"]["gemmKernelsWithFlops"] == 4);
+    CHECK(j["calibration"]["efficiency"].get<double>() == Approx(0.4).epsilon(1e-3));
+    const Json plain = RunParalensJson("plan --model llama3-8b --gpus 8 --global-batch 32 --json");
+    CHECK(j["rows"][0]["stepSeconds"].get<double>() > plain["rows"][0]["stepSeconds"].get<double>()); // 0.4 < the default 0.55
+    const CliResult text = RunParalens("plan --model llama3-8b --gpus 8 --global-batch 32 --calibrate " + step + " --top 1");
+    CHECK_THAT(text.out, Catch::Contains("# calibrated: 4 of 4 GEMM kernels") && Catch::Contains("calibrated efficiency"));
+    const CliResult none = RunParalens("plan --calibrate " + dir.File("missing.json"));
+    CHECK(none.exitCode != 0);
+    CHECK_THAT(none.err, Catch::Contains("missing.json"));
+}

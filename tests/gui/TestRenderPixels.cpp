@@ -6,6 +6,8 @@
 #include "../cli/CliRunner.hpp"
 
 #include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <stb/stb_image.h>
 
@@ -283,6 +285,27 @@ TEST_CASE("the planner view plans long sequences with context parallelism, and a
     CHECK_THAT(j["rows"][0]["config"].get<std::string>(), Catch::Contains(" cp "));
     for (const auto& s : j["stepBar"])
         if (s["label"] == "TP/CP/EP comm") CHECK(s["seconds"].get<double>() >= 0);
+}
+
+TEST_CASE("the planner view plans with the GEMM efficiency of a real profile the controls name", "[gui][planner][calibration]")
+{
+    REQUIRE_DISPLAY();
+    const std::string ref = std::string(PARALENS_SOURCE_DIR) + "/../shared/reference-data/kineto/";
+    if (!std::filesystem::exists(ref + "sampled_rank-0.json.gz")) {
+        WARN("skipped: ../shared/reference-data is absent");
+        return;
+    }
+    CliTempDir dir;
+    const std::string scenario = dir.File("calibrated.json");
+    {
+        std::ofstream f(scenario);
+        f << R"({"title": "calibrated", "experiments": [{"kind": "plan", "model": "llama3-8b", "gpu": "a100-sxm", "gpus": 16,
+                 "globalBatch": 64, "calibrate": ")" << ref << "sampled_rank-0.json.gz, " << ref << R"(sampled_rank-1.json.gz"}],
+                 "view": {"tab": "planner"}})";
+    }
+    const nlohmann::json j = Render("--scenario " + scenario + " --view planner --size 1280x720", dir.File("calibrated.png"));
+    CHECK_THAT(j["header"].get<std::string>(), Catch::Contains("calibrated efficiency"));
+    REQUIRE_FALSE(j["rows"].empty());
 }
 
 TEST_CASE("the flow view draws one node per rank", "[gui]")

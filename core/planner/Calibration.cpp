@@ -1,0 +1,167 @@
+#include "planner/Calibration.hpp"
+
+#include "common/Error.hpp"
+#include "common/Text.hpp"
+#include "trace/KinetoGemm.hpp"
+#include "trace/Trace.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+
+namespace paralens::core {
+
+namespace {
+
+bool IsAttention(const std::string& lowerName)
+{
+    for (const char* part : {"flash", "fmha", "attn", "attention", "softmax"})
+        if (lowerName.find(part) != std::string::npos) return true;
+    return false;
+}
+
+// The GPU model the efficiencies are against: a device's name, else the kernels' architecture.
+const GpuSpec* GpuOf(const Trace& t, std::string& from)
+{
+    for (const Device& d : t.Devices())
+        if (d.kind == DeviceKind::Gpu)
+            if (const GpuSpec* g = FindGpu(t.Strings().Get(d.name))) {
+                from = "device name";
+                return g;
+            }
+    static const std::pair<const char*, const char*> kArch[] = {
+        {"sm100", "b200"}, {"cutlass_100", "b200"}, {"sm90", "h100-sxm"}, {"cutlass_90", "h100-sxm"}, {"nvjet", "h100-sxm"},
+        {"sm80", "a100-sxm"}, {"cutlass_80", "a100-sxm"}, {"ampere", "a100-sxm"}};
+    for (const Track& track : t.Tracks()) {
+        if (t.Devices()[track.device].kind != DeviceKind::Gpu) continue;
+        for (const Span& s : track.spans) {
+            if (s.flops <= 0) continue;
+            const std::string name = LowerAscii(t.Strings().Get(s.name));
+            for (const auto& [arch, gpu] : kArch)
+                if (name.find(arch) != std::string::npos) {
+                    from = std::string("kernel names (") + arch + ")";
+                    return FindGpu(gpu);
+                }
+        }
+    }
+    return nullptr;
+}
+
+// The dtype a GEMM kernel ran in: the last word of its "gemm MxNxK DTYPE" detail; "" when not said.
+std::string DtypeOf(std::string_view detail)
+{
+    if (detail.rfind("gemm ", 0) != 0) return "";
+    const size_t space = detail.rfind(' ');
+    const std::string_view last = detail.substr(space + 1);
+    return last.find('x') == std::string_view::npos ? std::string(last) : std::string();
+}
+
+struct Totals {
+    double gemm = 0, attention = 0, collective = 0, other = 0;
+};
+
+} // namespace
+
+std::vector<std::pair<double, double>> Calibration::Curve() const
+{
+    std::vector<std::pair<double, double>> out;
+    for (const CalibrationPoint& p : points) out.push_back({p.flops, p.efficiency});
+    return out;
+}
+
+Calibration CalibrateFromTrace(const Trace& t, const std::string& origin, const GpuSpec& fallback)
+{
+    Calibration c;
+    const GpuSpec* gpu = GpuOf(t, c.gpuFrom);
+    if (!gpu) {
+        gpu = &fallback;
+        c.gpuFrom = "--gpu";
+        c.notes.push_back("the trace names no GPU model: efficiencies are against " + fallback.id + "'s peaks (--gpu)");
+    }
+    c.gpu = gpu->id;
+    struct Bin {
+        double flops = 0, peakSeconds = 0, seconds = 0, logSum = 0;
+        size_t kernels = 0;
+    };
+    std::map<int, Bin> bins; // by floor(log10(FLOPs))
+    std::map<std::string, double> flopsByDtype;
+    Totals busy;
+    bool unsaid = false;
+    for (const Track& track : t.Tracks()) {
+        if (t.Devices()[track.device].kind != DeviceKind::Gpu) continue;
+        for (const Span& s : track.spans) {
+            const double sec = static_cast<double>(s.DurationNs()) * 1e-9;
+            if (s.category == SpanCategory::Collective || s.category == SpanCategory::Send || s.category == SpanCategory::Recv) {
+                busy.collective += sec;
+                continue;
+            }
+            if (s.category == SpanCategory::Annotation || s.category == SpanCategory::Idle || sec <= 0) continue;
+            const std::string name = LowerAscii(t.Strings().Get(s.name));
+            const bool gemm = s.flops > 0 && !IsAttention(name);
+            if (gemm || IsGemmKernelName(name)) ++c.gemmKernels;
+            if (!gemm) {
+                (IsAttention(name) ? busy.attention : IsGemmKernelName(name) ? busy.gemm : busy.other) += sec;
+                continue;
+            }
+            busy.gemm += sec;
+            std::string dtype = DtypeOf(t.Strings().Get(s.detail));
+            if (dtype.empty() || gpu->PeakFlops(dtype) <= 0) {
+                unsaid |= dtype.empty();
+                dtype = "bf16";
+            }
+            const double peak = gpu->PeakFlops(dtype);
+            if (peak <= 0) continue;
+            ++c.gemmKernelsWithFlops;
+            c.gemmFlops += s.flops;
+            c.gemmSeconds += sec;
+            flopsByDtype[dtype] += s.flops;
+            Bin& b = bins[static_cast<int>(std::floor(std::log10(s.flops)))];
+            b.flops += s.flops;
+            b.peakSeconds += s.flops / peak;
+            b.seconds += sec;
+            b.logSum += std::log10(s.flops);
+            ++b.kernels;
+        }
+    }
+    Require(c.gemmKernelsWithFlops > 0, origin + ": no GEMM kernel with FLOPs to calibrate from (" + std::to_string(c.gemmKernels) +
+                                            " GEMM kernels without shapes; record the PyTorch profile with record_shapes=True)");
+    double peakSeconds = 0;
+    for (const auto& [decade, b] : bins) {
+        peakSeconds += b.peakSeconds;
+        if (b.kernels < Calibration::kMinKernels) continue;
+        c.points.push_back({std::pow(10.0, decade), std::pow(10.0, decade + 1), std::pow(10.0, b.logSum / b.kernels), b.kernels, b.seconds,
+                            b.peakSeconds / b.seconds});
+    }
+    c.efficiency = peakSeconds / c.gemmSeconds;
+    if (c.points.empty()) // too few kernels per size: one point for all
+        c.points.push_back({0, 0, c.gemmFlops / c.gemmKernelsWithFlops, c.gemmKernelsWithFlops, c.gemmSeconds, c.efficiency});
+    const double total = busy.gemm + busy.attention + busy.collective + busy.other;
+    if (total > 0) {
+        c.gemmShare = busy.gemm / total;
+        c.attentionShare = busy.attention / total;
+        c.collectiveShare = busy.collective / total;
+        c.otherShare = busy.other / total;
+    }
+    std::vector<std::pair<double, std::string>> order;
+    for (const auto& [d, f] : flopsByDtype) order.push_back({-f, d});
+    std::sort(order.begin(), order.end());
+    for (const auto& [f, d] : order) c.dtypes.push_back(d);
+    if (unsaid) c.notes.push_back("some GEMMs do not say their dtype: counted against the bf16 peak");
+    if (c.gemmKernelsWithFlops < c.gemmKernels)
+        c.notes.push_back(std::to_string(c.gemmKernels - c.gemmKernelsWithFlops) + " GEMM kernels without a shape are left out");
+    return c;
+}
+
+double EfficiencyAt(const std::vector<std::pair<double, double>>& curve, double flops)
+{
+    if (curve.empty()) return 0.0;
+    if (flops <= curve.front().first) return curve.front().second;
+    if (flops >= curve.back().first) return curve.back().second;
+    auto hi = std::upper_bound(curve.begin(), curve.end(), flops, [](double f, const std::pair<double, double>& p) { return f < p.first; });
+    auto lo = hi - 1;
+    const double x = (std::log10(flops) - std::log10(lo->first)) / (std::log10(hi->first) - std::log10(lo->first));
+    return lo->second + x * (hi->second - lo->second);
+}
+
+} // namespace paralens::core

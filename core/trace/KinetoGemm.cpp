@@ -1,0 +1,156 @@
+#include "trace/KinetoGemm.hpp"
+
+#include "common/Text.hpp"
+
+#include "trace/NcclKernelName.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <nlohmann/json.hpp>
+
+namespace paralens::core {
+
+namespace {
+
+using Json = nlohmann::json;
+
+bool Has(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
+
+// The spec table's key for a tensor's "Input type" ("c10::BFloat16", "float", "c10::Float8_e4m3fn").
+std::string SpecDtype(std::string_view type)
+{
+    std::string t(type);
+    if (t.rfind("c10::", 0) == 0) t.erase(0, 5);
+    const std::string c = CanonicalDtype(t);
+    if (c == "bfloat16") return "bf16";
+    if (c == "half") return "fp16";
+    if (c == "float") return "fp32";
+    if (c == "fp8_e4m3" || c == "fp8_e5m2") return "fp8";
+    return "";
+}
+
+// A tensor's dimensions from "Input Dims"; empty when it is not a list of integers.
+std::vector<double> DimsOf(const Json& dims)
+{
+    std::vector<double> out;
+    if (!dims.is_array()) return out;
+    for (const Json& d : dims) {
+        if (!d.is_number_integer() || d.get<int64_t>() <= 0) return {};
+        out.push_back(static_cast<double>(d.get<int64_t>()));
+    }
+    return out;
+}
+
+// (batch, M, K, N) of a matmul op's operands A [(B,) M, K] and B [(B,) K, N]; false when the
+// dims are not those of a matmul.
+bool MatmulShape(std::string_view op, const Json& dims, double& batch, double& m, double& k, double& n, size_t& aIndex)
+{
+    if (!dims.is_array()) return false;
+    const bool withInput = op == "aten::addmm" || op == "aten::addmm_" || op == "aten::baddbmm" || op == "aten::baddbmm_";
+    aIndex = withInput ? 1 : 0;
+    if (dims.size() < aIndex + 2) return false;
+    const std::vector<double> a = DimsOf(dims[aIndex]), b = DimsOf(dims[aIndex + 1]);
+    const bool batched = op.find("bmm") != std::string_view::npos;
+    const size_t rank = batched ? 3 : 2;
+    if (a.size() != rank || b.size() != rank || a[rank - 1] != b[rank - 2]) return false;
+    batch = batched ? a[0] : 1.0;
+    m = a[rank - 2];
+    k = a[rank - 1];
+    n = b[rank - 1];
+    return true;
+}
+
+std::string Count(double v) { return std::to_string(static_cast<long long>(v)); }
+
+} // namespace
+
+bool IsGemmKernelName(std::string_view name)
+{
+    const std::string s = LowerAscii(name);
+    if (Has(s, "fmha") || Has(s, "flash") || Has(s, "attn") || Has(s, "attention") || Has(s, "ccl")) return false;
+    return Has(s, "gemm") || Has(s, "xmma") || Has(s, "nvjet") || Has(s, "cublas") || Has(s, "cutlass");
+}
+
+bool IsMatmulOpName(std::string_view name)
+{
+    return name == "aten::mm" || name == "aten::addmm" || name == "aten::addmm_" || name == "aten::bmm" || name == "aten::baddbmm" ||
+           name == "aten::baddbmm_" || name == "aten::_scaled_mm";
+}
+
+void KinetoGemms::OnKernel(const ChromeEvent& e, size_t track, size_t span)
+{
+    Kernel k;
+    k.track = track;
+    k.span = span;
+    if (const ChromeArg* c = e.Arg("correlation")) c->AsInt64(k.correlation);
+    const std::string s = LowerAscii(e.name);
+    k.tf32 = Has(s, "tf32") || Has(s, "s1688") || Has(s, "s16816");
+    m_kernels.push_back(k);
+}
+
+void KinetoGemms::OnMatmulOp(const ChromeEvent& e)
+{
+    const ChromeArg* dims = e.Arg("Input Dims");
+    if (!dims || dims->kind != JsonKind::Array) return;
+    Json parsed, types;
+    try {
+        parsed = Json::parse(dims->text);
+        if (const ChromeArg* t = e.Arg("Input type"); t && t->kind == JsonKind::Array) types = Json::parse(t->text);
+    } catch (const Json::exception&) {
+        return;
+    }
+    double batch = 1, m = 0, k = 0, n = 0;
+    size_t aIndex = 0;
+    if (!MatmulShape(e.name, parsed, batch, m, k, n, aIndex)) return;
+    Op op;
+    op.thread = m_threads.ThreadId(e.pid, e.tid);
+    op.startNs = e.tsNs;
+    op.endNs = e.tsNs + std::clamp<int64_t>(e.hasDur ? e.durNs : 0, 0, kMaxAbsTraceNs);
+    op.flops = 2.0 * batch * m * n * k;
+    op.shape = (batch > 1 ? Count(batch) + "x" : std::string()) + Count(m) + "x" + Count(n) + "x" + Count(k);
+    if (types.is_array() && types.size() > aIndex && types[aIndex].is_string()) op.dtype = SpecDtype(types[aIndex].get<std::string>());
+    if (e.name == "aten::_scaled_mm") op.dtype = "fp8";
+    m_ops.push_back(std::move(op));
+}
+
+KinetoGemms::Op* KinetoGemms::Innermost(uint32_t thread, int64_t tsNs)
+{
+    auto it = std::upper_bound(m_ops.begin(), m_ops.end(), std::make_pair(thread, tsNs),
+                               [](const std::pair<uint32_t, int64_t>& key, const Op& op) {
+                                   return key.first != op.thread ? key.first < op.thread : key.second < op.startNs;
+                               });
+    for (int steps = 0; it != m_ops.begin() && steps < 32; ++steps) { // the latest start enclosing it is the innermost
+        --it;
+        if (it->thread != thread) break;
+        if (it->startNs <= tsNs && tsNs <= it->endNs) return &*it;
+    }
+    return nullptr;
+}
+
+size_t KinetoGemms::Resolve(std::vector<PendingTrack>& tracks, TraceBuilder& builder)
+{
+    std::sort(m_ops.begin(), m_ops.end(), [](const Op& a, const Op& b) {
+        return a.thread != b.thread ? a.thread < b.thread : a.startNs < b.startNs;
+    });
+    std::vector<Op*> opOf(m_kernels.size(), nullptr);
+    for (size_t i = 0; i < m_kernels.size(); ++i) {
+        uint32_t thread = 0;
+        int64_t ts = 0;
+        if (m_kernels[i].correlation < 0 || !m_threads.FindLaunch(m_kernels[i].correlation, thread, ts)) continue;
+        opOf[i] = Innermost(thread, ts);
+        if (opOf[i]) ++opOf[i]->kernels;
+    }
+    size_t resolved = 0;
+    for (size_t i = 0; i < m_kernels.size(); ++i) {
+        const Op* op = opOf[i];
+        if (!op) continue;
+        Span& s = tracks[m_kernels[i].track].spans[m_kernels[i].span];
+        s.flops = op->flops / op->kernels;
+        const std::string dtype = op->dtype == "fp32" && m_kernels[i].tf32 ? "tf32" : op->dtype;
+        if (s.detail == 0) s.detail = builder.Intern("gemm " + op->shape + (dtype.empty() ? "" : " " + dtype));
+        ++resolved;
+    }
+    return resolved;
+}
+
+} // namespace paralens::core

@@ -1,0 +1,170 @@
+// Calibrating the planner from a profile: GEMM kernels of a Kineto trace get their FLOPs from the
+// matmul ops that launched them; a trace's GEMMs give the efficiency by size; the planner times
+// its GEMMs at the efficiency of their size.
+#include "common/Error.hpp"
+#include "planner/Calibration.hpp"
+#include "planner/Planner.hpp"
+#include "trace/KinetoGemm.hpp"
+#include "trace/TraceBuilder.hpp"
+#include "trace/TraceFile.hpp"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
+
+using namespace paralens;
+using namespace paralens::core;
+
+namespace {
+
+const Span* SpanAt(const Trace& t, int64_t startNs)
+{
+    for (const Track& track : t.Tracks())
+        for (const Span& s : track.spans)
+            if (s.startNs == startNs && t.Devices()[track.device].kind == DeviceKind::Gpu) return &s;
+    return nullptr;
+}
+
+std::string RefFile(const std::string& rel)
+{
+    std::string path = std::string(PARALENS_SOURCE_DIR) + "/../shared/reference-data/" + rel;
+    return std::filesystem::exists(path) ? path : "";
+}
+
+// A GPU's trace of GEMM kernels, `count` of each (FLOPs, efficiency against the bf16 peak).
+Trace GemmTrace(const std::vector<std::tuple<double, double, int>>& kernels, const std::string& gpu)
+{
+    TraceBuilder b;
+    const uint32_t device = b.AddDevice("GPU 0 (" + gpu + ")", DeviceKind::Gpu, 0);
+    const uint32_t track = b.AddTrack(device, "stream 7");
+    const double peak = FindGpu(gpu)->PeakFlops("bf16");
+    int64_t t = 0;
+    for (const auto& [flops, efficiency, count] : kernels)
+        for (int i = 0; i < count; ++i) {
+            Span s;
+            s.startNs = t;
+            s.endNs = t + static_cast<int64_t>(std::llround(flops / (peak * efficiency) * 1e9));
+            s.flops = flops;
+            s.category = SpanCategory::Compute;
+            s.name = b.Intern("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n");
+            s.detail = b.Intern("gemm 4096x4096x4096 bf16");
+            b.AddSpan(track, s);
+            t = s.endNs + 1000;
+        }
+    return std::move(b).Finish();
+}
+
+} // namespace
+
+TEST_CASE("Kineto: GEMM kernels take their FLOPs and shape from the matmul op that launched them", "[io][kineto][calibration]")
+{
+    const std::string text = R"J({"traceEvents":[
+      {"ph":"X","cat":"cpu_op","name":"aten::linear","pid":9,"tid":9,"ts":100,"dur":80,"args":{}},
+      {"ph":"X","cat":"cpu_op","name":"aten::addmm","pid":9,"tid":9,"ts":101,"dur":40,
+       "args":{"Input Dims":[[4096],[8192,1024],[1024,4096]],"Input type":["c10::BFloat16","c10::BFloat16","c10::BFloat16"]}},
+      {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":9,"tid":9,"ts":110,"dur":5,"args":{"correlation":5}},
+      {"ph":"X","cat":"kernel","name":"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64","pid":0,"tid":7,"ts":200,"dur":10,
+       "args":{"correlation":5}},
+      {"ph":"X","cat":"cpu_op","name":"aten::bmm","pid":9,"tid":9,"ts":300,"dur":40,
+       "args":{"Input Dims":[[8,512,64],[8,64,512]],"Input type":["float","float"]}},
+      {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":9,"tid":9,"ts":310,"dur":5,"args":{"correlation":6}},
+      {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":9,"tid":9,"ts":320,"dur":5,"args":{"correlation":7}},
+      {"ph":"X","cat":"kernel","name":"void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_32x6_nn_align4>(Params)","pid":0,"tid":7,
+       "ts":400,"dur":3,"args":{"correlation":6}},
+      {"ph":"X","cat":"kernel","name":"void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_32x6_nn_align4>(Params)","pid":0,"tid":7,
+       "ts":410,"dur":3,"args":{"correlation":7}},
+      {"ph":"X","cat":"kernel","name":"ampere_sgemm_32x32_sliced1x4_tn","pid":0,"tid":7,"ts":500,"dur":3,"args":{"correlation":99}},
+      {"ph":"X","cat":"kernel","name":"flash_fwd_kernel","pid":0,"tid":7,"ts":600,"dur":3,"args":{"correlation":5}}
+    ]})J";
+    const Trace t = ReadTraceText(text, "step.json");
+    const Span* addmm = SpanAt(t, 200000);
+    REQUIRE(addmm);
+    CHECK(addmm->flops == 2.0 * 8192 * 4096 * 1024); // the innermost matmul op, not aten::linear
+    CHECK(t.Str(addmm->detail) == "gemm 8192x4096x1024 bf16");
+    const Span* half = SpanAt(t, 400000);
+    REQUIRE(half);
+    CHECK(half->flops == 2.0 * 8 * 512 * 512 * 64 / 2); // the op's two kernels share its FLOPs
+    CHECK(t.Str(half->detail) == "gemm 8x512x512x64 tf32"); // float on TF32 tensor cores, as the kernel says
+    CHECK(SpanAt(t, 500000)->flops == 0);                 // no launch found: no FLOPs
+    CHECK(SpanAt(t, 600000)->flops == 0);                 // attention is not a GEMM
+    CHECK(t.Meta().results.GetNumber("gemmKernels") == 4);
+    CHECK(t.Meta().results.GetNumber("gemmKernelsWithFlops") == 3);
+    CHECK(IsGemmKernelName("nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NTT"));
+    CHECK_FALSE(IsGemmKernelName("fmha_cutlassF_f16_aligned_64x64_rf_sm80"));
+}
+
+TEST_CASE("calibration: a trace whose GEMMs ran at a known efficiency by size gives it back", "[core][calibration]")
+{
+    const Trace t = GemmTrace({{1e9, 0.30, 10}, {1e11, 0.60, 10}, {2e12, 0.75, 5}, {5e12, 0.80, 2}}, "NVIDIA H100 80GB HBM3");
+    const Calibration c = CalibrateFromTrace(t, "synthetic", *FindGpu("a100-sxm"));
+    CHECK(c.gpu == "h100-sxm");
+    CHECK(c.gpuFrom == "device name");
+    CHECK(c.gemmKernelsWithFlops == 27);
+    REQUIRE(c.points.size() == 3); // decades 1e9, 1e11 and 1e12 (5 + 2 kernels of at least 3)
+    CHECK(c.points[0].efficiency == Approx(0.30).epsilon(1e-3));
+    CHECK(c.points[1].efficiency == Approx(0.60).epsilon(1e-3));
+    CHECK(c.points[0].flops == Approx(1e9));
+    CHECK(c.points[2].kernels == 7);
+    const double all = (10 * 1e9 + 10 * 1e11 + 5 * 2e12 + 2 * 5e12) /
+                       (10 * 1e9 / 0.3 + 10 * 1e11 / 0.6 + 5 * 2e12 / 0.75 + 2 * 5e12 / 0.8);
+    CHECK(c.efficiency == Approx(all).epsilon(1e-3)); // kernels timed to the nanosecond
+    CHECK(c.gemmShare == Approx(1.0));
+    // Between points: linear in log10(FLOPs); beyond them, the end points.
+    const auto curve = c.Curve();
+    CHECK(EfficiencyAt(curve, 1e10) == Approx(0.45).epsilon(1e-3));
+    CHECK(EfficiencyAt(curve, 1e6) == Approx(0.30).epsilon(1e-3));
+    CHECK(EfficiencyAt(curve, 1e15) == Approx(curve.back().second));
+    // Nothing to calibrate from: one line naming the file and what to do.
+    TraceBuilder b;
+    b.AddTrack(b.AddDevice("GPU 0", DeviceKind::Gpu, 0), "s");
+    CHECK_THROWS_WITH(CalibrateFromTrace(std::move(b).Finish(), "x.json", *FindGpu("h100-sxm")),
+                      Catch::Contains("x.json") && Catch::Contains("record_shapes"));
+}
+
+TEST_CASE("calibration: the planner times its GEMMs at their size's efficiency", "[core][calibration][planner]")
+{
+    PlanRequest r;
+    r.model = *FindModelPreset("llama3-8b");
+    r.cluster.gpu = *FindGpu("h100-sxm");
+    r.cluster.gpus = 8;
+    r.globalBatch = 32;
+    r.cluster.efficiency = 0.55;
+    TrainingConfig c;
+    c.dp = 8;
+    const PlanRow flat = Evaluate(r, c);
+    r.cluster.gemmCurve = {{1e6, 0.55}, {1e15, 0.55}}; // the same efficiency at every size: the same step
+    CHECK(Evaluate(r, c).time.step == Approx(flat.time.step).epsilon(1e-9));
+    r.cluster.gemmCurve = {{1e6, 0.275}, {1e15, 0.275}}; // half: the linear GEMMs and the output layer take twice as long
+    const PlanRow slow = Evaluate(r, c);
+    CHECK(slow.time.forwardSec > flat.time.forwardSec * 1.5);
+    // Bigger GEMMs more efficient: a larger micro-batch gains.
+    r.cluster.gemmCurve = {{1e9, 0.2}, {1e13, 0.8}};
+    TrainingConfig big = c;
+    big.microBatch = 4;
+    const double perSequenceSmall = Evaluate(r, c).time.forwardSec, perSequenceBig = Evaluate(r, big).time.forwardSec / 4;
+    CHECK(perSequenceBig < perSequenceSmall);
+}
+
+TEST_CASE("calibration from real PyTorch profiles: the efficiencies those A100s reached", "[core][calibration][reference]")
+{
+    const std::string r0 = RefFile("kineto/sampled_rank-0.json.gz"), r1 = RefFile("kineto/sampled_rank-1.json.gz");
+    if (r0.empty() || r1.empty()) {
+        WARN("skipped: ../shared/reference-data is absent");
+        return;
+    }
+    const Calibration c = CalibrateFromTrace(ReadTraceFiles({r0, r1}), "sampled", *FindGpu("h100-sxm"));
+    CHECK(c.gpu == "a100-sxm"); // cutlass_80 / sm80 kernels
+    CHECK(c.gemmKernels == 854);
+    CHECK(c.gemmKernelsWithFlops == 772);
+    REQUIRE(c.dtypes.size() == 2);
+    CHECK(c.dtypes[0] == "tf32");
+    // 24.4 TFLOPS of TF32's 156: small GEMMs of a small model, far from peak, and larger ones nearer it.
+    CHECK(c.efficiency > 0.15);
+    CHECK(c.efficiency < 0.30);
+    REQUIRE(c.points.size() >= 4);
+    CHECK(c.points.back().efficiency > 5 * c.points[c.points.size() - 4].efficiency);
+    CHECK(c.collectiveShare > 0.3);
+    const std::string alexnet = RefFile("kineto/alexnet_1gpu.json.gz"); // recorded without shapes
+    if (!alexnet.empty()) CHECK_THROWS_WITH(CalibrateFromTrace(ReadTraceFile(alexnet), "alexnet", *FindGpu("h100-sxm")),
+                                            Catch::Contains("record_shapes"));
+}
