@@ -1,5 +1,7 @@
 // paralens extrapolate: an allreduce on several nodes predicted from a one-node allreduce log and
-// a two-node sendrecv log (analysis/Extrapolation.hpp), beside a measured log when one is given.
+// a two-node log with a GPU on each node (sendrecv, allreduce, allgather or reduce-scatter;
+// analysis/Extrapolation.hpp), for the log's GPUs per node or another count, beside a measured
+// log when one is given.
 #include "CliCommon.hpp"
 #include "Commands.hpp"
 
@@ -11,6 +13,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <set>
 
 namespace paralens::app {
 
@@ -20,7 +23,7 @@ using Json = nlohmann::json;
 
 struct ExtrapolateOptions {
     std::string node, net, compare;
-    int nodes = 0;
+    int nodes = 0, ranksPerNode = 0;
     bool json = false;
 };
 
@@ -30,6 +33,28 @@ core::FitGroup GroupOf(const char* option, const std::string& path, core::Collec
     for (core::FitGroup& g : core::FitGroupsFromLog(core::ReadNcclTestsLogFile(path), core::LogHalf::OutOfPlace))
         if (g.collective == collective) return std::move(g);
     throw Error(std::string(option) + ": " + path + " has no " + std::string(core::Name(collective)) + " table");
+}
+
+// --net: the first table of a collective that prices the network, its ranks on two hosts when
+// the header names them.
+core::FitGroup NetGroupOf(const std::string& path)
+{
+    const core::NcclTestsLog log = core::ReadNcclTestsLogFile(path);
+    for (const core::NcclTestsBlock& block : log.blocks) {
+        core::NcclTestsLog one = log;
+        one.blocks = {block};
+        std::vector<core::FitGroup> groups = core::FitGroupsFromLog(one, core::LogHalf::OutOfPlace);
+        if (groups.empty() || !core::PricesNetwork(groups[0].collective)) continue;
+        const auto& devices = block.devices;
+        std::set<std::string> hosts;
+        for (const core::NcclTestsDevice& d : devices)
+            if (!d.host.empty()) hosts.insert(d.host);
+        Require(devices.size() < 2 || hosts.size() != 1, "--net: " + path + ": its " + std::to_string(devices.size()) +
+                                                             " ranks are all on " + (hosts.empty() ? std::string("one host") : *hosts.begin()) +
+                                                             "; the network needs a log between two nodes");
+        return std::move(groups[0]);
+    }
+    throw Error("--net: " + path + " has no sendrecv, allreduce, allgather or reduce-scatter table");
 }
 
 Json ToJson(const core::Extrapolation& e, const ExtrapolateOptions& o)
@@ -84,15 +109,17 @@ void PrintText(const core::Extrapolation& e, const ExtrapolateOptions& o)
 void RunExtrapolate(const ExtrapolateOptions& o)
 {
     const core::FitResult node = core::FitAlphaBeta(GroupOf("--node", o.node, core::Collective::AllReduce));
-    const core::FitResult net = core::FitAlphaBeta(GroupOf("--net", o.net, core::Collective::SendRecv));
+    const core::FitResult net = core::FitAlphaBeta(NetGroupOf(o.net));
+    const int q = o.ranksPerNode > 0 ? o.ranksPerNode : node.ranks;
     std::optional<core::FitGroup> measured;
     if (!o.compare.empty()) measured = GroupOf("--compare", o.compare, core::Collective::AllReduce);
     int nodes = o.nodes;
-    if (nodes == 0 && measured) nodes = measured->ranks / node.ranks;
+    if (nodes == 0 && measured) nodes = measured->ranks / q;
     Require(nodes >= 2, "--nodes: give the number of nodes (2 or more), or --compare with a log of them");
     if (measured)
-        Require(measured->ranks == nodes * node.ranks, "--compare: " + o.compare + " has " + std::to_string(measured->ranks) +
-                                                           " ranks, not " + std::to_string(nodes) + " nodes of " + std::to_string(node.ranks));
+        Require(measured->ranks == nodes * q, "--compare: " + o.compare + " has " + std::to_string(measured->ranks) + " ranks, not " +
+                                                  std::to_string(nodes) + " nodes of " + std::to_string(q) +
+                                                  (o.ranksPerNode > 0 ? "" : " (--ranks-per-node: another count than the --node log's)"));
     const std::vector<core::FitSample> samples = measured ? measured->samples : std::vector<core::FitSample>{};
     std::vector<uint64_t> sizes; // the compared log's, else the node's
     for (const core::FitSample& s : samples)
@@ -100,7 +127,7 @@ void RunExtrapolate(const ExtrapolateOptions& o)
     if (sizes.empty())
         for (const core::FitRow& r : node.rows)
             if (r.bytes > 0) sizes.push_back(r.bytes);
-    const core::Extrapolation e = core::ExtrapolateAllReduce(node, net, nodes, sizes, samples);
+    const core::Extrapolation e = core::ExtrapolateAllReduce(node, net, nodes, sizes, samples, q);
     if (o.json) PrintJson(ToJson(e, o));
     else PrintText(e, o);
 }
@@ -111,9 +138,14 @@ void AddExtrapolateCommand(CLI::App& root)
 {
     auto opts = std::make_shared<ExtrapolateOptions>();
     CLI::App* cmd = root.add_subcommand("extrapolate", "Predict an allreduce on several nodes from a one-node allreduce log and a "
-                                                       "two-node sendrecv log (ring, hierarchical, hierarchical tree)");
+                                                       "two-node log (sendrecv, or an allreduce/allgather/reduce-scatter on 1+1 GPUs): "
+                                                       "ring, hierarchical, hierarchical tree");
     cmd->add_option("--node", opts->node, "nccl-tests allreduce log of one node (its GPUs: the ranks per node)")->required();
-    cmd->add_option("--net", opts->net, "nccl-tests sendrecv log between two nodes (one GPU on each)")->required();
+    cmd->add_option("--net", opts->net, "nccl-tests log between two nodes, one GPU on each: sendrecv_perf, or all_reduce_perf, "
+                                        "all_gather_perf or reduce_scatter_perf on those 2 ranks")->required();
+    cmd->add_option("--ranks-per-node", opts->ranksPerNode,
+                    "GPUs per node to predict (default: the --node log's; its per-link NVLink alpha and beta price any count)")
+        ->check(CLI::PositiveNumber);
     cmd->add_option("--nodes", opts->nodes, "Number of nodes to predict (default: from --compare)");
     cmd->add_option("--compare", opts->compare, "nccl-tests allreduce log on those nodes: each size's prediction beside it");
     cmd->add_flag("--json", opts->json, "Machine-readable output on stdout");

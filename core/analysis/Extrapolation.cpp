@@ -11,11 +11,14 @@ namespace paralens::core {
 
 namespace {
 
-// alpha and beta of one message between nodes of m bytes: the sendrecv regime of that size.
+// alpha and beta of one message between nodes of m bytes: the regime of the size whose ring
+// messages are m (sendrecv: m itself; the others on 2 ranks: 2 m), through its formula.
 CostParams NetAt(const FitResult& net, uint64_t m)
 {
-    const FitSegment* s = SegmentFor(net.segments, m);
-    return {s->latencySec, s->secPerByte, 0};
+    const uint64_t size = net.collective == Collective::SendRecv ? m : m * static_cast<uint64_t>(net.ranks);
+    const FitSegment* s = SegmentFor(net.segments, size);
+    if (net.collective == Collective::SendRecv) return {s->latencySec, s->secPerByte, 0};
+    return ParamsFromLine(net.collective, Algorithm::Ring, net.ranks, s->latencySec, s->secPerByte);
 }
 
 // alpha and beta per link within a node for an allreduce of n bytes: the one-node regime of n
@@ -29,8 +32,11 @@ CostParams NodeAt(const FitResult& node, uint64_t n)
 void Check(const FitResult& node, const FitResult& net, int nodes)
 {
     Require(node.collective == Collective::AllReduce, "the node's log must be an allreduce (it is " + std::string(Name(node.collective)) + ")");
-    Require(net.collective == Collective::SendRecv, "the network's log must be a sendrecv between two nodes (it is " +
-                                                        std::string(Name(net.collective)) + ")");
+    Require(PricesNetwork(net.collective), "the network's log must be a sendrecv, allreduce, allgather or reduce-scatter between "
+                                           "two nodes (it is " + std::string(Name(net.collective)) + ")");
+    Require(net.collective == Collective::SendRecv || net.ranks == 2,
+            "the network's " + std::string(Name(net.collective)) + " log must have 2 ranks, one GPU on each of two nodes (it has " +
+                std::to_string(net.ranks) + ")");
     Require(node.ranks >= 2, "the node's log must have at least 2 ranks");
     Require(nodes >= 2, "nodes must be at least 2 (got " + std::to_string(nodes) + ")");
     Require(!node.segments.empty() && !net.segments.empty(), "the logs need rows of more than 0 bytes");
@@ -57,20 +63,27 @@ void Score(Extrapolation& e)
 
 } // namespace
 
+bool PricesNetwork(Collective c)
+{
+    return c == Collective::SendRecv || c == Collective::AllReduce || c == Collective::AllGather || c == Collective::ReduceScatter;
+}
+
 Extrapolation ExtrapolateAllReduce(const FitResult& node, const FitResult& net, int nodes, const std::vector<uint64_t>& sizes,
-                                   const std::vector<FitSample>& measured)
+                                   const std::vector<FitSample>& measured, int ranksPerNode)
 {
     Check(node, net, nodes);
+    Require(ranksPerNode >= 0, "ranks per node must not be negative");
+    const int q = ranksPerNode > 0 ? ranksPerNode : node.ranks;
     Extrapolation e;
-    e.ranksPerNode = node.ranks;
+    e.ranksPerNode = q;
     e.nodes = nodes;
     std::map<uint64_t, std::vector<double>> bySize;
     for (const FitSample& s : measured)
         if (s.seconds > 0) bySize[s.bytes].push_back(s.seconds);
     for (uint64_t n : sizes) {
         if (n == 0) continue;
-        CollectiveSpec spec{Collective::AllReduce, Algorithm::Ring, node.ranks * nodes, n, 0, 1};
-        spec.ranksPerNode = node.ranks;
+        CollectiveSpec spec{Collective::AllReduce, Algorithm::Ring, q * nodes, n, 0, 1};
+        spec.ranksPerNode = q;
         const uint64_t message = std::max<uint64_t>(1, n / static_cast<uint64_t>(spec.ranks));
         const CostParams intra = NodeAt(node, n), link = NetAt(net, message);
         ExtrapolationRow row;
@@ -80,7 +93,7 @@ Extrapolation ExtrapolateAllReduce(const FitResult& node, const FitResult& net, 
         const TwoLevelPrediction hier = PredictTwoLevel(spec, intra, link);
         spec.algorithm = Algorithm::HierarchicalTree; // whole shards cross: the network's regime of n/q
         const TwoLevelPrediction tree =
-            PredictTwoLevel(spec, intra, NetAt(net, std::max<uint64_t>(1, n / static_cast<uint64_t>(node.ranks))));
+            PredictTwoLevel(spec, intra, NetAt(net, std::max<uint64_t>(1, n / static_cast<uint64_t>(q))));
         row.ringSec = ring.seconds;
         row.ringIntraSec = ring.intraSeconds;
         row.ringNetSec = ring.netSeconds;

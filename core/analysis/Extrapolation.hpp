@@ -1,9 +1,12 @@
 // Predicting an allreduce on several nodes from measurements of its parts (issue "Predict real
-// NCCL", extrapolation): a one-node allreduce log (q GPUs on NVLink) gives the levels' inside,
-// a two-node point-to-point log (sendrecv between nodes) the network; their regimes
-// (model/RegimeFit.hpp) turn into alpha and beta per size, within nodes through the ring's formula
-// on q ranks, between nodes as one message, and PredictTwoLevel (model/CostModel.hpp) prices the
-// allreduce on N nodes of q with NCCL's families:
+// NCCL", extrapolation): a one-node allreduce log (q0 GPUs on NVLink) gives the levels' inside,
+// a two-node log with one GPU on each node the network: a sendrecv, or an allreduce, allgather or
+// reduce-scatter on those 2 ranks (the most common log), each read through its own formula (the
+// ring on 2 ranks: 2 steps of n / 2 for allreduce, 1 for the gathers), so a message of m bytes
+// takes the regime of the size whose messages are m. Their regimes (model/RegimeFit.hpp) turn
+// into alpha and beta per size, within nodes through the ring's formula on q0 ranks (per link,
+// so another GPU count per node q takes the same links: NVSwitch gives every GPU its own), and
+// PredictTwoLevel (model/CostModel.hpp) prices the allreduce on N nodes of q with NCCL's families:
 //   ring over all p = q N GPUs: 2(p-1) steps, each paced by a message of n/p between nodes;
 //   hierarchical: the one-node allreduce of n within nodes, 2(N-1) messages of n/p between them
 //                 (every GPU its own NIC, as on rail-optimised clusters);
@@ -39,11 +42,15 @@ struct Extrapolation {
     size_t measuredRows = 0;
 };
 
-// `node`: the fit of an allreduce on one node (its ranks are q); `net`: the fit of a sendrecv
-// between two nodes; `nodes`: N; `sizes`: the sizes to predict (bytes > 0); `measured`: the
-// samples of the N-node allreduce to compare with (may be empty). Throws Error naming what does
-// not fit (not an allreduce, not a sendrecv, no regimes).
+// `node`: the fit of an allreduce on one node (its ranks are q0); `net`: the fit of a sendrecv,
+// allreduce, allgather or reduce-scatter between two nodes (2 ranks); `nodes`: N; `ranksPerNode`:
+// q (0: q0); `sizes`: the sizes to predict (bytes > 0); `measured`: the samples of the N-node
+// allreduce to compare with (may be empty). Throws Error naming what does not fit (not an
+// allreduce, another collective or more ranks between the nodes, no regimes).
 Extrapolation ExtrapolateAllReduce(const FitResult& node, const FitResult& net, int nodes, const std::vector<uint64_t>& sizes,
-                                   const std::vector<FitSample>& measured);
+                                   const std::vector<FitSample>& measured, int ranksPerNode = 0);
+
+// The collectives a two-node log can price the network from.
+bool PricesNetwork(Collective c);
 
 } // namespace paralens::core

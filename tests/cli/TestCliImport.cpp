@@ -157,7 +157,7 @@ TEST_CASE("fit finds a log's regimes, and simulate --model takes the regime of i
     }
 }
 
-TEST_CASE("extrapolate predicts a two-node allreduce from a one-node log and a sendrecv log", "[cli][twolevel]")
+TEST_CASE("extrapolate predicts a two-node allreduce from a one-node log and a two-node log of sendrecv or allreduce", "[cli][twolevel]")
 {
     CliTempDir dir;
     // Within a node: 8 GPUs, alpha 2 us, 300 GB/s per link; between nodes: 10 us, 25 GB/s.
@@ -194,6 +194,22 @@ TEST_CASE("extrapolate predicts a two-node allreduce from a one-node log and a s
     const CliResult noNodes = RunParalens("extrapolate --node " + dir.File("node.log") + " --net " + dir.File("p2p.log"));
     CHECK(noNodes.exitCode == 2);
     CHECK_THAT(noNodes.err, Catch::Contains("--nodes"));
+
+    // An allreduce on 1 + 1 GPUs prices the network as the sendrecv does; one on a single node does not.
+    paralens::core::WriteFileAtomic(dir.File("ar2.log"), NodesLog("all_reduce_perf", 2, 1, [&](double n) { return 2 * net(n / 2); }));
+    const Json fromAr = RunJson("extrapolate --node " + dir.File("node.log") + " --net " + dir.File("ar2.log") + " --compare " +
+                                dir.File("two.log") + " --json");
+    CHECK(fromAr["bestMapePct"].get<double>() < 1);
+    paralens::core::WriteFileAtomic(dir.File("ar1node.log"), NodesLog("all_reduce_perf", 1, 2, [&](double n) { return 2 * net(n / 2); }));
+    const CliResult oneHost = RunParalens("extrapolate --node " + dir.File("node.log") + " --net " + dir.File("ar1node.log") + " --nodes 2");
+    CHECK(oneHost.exitCode == 2);
+    CHECK_THAT(oneHost.err, Catch::Contains("node0") && Catch::Contains("two nodes"));
+    // Another count of GPUs per node than the node's log.
+    const Json four = RunJson("extrapolate --node " + dir.File("node.log") + " --net " + dir.File("p2p.log") +
+                              " --nodes 2 --ranks-per-node 4 --json");
+    CHECK(four["ranksPerNode"] == 4);
+    const double n = four["rows"].back()["bytes"].get<double>();
+    CHECK(four["rows"].back()["hierarchicalIntraNodeUs"].get<double>() == Approx((6 * a + 2 * 3.0 / 4 * n * b) * 1e6).epsilon(0.01));
 }
 
 TEST_CASE("analyze an nccl-tests log: devices and collectives in JSON", "[cli]")

@@ -212,6 +212,24 @@ TEST_CASE("extrapolation: the node's regimes within, the network's between, the 
     CHECK(small8.treeNetSec == Approx(6 * net(1024 / 8.0)).epsilon(1e-3));
     CHECK(ExtrapolateAllReduce(nodeFit, netFit, 4, {1 << 20}, {}).rows.front().measuredSec == 0);
     CHECK_THROWS_WITH(ExtrapolateAllReduce(netFit, netFit, 2, sizes, {}), Catch::Contains("allreduce"));
-    CHECK_THROWS_WITH(ExtrapolateAllReduce(nodeFit, nodeFit, 2, sizes, {}), Catch::Contains("sendrecv"));
+    CHECK_THROWS_WITH(ExtrapolateAllReduce(nodeFit, nodeFit, 2, sizes, {}), Catch::Contains("2 ranks")); // 8 ranks of one node
+
+    // The most common two-node log, an allreduce on 1 + 1 GPUs (2 steps of n / 2), prices the
+    // network as the sendrecv does.
+    FitGroup ar2;
+    ar2.collective = Collective::AllReduce;
+    ar2.ranks = 2;
+    for (uint64_t n = 1024; n <= (uint64_t{1} << 30); n *= 2) ar2.samples.push_back({n, 2 * net(static_cast<double>(n) / 2), 0});
+    const Extrapolation fromAllReduce = ExtrapolateAllReduce(nodeFit, FitAlphaBeta(ar2), 2, sizes, measured);
+    for (size_t i = 0; i < e.rows.size(); ++i) {
+        INFO(e.rows[i].bytes);
+        CHECK(fromAllReduce.rows[i].hierarchicalNetSec == Approx(e.rows[i].hierarchicalNetSec).epsilon(0.01));
+        CHECK(fromAllReduce.rows[i].ringSec == Approx(e.rows[i].ringSec).epsilon(0.01));
+    }
+    // Another GPU count per node than the node's log: its links, the ring's formula on 4.
+    const ExtrapolationRow four = ExtrapolateAllReduce(nodeFit, netFit, 2, {uint64_t{1} << 30}, {}, 4).rows.front();
+    const CostParams link = nodeFit.segments.back().params;
+    CHECK(four.hierarchicalIntraSec == Approx(6 * link.alphaSec + 2 * 3.0 / 4 * (1 << 30) * link.betaSecPerByte).epsilon(1e-9));
+    CHECK(four.hierarchicalNetSec == Approx(2 * net((1 << 30) / 8.0)).epsilon(1e-3)); // 8 ranks: messages of n / 8
     CHECK_THROWS_WITH(ExtrapolateAllReduce(nodeFit, netFit, 1, sizes, {}), Catch::Contains("nodes"));
 }
