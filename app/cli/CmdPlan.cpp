@@ -36,11 +36,12 @@ struct PlanOptions {
     }
     std::string model = "llama3-70b";
     bool modelGiven = false; // --model on the command line (else the default, unless a model is described by hand)
-    int layers = 0, hidden = 0, heads = 0, kvHeads = 0, ffn = 0, vocab = 0, experts = -1, topK = 0;
+    int layers = 0, hidden = 0, heads = 0, kvHeads = 0, headDim = 0, ffn = 0, vocab = 0, experts = -1, topK = 0;
     std::string mlp, dropout;
     bool AnyArchitecture() const
     {
-        return layers > 0 || hidden > 0 || heads > 0 || kvHeads > 0 || ffn > 0 || vocab > 0 || experts >= 0 || topK > 0 || !mlp.empty() ||
+        return layers > 0 || hidden > 0 || heads > 0 || kvHeads > 0 || headDim > 0 || ffn > 0 || vocab > 0 || experts >= 0 || topK > 0 ||
+               !mlp.empty() ||
                !dropout.empty();
     }
     std::string gpu = "h100-sxm";
@@ -70,6 +71,7 @@ core::ResolvedModel ModelOf(const PlanOptions& o)
     SetIfGiven(in.hidden, o.hidden, 0);
     SetIfGiven(in.heads, o.heads, 0);
     SetIfGiven(in.kvHeads, o.kvHeads, 0);
+    SetIfGiven(in.headDim, o.headDim, 0);
     SetIfGiven(in.ffn, o.ffn, 0);
     SetIfGiven(in.vocab, o.vocab, 0);
     SetIfGiven(in.experts, o.experts, -1);
@@ -415,6 +417,7 @@ void AddPlanCommand(CLI::App& root)
     cmd->add_option("--hidden", o->hidden, "Hidden size");
     cmd->add_option("--heads", o->heads, "Attention heads");
     cmd->add_option("--kv-heads", o->kvHeads, "Key/value heads (grouped-query attention)");
+    cmd->add_option("--head-dim", o->headDim, "Each attention head's width (default: hidden / heads; Qwen3 and GPT-OSS set their own)");
     cmd->add_option("--ffn", o->ffn, "MLP inner size (each expert's)");
     cmd->add_option("--vocab", o->vocab, "Vocabulary size");
     cmd->add_option("--mlp", o->mlp, "gelu or relu2 (two matrices; relu2 is Nemotron-4's squared ReLU) or swiglu (three)");

@@ -187,7 +187,10 @@ double LayerActivationBytes(const PlanRequest& r, const TrainingConfig& c, const
     // among the split) take 1 byte instead of 2 with FP8; dropout masks 1 byte each, or none.
     const double fp8Saved = r.cluster.fp8 ? 1.0 : 0.0;
     const double whole = (m.dropout ? 10.0 : 8.0) * sbh - 2.0 * fp8Saved * sbh;
-    double split = sbh * (4.0 + 4.0 * m.kvHeads / m.heads - fp8Saved);
+    // Q and the attention output (heads x head-dim wide), K and V (kv-heads x head-dim): 4 sbh + 4 sbh kv/a
+    // when the heads span the hidden width.
+    const double sbq = s.tokens * m.QueryWidth(), sbkv = s.tokens * m.kvHeads * static_cast<double>(m.HeadDim());
+    double split = (4.0 - fp8Saved) * sbq + 4.0 * sbkv;
     if (!r.flashAttention && c.recompute == Recompute::None) split += (m.dropout ? 5.0 : 4.0) * m.heads * s.seq * s.tokens;
     split += ((m.Gated() ? 6.0 : 4.0) - fp8Saved) * sbf;
     return c.sequenceParallel ? (whole + split) / c.tp : whole + split / c.tp;
@@ -250,12 +253,12 @@ double CalibratedGemmSec(const PlanRequest& r, const TrainingConfig& c, const Sh
     const PlanCluster& k = r.cluster;
     const double peak = k.fp8 ? k.gpu.PeakFlops("fp8") : k.PeakFlops();
     auto at = [&](double flops, double rate) { return flops > 0 ? flops / (rate * EfficiencyAt(k.gemmCurve, flops)) : 0.0; };
-    const double t = s.tokens, h = s.h, f = m.ffn, kv = static_cast<double>(m.kvHeads) * m.HeadDim();
+    const double t = s.tokens, h = s.h, f = m.ffn, q = m.QueryWidth(), kv = static_cast<double>(m.kvHeads) * m.HeadDim();
     // Experts: the tokens routed to each of the GPU's experts, one GEMM per expert.
     const double expertsHere = m.IsMoe() ? static_cast<double>(m.experts) / c.ep : 1.0;
     const double mlpTokens = m.IsMoe() ? t * m.topK / m.experts * c.ep : t;
     const double mlpIn = 2.0 * mlpTokens * h * f * (m.Gated() ? 2.0 : 1.0) / c.tp, mlpOut = 2.0 * mlpTokens * f * h / c.tp;
-    const double layer = at(2.0 * t * h * (h + 2.0 * kv) / c.tp, peak) + at(2.0 * t * h * h / c.tp, peak) +
+    const double layer = at(2.0 * t * h * (q + 2.0 * kv) / c.tp, peak) + at(2.0 * t * q * h / c.tp, peak) +
                          expertsHere * (at(mlpIn, peak) + at(mlpOut, peak));
     const double head = at(2.0 * t * static_cast<double>(m.vocab) * h / c.tp, k.PeakFlops()) / c.pp;
     return s.layers * layer + head;
@@ -279,7 +282,7 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     Require(rate > 0, "the GPU " + k.gpu.id + " has no " + k.dtype + " peak in the spec table");
     Require(linearRate > 0, "--fp8: the GPU " + k.gpu.id + " has no fp8 peak in the spec table");
     OpCosts o;
-    const double linearFlops = 2.0 * s.tokens * m.LayerActiveParams(), attentionFlops = 4.0 * s.tokens * s.seq * s.h;
+    const double linearFlops = 2.0 * s.tokens * m.LayerActiveParams(), attentionFlops = 4.0 * s.tokens * s.seq * m.QueryWidth();
     const double headFlops = 2.0 * s.tokens * static_cast<double>(m.vocab) * m.hidden / c.pp;
     const double hbm = k.gpu.hbmGBps * 1e9;
     const double memoryBound = hbm > 0 ? s.layers * ElementwiseBytes(r, c, s) / hbm : 0.0;
@@ -288,7 +291,7 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
                                : CalibratedGemmSec(r, c, s) + s.layers * attentionFlops / rate / c.tp;
     o.computeF = gemmSec + memoryBound;
     o.computeB = 2.0 * o.computeF;
-    const double scores = 4.0 * s.tokens * s.seq * s.h * s.layers / c.tp / rate + (r.flashAttention ? 0.0 : s.layers * ScoreBytes(r, c, s) / hbm);
+    const double scores = attentionFlops * s.layers / c.tp / rate + (r.flashAttention ? 0.0 : s.layers * ScoreBytes(r, c, s) / hbm);
     const int recomputed = c.recompute == Recompute::Full ? 1 : 0;
     if (c.recompute == Recompute::Full) o.computeB += o.computeF;
     if (c.recompute == Recompute::Selective) o.computeB += scores;

@@ -67,7 +67,8 @@ TransformerModel ModelOf(const std::map<std::string, std::string>& r)
     static const std::map<std::string, std::string> presets = {
         {"LLAMA3_8B", "llama3-8b"},       {"LLAMA3-8B", "llama3-8b"},     {"LLAMA3_70B", "llama3-70b"},
         {"LLAMA3-70B", "llama3-70b"},     {"LLAMA3.1_405B", "llama3-405b"}, {"Llama 3 405B", "llama3-405b"},
-        {"GPT3-175B", "gpt3-175b"},       {"Nemotron-340B", "nemotron4-340b"}};
+        {"GPT3-175B", "gpt3-175b"},       {"Nemotron-340B", "nemotron4-340b"}, {"Qwen3_30B_a3B", "qwen3-30b-a3b"},
+        {"Qwen3_235B_a22B", "qwen3-235b-a22b"}};
     if (auto it = presets.find(name); it != presets.end()) return *FindModelPreset(it->second);
     if (name == "LLAMA2-7B") return Llama2("llama2-7b", 32, 4096, 32, 32, 11008);
     if (name == "LLAMA2-13B") return Llama2("llama2-13b", 40, 5120, 40, 40, 13824);
@@ -100,8 +101,8 @@ std::string GpuOf(const std::string& printed)
 // Why the row cannot be modelled (empty: it can), filling the request as far as it gets.
 std::string Prepare(const std::map<std::string, std::string>& r, PublishedSetRun& run)
 {
-    if (r.at("model_type") == "MoE") return "a mixture of experts the presets do not have";
     const TransformerModel m = ModelOf(r);
+    if (r.at("model_type") == "MoE" && !m.IsMoe()) return "a mixture of experts the presets do not have";
     if (m.id.empty()) return "the file does not give the model's shape";
     const std::string gpu = GpuOf(r.at("gpu_type"));
     if (gpu.empty()) return "GPU " + r.at("gpu_type") + " is not in the spec table";
@@ -122,6 +123,10 @@ std::string Prepare(const std::map<std::string, std::string>& r, PublishedSetRun
     if (run.gpus % (q.tp.value() * q.pp.value() * q.cp.value()) != 0) return "the GPUs are not a multiple of TP x PP x CP";
     q.dp = run.gpus / (q.tp.value() * q.pp.value() * q.cp.value());
     if (static_cast<int>(gbs) % *q.dp != 0) return "the printed GPUs and degrees leave a DP that does not divide the global batch";
+    if (m.IsMoe()) {
+        q.ep = std::max(1, static_cast<int>(CsvNumber(r.at("ep"))));
+        if (*q.dp % *q.ep != 0) return "experts spread beyond the data-parallel ranks (expert tensor parallelism) are not modelled";
+    }
     if (const double mb = CsvNumber(r.at("micro_batch_size")); mb > 0) q.microBatch = static_cast<int>(mb);
     if (const double vp = CsvNumber(r.at("vp")); vp > 1) {
         q.schedule = ScheduleKind::Interleaved;

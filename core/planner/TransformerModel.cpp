@@ -10,7 +10,7 @@ namespace paralens::core {
 double TransformerModel::AttentionParams() const
 {
     const double h = hidden, kv = static_cast<double>(kvHeads) * HeadDim();
-    return 2.0 * h * h + 2.0 * h * kv;
+    return 2.0 * h * QueryWidth() + 2.0 * h * kv;
 }
 
 std::string_view Name(MlpKind k)
@@ -53,7 +53,7 @@ double TransformerModel::TotalParams() const { return layers * LayerParams() + E
 
 double TransformerModel::ActiveParams() const { return layers * LayerActiveParams() + EmbeddingParams(); }
 
-double TransformerModel::AttentionScoreFlopsPerToken(int s) const { return 4.0 * s * static_cast<double>(hidden) * layers; }
+double TransformerModel::AttentionScoreFlopsPerToken(int s) const { return 4.0 * s * QueryWidth() * layers; }
 
 double TransformerModel::ForwardFlopsPerToken(int s) const
 {
@@ -90,9 +90,19 @@ TransformerModel Make(std::string id, std::string source, int layers, int hidden
 
 constexpr MlpKind kGelu = MlpKind::Gelu, kSwiGlu = MlpKind::SwiGlu, kRelu2 = MlpKind::SquaredRelu;
 
-const std::array<TransformerModel, 10>& Presets()
+// Qwen3's mixtures of experts: 128 experts, 8 a token, heads 128 wide whatever the hidden size.
+TransformerModel Qwen3Moe(std::string id, int layers, int hidden, int heads, int expertFfn)
 {
-    static const std::array<TransformerModel, 10> presets = {
+    TransformerModel m = Make(std::move(id), "Qwen3 Technical Report (arXiv:2505.09388), Table 2; config.json of Qwen/" +
+                                                 std::string(layers == 48 ? "Qwen3-30B-A3B" : "Qwen3-235B-A22B") + " (head_dim 128)",
+                              layers, hidden, heads, 4, expertFfn, 151936, 4096, MlpKind::SwiGlu, 128, 8);
+    m.headDim = 128;
+    return m;
+}
+
+const std::array<TransformerModel, 12>& Presets()
+{
+    static const std::array<TransformerModel, 12> presets = {
         Make("gpt3-175b", "Brown et al. 2020, Language Models are Few-Shot Learners, Table 2.1", 96, 12288, 96, 96, 49152,
              51200, 2048, kGelu),
         Make("llama3-8b", "Llama 3 Herd of Models (Dubey et al. 2024, the Llama 3.1 models), Table 3", 32, 4096, 32, 8, 14336,
@@ -112,6 +122,8 @@ const std::array<TransformerModel, 10>& Presets()
         Make("megatron-1t", "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters, Table 1",
              128, 25600, 160, 160, 102400, 51200, 2048, kGelu),
         Make("bloom-176b", "BigScience 2022, BLOOM (arXiv:2211.05100), Table 3", 70, 14336, 112, 112, 57344, 250880, 2048, kGelu),
+        Qwen3Moe("qwen3-30b-a3b", 48, 2048, 32, 768),
+        Qwen3Moe("qwen3-235b-a22b", 94, 4096, 64, 1536),
     };
     return presets;
 }
@@ -164,6 +176,7 @@ ResolvedModel ResolveModel(const ModelInput& in)
         m.heads = *in.heads;
         m.vocab = *in.vocab;
         m.kvHeads = in.kvHeads.value_or(m.heads);
+        m.headDim = in.headDim.value_or(0);
         m.ffn = in.ffn.value_or(4 * m.hidden);
         m.mlp = in.mlp.value_or(MlpKind::Gelu);
         m.experts = in.experts.value_or(0);
@@ -192,6 +205,8 @@ ResolvedModel ResolveModel(const ModelInput& in)
     // Heads given without KV heads: multi-head attention unless the preset's KV heads still divide them.
     if (in.heads && !in.kvHeads && m.heads % m.kvHeads != 0) m.kvHeads = m.heads;
     Take(m.kvHeads, in.kvHeads, "kv-heads", from);
+    if (in.headDim) m.headDim = *in.headDim;
+    else if (m.headDim > 0) from.push_back("head-dim " + std::to_string(m.headDim));
     Take(m.ffn, in.ffn, "ffn", from);
     Take(m.vocab, in.vocab, "vocab", from);
     Take(m.seq, in.seq, "seq", from);
@@ -223,7 +238,9 @@ void CheckModel(const TransformerModel& m)
     positive(m.ffn, "--ffn");
     positive(m.vocab, "--vocab");
     positive(m.seq, "--seq");
-    Require(m.hidden % m.heads == 0, "--heads " + std::to_string(m.heads) + " must divide --hidden " + std::to_string(m.hidden));
+    Require(m.headDim >= 0, "--head-dim must not be negative");
+    Require(m.headDim > 0 || m.hidden % m.heads == 0,
+            "--heads " + std::to_string(m.heads) + " must divide --hidden " + std::to_string(m.hidden) + " (or give --head-dim)");
     Require(m.heads % m.kvHeads == 0,
             "--kv-heads " + std::to_string(m.kvHeads) + " must divide --heads " + std::to_string(m.heads));
     Require(m.experts >= 0, "--experts must not be negative");

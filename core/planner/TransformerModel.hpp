@@ -26,6 +26,7 @@ struct TransformerModel {
     int hidden = 4096;
     int heads = 32;
     int kvHeads = 32;         // grouped-query attention: fewer K/V heads than heads
+    int headDim = 0;          // each head's width; 0: hidden / heads (Qwen3 and GPT-OSS set their own)
     int ffn = 16384;          // the MLP's inner width (each expert's, for a mixture of experts)
     int vocab = 51200;
     int seq = 2048;           // default training sequence length
@@ -40,8 +41,9 @@ struct TransformerModel {
 
     bool IsMoe() const { return experts > 0; }
     bool Gated() const { return mlp == MlpKind::SwiGlu; } // three matrices
-    int HeadDim() const { return hidden / heads; }
-    // Q and O projections h x h, K and V h x (kvHeads x headDim).
+    int HeadDim() const { return headDim > 0 ? headDim : hidden / heads; }
+    double QueryWidth() const { return static_cast<double>(heads) * HeadDim(); } // hidden unless headDim says otherwise
+    // Q and O projections h x (heads x headDim), K and V h x (kvHeads x headDim).
     double AttentionParams() const;
     // One MLP (one expert) of width ffn.
     double MlpParams() const;
@@ -56,16 +58,16 @@ struct TransformerModel {
     double TotalParams() const;
     double ActiveParams() const;
     // Model FLOPs of one token's forward at sequence length `seq`: 2 x active matmul parameters
-    // (output head included) + attention scores and values 4 x seq x hidden per layer (the full
-    // square, as Megatron-LM counts it). Training is 3x this (Flops.hpp).
+    // (output head included) + attention scores and values 4 x seq x heads x headDim per layer (the
+    // full square, as Megatron-LM counts it). Training is 3x this (Flops.hpp).
     double ForwardFlopsPerToken(int seq) const;
-    // The attention-score part of it (4 x seq x hidden x layers): what selective recomputation re-runs.
+    // The attention-score part of it (4 x seq x heads x headDim x layers): what selective recomputation re-runs.
     double AttentionScoreFlopsPerToken(int seq) const;
 };
 
 // The presets, each naming its source: gpt3-175b, llama3-8b, llama3-70b, llama3-405b (also as
 // llama3.1-8b/70b/405b: the Llama 3.1 models the paper describes), nemotron4-15b, nemotron4-340b,
-// mixtral-8x7b, mixtral-8x22b, megatron-1t, bloom-176b.
+// mixtral-8x7b, mixtral-8x22b, megatron-1t, bloom-176b, qwen3-30b-a3b, qwen3-235b-a22b.
 std::span<const TransformerModel> ModelPresets();
 // nullptr when `id` names none.
 const TransformerModel* FindModelPreset(std::string_view id);
@@ -76,10 +78,13 @@ const TransformerModel* FindModelPreset(std::string_view id);
 // at least layers, hidden, heads and vocab.
 struct ModelInput {
     std::string preset; // empty: none named
-    std::optional<int> layers, hidden, heads, kvHeads, ffn, vocab, experts, topK, seq;
+    std::optional<int> layers, hidden, heads, kvHeads, headDim, ffn, vocab, experts, topK, seq;
     std::optional<MlpKind> mlp;
     std::optional<bool> dropout;
-    bool AnyArchitecture() const { return layers || hidden || heads || kvHeads || ffn || vocab || experts || topK || mlp || dropout; }
+    bool AnyArchitecture() const
+    {
+        return layers || hidden || heads || kvHeads || headDim || ffn || vocab || experts || topK || mlp || dropout;
+    }
 };
 struct ResolvedModel {
     TransformerModel model;               // id "preset*" when changed, "custom" without a preset

@@ -50,6 +50,12 @@ TEST_CASE("planner: the presets have their published parameter counts", "[planne
     CHECK(params("megatron-1t") == Approx(1008.0).epsilon(0.01));
     CHECK(params("mixtral-8x7b") == Approx(46.7).epsilon(0.01));
     CHECK(FindModelPreset("mixtral-8x7b")->ActiveParams() * 1e-9 == Approx(12.9).epsilon(0.01));
+    // Qwen3's mixtures of experts (the report's Table 2: 30.5B / 3.3B and 235B / 22B), heads 128 wide.
+    CHECK(params("qwen3-30b-a3b") == Approx(30.5).epsilon(0.01));
+    CHECK(FindModelPreset("qwen3-30b-a3b")->ActiveParams() * 1e-9 == Approx(3.3).epsilon(0.02));
+    CHECK(params("qwen3-235b-a22b") == Approx(235).epsilon(0.01));
+    CHECK(FindModelPreset("qwen3-235b-a22b")->ActiveParams() * 1e-9 == Approx(22).epsilon(0.02));
+    CHECK(FindModelPreset("qwen3-30b-a3b")->QueryWidth() == 4096); // 32 heads x 128, not the hidden 2048
     CHECK(FindModelPreset("nope") == nullptr);
     TransformerModel bad = *FindModelPreset("llama3-8b");
     bad.kvHeads = 5;
