@@ -289,9 +289,10 @@ void PrintTable(const core::PlanRequest& r, const core::ResolvedModel& model, co
 void PrintPublishedSet(const std::vector<core::PublishedSetRun>& set)
 {
     std::printf("\n# the published set (tests/data/published-runs.csv, sources in tests/data/published-runs.md)\n");
-    std::printf("%-6s %-4s %-16s %6s %-9s %-7s %10s %10s %8s  %s\n", "run", "src", "model", "GPUs", "GPU", "prec", "published",
-                "predicted", "error", "configuration (predicted)");
+    std::printf("%-6s %-4s %-16s %6s %-9s %-7s %10s %10s %8s %5s %8s  %s\n", "run", "src", "model", "GPUs", "GPU", "prec", "published",
+                "predicted", "error", "rank", "vs best", "configuration (predicted)");
     std::map<std::string, std::vector<double>> errors;
+    std::map<std::string, int> nearBest; // in the planner's top 5 or within 5% of its best
     std::map<std::string, int> skipped;
     int unfit = 0;
     for (const core::PublishedSetRun& r : set) {
@@ -308,19 +309,22 @@ void PrintPublishedSet(const std::vector<core::PublishedSetRun>& set)
         }
         errors[r.source].push_back(r.errorPct);
         errors["all"].push_back(r.errorPct);
-        std::printf("%-6s %-4s %-16.16s %6d %-9.9s %-7.7s %10s %10s %+7.1f%%  %s\n", r.id.c_str(), r.source.c_str(), r.model.c_str(), r.gpus,
-                    r.gpu.c_str(), r.precision.c_str(), core::FormatSeconds(r.publishedSeconds).c_str(),
-                    core::FormatSeconds(r.predictedSeconds).c_str(), r.errorPct, r.config.c_str());
+        const bool near = r.rank <= 5 || r.vsBestPct <= 5.0;
+        nearBest[r.source] += near;
+        nearBest["all"] += near;
+        std::printf("%-6s %-4s %-16.16s %6d %-9.9s %-7.7s %10s %10s %+7.1f%% %5zu %+7.1f%%  %s\n", r.id.c_str(), r.source.c_str(),
+                    r.model.c_str(), r.gpus, r.gpu.c_str(), r.precision.c_str(), core::FormatSeconds(r.publishedSeconds).c_str(),
+                    core::FormatSeconds(r.predictedSeconds).c_str(), r.errorPct, r.rank, r.vsBestPct, r.config.c_str());
     }
-    std::printf("\n# per source: runs predicted, median |error|, within 15%%\n");
+    std::printf("\n# per source: runs predicted, median |error|, within 15%%, in the planner's top 5 or within 5%% of its best\n");
     for (auto& [source, e] : errors) {
         std::vector<double> a;
         for (double x : e) a.push_back(std::abs(x));
         std::sort(a.begin(), a.end());
         const double median = a.size() % 2 ? a[a.size() / 2] : (a[a.size() / 2 - 1] + a[a.size() / 2]) / 2;
         const auto within = std::count_if(a.begin(), a.end(), [](double x) { return x <= 15; });
-        std::printf("  %-4s %3zu runs  median %5.1f%%  within 15%%: %zu of %zu\n", source.c_str(), a.size(), median,
-                    static_cast<size_t>(within), a.size());
+        std::printf("  %-4s %3zu runs  median %5.1f%%  within 15%%: %zu of %zu  near the best: %d of %zu\n", source.c_str(), a.size(),
+                    median, static_cast<size_t>(within), a.size(), nearBest[source], a.size());
     }
     if (unfit > 0) std::printf("  %d modelled runs do not fit in the planner's memory model (rows above)\n", unfit);
     std::printf("# not modelled:\n");
@@ -355,7 +359,8 @@ void RunValidate(bool json)
             if (!r.skipped.empty()) j["notModelled"] = r.skipped;
             else if (!r.fits) j["doesNotFit"] = r.config + ": " + r.rejected;
             else j.update({{"config", r.config}, {"publishedStepSeconds", r.publishedSeconds}, {"publishedFrom", r.publishedFrom},
-                           {"predictedStepSeconds", r.predictedSeconds}, {"errorPct", r.errorPct}});
+                           {"predictedStepSeconds", r.predictedSeconds}, {"errorPct", r.errorPct}, {"rank", r.rank},
+                           {"vsBestPct", r.vsBestPct}, {"bestConfig", r.bestConfig}});
             setRows.push_back(j);
         }
         PrintJson({{"runs", rows}, {"publishedSet", setRows}});

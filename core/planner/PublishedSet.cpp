@@ -192,6 +192,28 @@ PlanResult BestOf(const PublishedSetRun& run)
     return better ? other : res;
 }
 
+// Where the predicted configuration ranks among every one with the run's techniques.
+void RankAmongAll(PublishedSetRun& run)
+{
+    PlanRequest free = run.request;
+    free.dp = free.tp = free.pp = free.cp = free.ep = free.microBatch = free.chunks = std::nullopt;
+    free.firstStageLayers = free.lastStageLayers = std::nullopt;
+    free.schedule = std::nullopt;
+    const PlanResult all = PlanTraining(free);
+    run.rank = 1;
+    bool any = false;
+    for (size_t i = 0; i < all.fitting; ++i) {
+        const PlanRow& row = all.rows[i];
+        if (row.config.pp > 1 && row.config.schedule != ScheduleKind::OneFOneB && row.config.schedule != ScheduleKind::Interleaved) continue;
+        if (!any) {
+            run.vsBestPct = (run.predictedSeconds / row.time.step - 1.0) * 100.0;
+            run.bestConfig = ConfigText(row.config);
+            any = true;
+        }
+        if (row.time.step < run.predictedSeconds * (1 - 1e-9)) ++run.rank;
+    }
+}
+
 void Predict(PublishedSetRun& run)
 {
     try {
@@ -209,6 +231,7 @@ void Predict(PublishedSetRun& run)
         }
         run.predictedSeconds = row.time.step;
         run.errorPct = (run.predictedSeconds - run.publishedSeconds) / run.publishedSeconds * 100.0;
+        RankAmongAll(run);
     } catch (const Error& e) {
         run.rejected = e.what();
     }

@@ -29,6 +29,12 @@ struct PublishedSetRun {
     std::string rejected;       // why the closest does not fit
     double predictedSeconds = 0;
     double errorPct = 0;        // (predicted - published) / published x 100
+    // The published configuration among all the planner would choose with the run's techniques
+    // (degrees, CP, micro-batch, Megatron-LM's two schedules, stage split open): its place by step
+    // time (1: the fastest) and how much slower it is than the planner's best.
+    size_t rank = 0;
+    double vsBestPct = 0;
+    std::string bestConfig;
 };
 
 // RFC 4180 text: fields separated by commas, quoted when they hold a comma, a quote or a newline.

@@ -133,11 +133,14 @@ TEST_CASE("plan: --validate compares the published runs", "[cli][plan]")
             ++predicted;
             CHECK(run["predictedStepSeconds"].get<double>() > 0);
             CHECK_FALSE(run["config"].get<std::string>().empty());
+            CHECK(run["rank"].get<int>() >= 1);
+            CHECK(run.contains("vsBestPct"));
         }
     }
     CHECK(predicted >= 30);
     const CliResult text = RunParalens("plan --validate");
-    CHECK_THAT(text.out, Catch::Contains("# the published set") && Catch::Contains("# per source") && Catch::Contains("# not modelled"));
+    CHECK_THAT(text.out, Catch::Contains("# the published set") && Catch::Contains("# per source") && Catch::Contains("# not modelled") &&
+                             Catch::Contains("near the best"));
 }
 
 TEST_CASE("plan: a model by hand inherits nothing, and a changed preset lists what it kept", "[cli][plan]")

@@ -116,6 +116,10 @@ TEST_CASE("published runs: the planner predicts every run it can model, and says
         CHECK(r.predictedSeconds > 0);
         CHECK(std::isfinite(r.errorPct));
         CHECK(r.errorPct == Approx((r.predictedSeconds / r.publishedSeconds - 1) * 100));
+        CHECK(r.rank >= 1); // among the planner's own choices with the run's techniques
+        CHECK(std::isfinite(r.vsBestPct));
+        CHECK_FALSE(r.bestConfig.empty());
+        if (r.rank == 1) CHECK(r.vsBestPct <= 1e-6); // the fastest is the best (or beats a search without its v)
     }
     CHECK(modelled >= 30);
     CHECK(fitting == modelled); // every published configuration fits the planner's memory model
