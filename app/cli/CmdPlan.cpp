@@ -47,7 +47,7 @@ struct PlanOptions {
     std::string gpu = "h100-sxm";
     core::PlanRequest request;
     int dp = 0, tp = 0, pp = 0, ep = 0, cp = 0, microBatch = 0, chunks = 0, zero = -1, firstStageLayers = 0, lastStageLayers = 0;
-    std::string schedule, recompute, sp, networkFit;
+    std::string schedule, recompute, sp, networkFit, nvlinkFit;
     bool noFlash = false;
     int top = 10, traceRow = 1;
     std::string trace;
@@ -88,14 +88,17 @@ core::ResolvedModel ModelOf(const PlanOptions& o)
     return core::ResolveModel(in);
 }
 
-void ApplyNetworkFit(const std::string& path, core::PlanCluster& c)
+// --network-fit / --nvlink-fit: a fit file whose regimes price that level's collectives and sends
+// by size; its 8-rank allreduce's one line is what the header shows.
+void ApplyLinkFit(const char* option, const std::string& path, bool insideNode, core::PlanCluster& c)
 {
-    const core::FitFile file = core::ParseFitFile(core::ReadFileDecompressed(path), path);
+    auto file = std::make_shared<const core::FitFile>(core::ParseFitFile(core::ReadFileDecompressed(path), path));
     std::string why;
-    const std::optional<core::CostParams> p = core::ModelFromFit(file, core::Collective::AllReduce, 8, &why);
-    Require(p.has_value() && p->betaSecPerByte > 0, "--network-fit: " + path + " holds no fit with a bandwidth");
-    c.networkAlphaUs = p->alphaSec * 1e6;
-    c.networkGBps = 1e-9 / p->betaSecPerByte;
+    const std::optional<core::CostParams> p = core::ModelFromFit(*file, core::Collective::AllReduce, 8, &why);
+    Require(p.has_value() && p->betaSecPerByte > 0, std::string(option) + ": " + path + " holds no fit with a bandwidth");
+    (insideNode ? c.nvlinkAlphaUs : c.networkAlphaUs) = p->alphaSec * 1e6;
+    (insideNode ? c.nvlinkGBps : c.networkGBps) = 1e-9 / p->betaSecPerByte;
+    (insideNode ? c.nvlinkFit : c.networkFit) = std::move(file);
 }
 
 // --calibrate: the trace files of one step read as one job, their GEMMs' efficiency by size.
@@ -123,7 +126,8 @@ core::PlanRequest ToRequest(const PlanOptions& o, core::ResolvedModel* resolved 
             if (g.PeakFlops("fp8") > 0) with += (with.empty() ? "" : ", ") + g.id;
         throw Error("--fp8: " + o.gpu + " has no fp8 peak in the spec table (these have: " + with + ")");
     }
-    if (!o.networkFit.empty()) ApplyNetworkFit(o.networkFit, r.cluster);
+    if (!o.networkFit.empty()) ApplyLinkFit("--network-fit", o.networkFit, false, r.cluster);
+    if (!o.nvlinkFit.empty()) ApplyLinkFit("--nvlink-fit", o.nvlinkFit, true, r.cluster);
     if (!o.calibrate.empty()) {
         const core::Calibration c = CalibrationOf(o.calibrate, *gpu);
         r.cluster.gemmCurve = c.Curve();
@@ -259,6 +263,10 @@ void PrintTable(const core::PlanRequest& r, const core::ResolvedModel& model, co
                                              : "the calibrated efficiency of each GEMM's size (attention " + Fixed2(r.cluster.efficiency) + ")")
                     .c_str(),
                 core::GbText(r.cluster.UsableBytes()).c_str());
+    if (r.cluster.nvlinkFit || r.cluster.networkFit)
+        std::printf("# measured links: %s%s%s, each collective and send at the regime of its size\n",
+                    r.cluster.nvlinkFit ? "inside a node the --nvlink-fit's" : "",
+                    r.cluster.nvlinkFit && r.cluster.networkFit ? ", " : "", r.cluster.networkFit ? "between nodes the --network-fit's" : "");
     std::printf("# memory: %s usable of %.0f GiB (--memory-fraction %.2f; the rest an allowance for the CUDA context, NCCL's buffers, "
                 "workspaces and the allocator's fragmentation)\n",
                 core::GbText(r.cluster.UsableBytes()).c_str(), r.cluster.gpu.memoryGB, r.cluster.memoryFraction);
@@ -450,7 +458,10 @@ void AddPlanCommand(CLI::App& root)
                     "Profiler traces of one step of your own model (PyTorch profiler with record_shapes, Nsight Systems, paralens): "
                     "the GEMMs' efficiency by size, used for every row")
         ->expected(1, -1);
-    cmd->add_option("--network-fit", o->networkFit, "A fit file (paralens fit --out) whose alpha and bandwidth price the network");
+    cmd->add_option("--network-fit", o->networkFit,
+                    "A fit file of logs between nodes (paralens fit --out): DP, PP, CP and EP traffic across nodes priced with the "
+                    "regime of each message's size");
+    cmd->add_option("--nvlink-fit", o->nvlinkFit, "A fit file of a one-node log: traffic inside a node (TP, ...) priced by its regimes");
     cmd->add_option("--memory-fraction", o->request.cluster.memoryFraction, "Fraction of HBM usable for the model")->capture_default_str()
         ->check(CLI::Range(0.1, 1.0));
     cmd->add_option("--dp", o->dp, "Fix the data-parallel degree");

@@ -8,10 +8,12 @@
 // in the README's planner section. Pure functions; thread-safe.
 #pragma once
 
+#include "model/Fit.hpp"
 #include "model/Hardware.hpp"
 #include "planner/TransformerModel.hpp"
 #include "schedule/Schedule.hpp"
 
+#include <memory>
 #include <optional>
 #include <utility>
 #include <string>
@@ -40,6 +42,10 @@ struct PlanCluster {
     // Non-empty: each of a layer's linear GEMMs (QKV, attention output, MLP in, MLP out) and the
     // output layer at the efficiency of its size; attention's products keep `efficiency`.
     std::vector<std::pair<double, double>> gemmCurve;
+    // Measured links (plan --nvlink-fit / --network-fit: fits of nccl-tests logs, paralens fit
+    // --out): each collective and send priced with the regime of its size, as simulate --model
+    // prices it, instead of the alpha and bandwidth above. Null: those.
+    std::shared_ptr<const FitFile> nvlinkFit, networkFit;
 
     // FP8 training (Transformer Engine's recipe): the transformer layers' linear GEMMs run at the fp8
     // peak x the same efficiency; attention's score and value products, the output layer and the

@@ -53,6 +53,7 @@
 
 #include "common/Error.hpp"
 #include "model/CostModel.hpp"
+#include "model/Fit.hpp"
 #include "planner/Calibration.hpp"
 #include "planner/PlannerInternal.hpp"
 
@@ -64,21 +65,42 @@ namespace paralens::core {
 
 namespace {
 
-CostParams Link(const PlanCluster& c, bool insideNode)
+// The links a group's traffic takes: inside a node (NVLink) or between nodes.
+struct LinkModel {
+    const PlanCluster& cluster;
+    bool insideNode;
+};
+
+// alpha and beta of `c` of `bytes` on `ranks` ranks over `link`: a measured fit's regime of that
+// size (PlanCluster::nvlinkFit / networkFit, as simulate --model prices it), else the cluster's
+// alpha and bandwidth.
+CostParams ParamsFor(const LinkModel& link, Collective c, int ranks, double bytes)
 {
-    const double gbps = insideNode ? c.NvlinkGBps() : c.networkGBps;
-    return CostParams{(insideNode ? c.nvlinkAlphaUs : c.networkAlphaUs) * 1e-6, gbps > 0 ? 1e-9 / gbps : 0.0, 0.0};
+    const PlanCluster& k = link.cluster;
+    const std::shared_ptr<const FitFile>& fit = link.insideNode ? k.nvlinkFit : k.networkFit;
+    if (fit)
+        if (auto p = ModelFromFit(*fit, c, ranks, static_cast<uint64_t>(std::max(bytes, 1.0)), nullptr)) return *p;
+    const double gbps = link.insideNode ? k.NvlinkGBps() : k.networkGBps;
+    return CostParams{(link.insideNode ? k.nvlinkAlphaUs : k.networkAlphaUs) * 1e-6, gbps > 0 ? 1e-9 / gbps : 0.0, 0.0};
 }
 
-double CollectiveSec(Collective c, int ranks, double bytes, const CostParams& link)
+double CollectiveSec(Collective c, int ranks, double bytes, const LinkModel& link)
 {
     if (ranks <= 1 || bytes <= 0) return 0.0;
     const Algorithm a = c == Collective::AllToAll ? Algorithm::Pairwise : Algorithm::Ring;
-    return PredictSeconds(CollectiveSpec{c, a, ranks, static_cast<uint64_t>(bytes), 0, 1}, link).seconds;
+    return PredictSeconds(CollectiveSpec{c, a, ranks, static_cast<uint64_t>(bytes), 0, 1}, ParamsFor(link, c, ranks, bytes)).seconds;
+}
+
+// One message of `bytes` between two GPUs (a stage's send, a ring-attention step).
+double SendSec(double bytes, const LinkModel& link, CostParams* used = nullptr)
+{
+    const CostParams p = ParamsFor(link, Collective::SendRecv, 2, bytes);
+    if (used) *used = p;
+    return MessageSeconds(bytes, p);
 }
 
 // Allreduce, or with sequence parallelism / ZeRO its two halves (the same bytes on a ring).
-double ReduceSec(bool split, int ranks, double bytes, const CostParams& link)
+double ReduceSec(bool split, int ranks, double bytes, const LinkModel& link)
 {
     return split ? CollectiveSec(Collective::ReduceScatter, ranks, bytes, link) + CollectiveSec(Collective::AllGather, ranks, bytes, link)
                  : CollectiveSec(Collective::AllReduce, ranks, bytes, link);
@@ -266,10 +288,10 @@ double CalibratedGemmSec(const PlanRequest& r, const TrainingConfig& c, const Sh
 
 // Context parallelism's ring per layer: what the cp - 1 steps' sends of `bytes` each add beyond
 // the attention compute (`attentionSec` for the layer, 1 / cp of it per step) they overlap with.
-double RingExposedSec(int cp, double bytes, double attentionSec, const CostParams& link)
+double RingExposedSec(int cp, double bytes, double attentionSec, const LinkModel& link)
 {
     if (cp <= 1) return 0.0;
-    return (cp - 1) * std::max(0.0, MessageSeconds(bytes, link) - attentionSec / cp);
+    return (cp - 1) * std::max(0.0, SendSec(bytes, link) - attentionSec / cp);
 }
 
 } // namespace
@@ -298,14 +320,14 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     if (c.cp > 1) { // K and V of this GPU's tokens round the CP ring (TP splits the heads)
         const double kvBytes = 2.0 * 2.0 * s.tokens * m.kvHeads * m.HeadDim() / c.tp;
         const double attention = attentionFlops / c.tp / rate;
-        const CostParams cpLink = Link(k, static_cast<long>(c.tp) * c.cp <= k.gpusPerNode);
+        const LinkModel cpLink{k, static_cast<long>(c.tp) * c.cp <= k.gpusPerNode};
         const double ringF = s.layers * RingExposedSec(c.cp, kvBytes, attention, cpLink);
         const double ringB = s.layers * RingExposedSec(c.cp, 2.0 * kvBytes, 2.0 * attention, cpLink);
         o.cpF = ringF;
         o.cpB = ringB + (c.recompute == Recompute::None ? 0.0 : ringF);
     }
     const bool tpInNode = c.tp <= k.gpusPerNode;
-    const double tpOne = ReduceSec(c.sequenceParallel, c.tp, 2.0 * s.tokens * s.h, Link(k, tpInNode));
+    const double tpOne = ReduceSec(c.sequenceParallel, c.tp, 2.0 * s.tokens * s.h, LinkModel{k, tpInNode});
     o.tpF = s.layers * 2.0 * tpOne;
     o.tpB = s.layers * 2.0 * tpOne * (1 + recomputed);
     if (r.tpCommOverlap) { // each layer's collectives under its linear GEMMs (the backward has twice their FLOPs)
@@ -315,14 +337,14 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     }
     if (m.IsMoe() && c.ep > 1) {
         const double bytes = 2.0 * s.tokens * m.topK * s.h / (c.sequenceParallel ? c.tp : 1);
-        const double a2a = CollectiveSec(Collective::AllToAll, c.ep, bytes, Link(k, static_cast<long>(c.ep) * c.tp * c.cp <= k.gpusPerNode));
+        const double a2a = CollectiveSec(Collective::AllToAll, c.ep, bytes, LinkModel{k, static_cast<long>(c.ep) * c.tp * c.cp <= k.gpusPerNode});
         o.epF = s.layers * 2.0 * a2a;
         o.epB = s.layers * 2.0 * a2a * (1 + recomputed);
     }
     const int group = c.GradientGroup();
     if (c.zero == 3 && group > 1) { // gather the stage's weights before each forward and backward
         const StageParams p = ParamsOn(r, c, s, 0);
-        const CostParams dpLink = Link(k, static_cast<long>(c.tp) * group <= k.gpusPerNode);
+        const LinkModel dpLink{k, static_cast<long>(c.tp) * group <= k.gpusPerNode};
         const double g = CollectiveSec(Collective::AllGather, group, 2.0 * p.dense, dpLink) +
                          CollectiveSec(Collective::AllGather, group / c.ep, 2.0 * p.expert, dpLink);
         o.gatherF = std::max(0.0, g - o.computeF);
@@ -333,8 +355,7 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     o.times.weight = gemmSec; // the weight-gradient GEMMs: the forward's FLOPs
     const bool ppInNode = static_cast<long>(c.tp) * group * 2 <= k.gpusPerNode;
     o.sendBytes = 2.0 * s.tokens * s.h / c.tp;
-    o.sendLink = Link(k, ppInNode);
-    o.times.send = MessageSeconds(o.sendBytes, o.sendLink);
+    o.times.send = SendSec(o.sendBytes, LinkModel{k, ppInNode}, &o.sendLink);
     o.flopsF = (s.layers * (linearFlops + attentionFlops) + headFlops) / c.tp;
     return o;
 }
@@ -345,7 +366,7 @@ double DpSyncSec(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
 {
     const StageParams p = ParamsOn(r, c, s, 0);
     const int group = c.GradientGroup();
-    const CostParams link = Link(r.cluster, static_cast<long>(c.tp) * group <= r.cluster.gpusPerNode);
+    const LinkModel link{r.cluster, static_cast<long>(c.tp) * group <= r.cluster.gpusPerNode};
     if (c.zero == 3) // the weights were gathered per op: only the gradients' reduce-scatter is left
         return CollectiveSec(Collective::ReduceScatter, group, 2.0 * p.dense, link) +
                CollectiveSec(Collective::ReduceScatter, group / c.ep, 2.0 * p.expert, link);

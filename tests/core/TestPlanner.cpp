@@ -592,3 +592,35 @@ TEST_CASE("planner: uneven stages put their layers where told, memory is the hea
     tooMany.firstStageLayers = 30;
     CHECK_THROWS_WITH(PlanTraining(tooMany), Catch::Contains("--first/--last-stage-layers"));
 }
+
+TEST_CASE("planner: a measured fit prices each level's traffic with the regime of its size", "[core][planner]")
+{
+    PlanRequest r = Request("llama3-8b", "h100-sxm", 16, 64); // 2 nodes: DP 2 of TP 8 crosses them
+    const TrainingConfig c = Config(2, 8, 1, 1, ScheduleKind::OneFOneB, 1, Recompute::None, 0, true);
+    auto fit = [](double smallGBps, double largeGBps) {
+        FitResult f;
+        f.collective = Collective::AllReduce;
+        f.ranks = 8;
+        FitSegment small, large;
+        small.fromBytes = 1, small.toBytes = 1 << 20;
+        small.params = {50e-6, 1e-9 / smallGBps, 0};
+        large.fromBytes = 2 << 20, large.toBytes = uint64_t{1} << 34;
+        large.params = {10e-6, 1e-9 / largeGBps, 0};
+        f.params = large.params;
+        f.betaCoefficient = 1, f.secPerByte = 1e-9 / largeGBps;
+        f.segments = {small, large};
+        FitFile file;
+        file.fits = {f};
+        return std::make_shared<const FitFile>(file);
+    };
+    r.cluster.networkAlphaUs = 10, r.cluster.networkGBps = 100;
+    const double flat = Evaluate(r, c).time.dpSyncSec;
+    r.cluster.networkFit = fit(1, 100); // the gradients (GBs) take the large-size regime: as the flat 10 us, 100 GB/s
+    CHECK(Evaluate(r, c).time.dpSyncSec == Approx(flat).epsilon(1e-9));
+    r.cluster.networkFit = fit(100, 1); // a slow large-size regime: the sync takes 100 times the bandwidth term
+    CHECK(Evaluate(r, c).time.dpSyncSec > 50 * flat);
+    // Inside the node the NVLink fit prices TP's collectives the same way.
+    const double tp = Evaluate(r, c).time.tpComm;
+    r.cluster.nvlinkFit = fit(1, 1);
+    CHECK(Evaluate(r, c).time.tpComm > 10 * tp);
+}
