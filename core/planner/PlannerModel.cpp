@@ -286,6 +286,8 @@ double CalibratedGemmSec(const PlanRequest& r, const TrainingConfig& c, const Sh
     return s.layers * layer + head;
 }
 
+constexpr double kLossForwardBytes = 24, kLossBackwardBytes = 12; // per fp32 logit (see OpCostsOf)
+
 // Context parallelism's ring per layer: what the cp - 1 steps' sends of `bytes` each add beyond
 // the attention compute (`attentionSec` for the layer, 1 / cp of it per step) they overlap with.
 double RingExposedSec(int cp, double bytes, double attentionSec, const LinkModel& link)
@@ -311,11 +313,17 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     const double gemmSec = k.gemmCurve.empty()
                                ? (s.layers * linearFlops / linearRate + (s.layers * attentionFlops + headFlops) / rate) / c.tp
                                : CalibratedGemmSec(r, c, s) + s.layers * attentionFlops / rate / c.tp;
-    o.computeF = gemmSec + memoryBound;
-    o.computeB = 2.0 * o.computeF;
+    // The loss: Megatron-LM's vocabulary-parallel cross entropy over the fp32 logits (each GPU its
+    // V / tp of them), memory-bound: the forward writes the bf16 logits, upcasts them, finds the
+    // max, exponentiates and sums (24 bytes a logit), the backward reads the softmax and writes the
+    // gradient (12); on the last stage, spread over the stages as the output layer's FLOPs are.
+    const double logits = s.tokens * static_cast<double>(m.vocab) / c.tp;
+    const double lossF = hbm > 0 ? kLossForwardBytes * logits / hbm / c.pp : 0.0, lossB = hbm > 0 ? kLossBackwardBytes * logits / hbm / c.pp : 0.0;
+    o.computeF = gemmSec + memoryBound + lossF;
+    o.computeB = 2.0 * (gemmSec + memoryBound) + lossB;
     const double scores = attentionFlops * s.layers / c.tp / rate + (r.flashAttention ? 0.0 : s.layers * ScoreBytes(r, c, s) / hbm);
     const int recomputed = c.recompute == Recompute::Full ? 1 : 0;
-    if (c.recompute == Recompute::Full) o.computeB += o.computeF;
+    if (c.recompute == Recompute::Full) o.computeB += gemmSec + memoryBound; // the layers again, not the loss
     if (c.recompute == Recompute::Selective) o.computeB += scores;
     if (c.cp > 1) { // K and V of this GPU's tokens round the CP ring (TP splits the heads)
         const double kvBytes = 2.0 * 2.0 * s.tokens * m.kvHeads * m.HeadDim() / c.tp;

@@ -624,3 +624,23 @@ TEST_CASE("planner: a measured fit prices each level's traffic with the regime o
     r.cluster.nvlinkFit = fit(1, 1);
     CHECK(Evaluate(r, c).time.tpComm > 10 * tp);
 }
+
+TEST_CASE("planner: the memory-bound ops by hand: elementwise traffic, the loss over the vocabulary, the optimizer", "[core][planner]")
+{
+    PlanRequest r;
+    r.model = *FindModelPreset("llama3-8b");
+    r.model.layers = 2;
+    r.cluster.gpu = *FindGpu("h100-sxm");
+    r.cluster.gpus = 1;
+    r.cluster.efficiency = 0.5;
+    r.globalBatch = 4;
+    r.seq = 1024;
+    const PlanRow row = Evaluate(r, Config(1, 1, 1, 2));
+    const TransformerModel& m = r.model;
+    const double hbm = 3350e9, tokens = 2 * 1024.0, N = 2, h = m.hidden, f = m.ffn, V = m.vocab;
+    const double gemms = 3 * m.ForwardFlopsPerToken(1024) * 4 * 1024 / (989e12 * 0.5);
+    const double elementwise = 3 * m.layers * (22 * tokens * h + 6 * tokens * f) / hbm * N; // forward once, backward twice
+    const double loss = (24 + 12) * tokens * V / hbm * N;                                    // Megatron's fp32 cross entropy
+    const double optimizer = 32 * (m.layers * m.LayerParams() + 2 * V * h) / hbm;            // Adam's reads and writes
+    CHECK(row.time.step == Approx(gemms + elementwise + loss + optimizer).epsilon(1e-9));
+}
