@@ -204,8 +204,20 @@ void PlannerView::DrawPareto(const RunResult& run, ImVec2 min, ImVec2 max)
         return ImVec2(x, p1.y - static_cast<float>(f) * (p1.y - p0.y));
     };
     dl->AddRect(p0, p1, th.gridMajor, 0.0f, 0, th.line);
+    // One small square per occupied cell, cells sized so that at most about 8000 are drawn: tens of
+    // thousands of configurations stay one draw list of 16-bit indices (the web page's WebGL).
     const ImU32 dot = WithAlpha(th.textDim, 0.5f);
-    for (size_t i = 0; i < res.fitting; ++i) dl->AddCircleFilled(at(res.rows[i]), th.Px(2), dot);
+    const float r = th.Px(2), cell = std::max(2 * r, std::sqrt((p1.x - p0.x) * (p1.y - p0.y) / 8000.0f));
+    const int cols = std::max(1, static_cast<int>((p1.x - p0.x) / cell) + 1), cellRows = std::max(1, static_cast<int>((p1.y - p0.y) / cell) + 1);
+    std::vector<uint8_t> drawn(static_cast<size_t>(cols) * static_cast<size_t>(cellRows), 0);
+    for (size_t i = 0; i < res.fitting; ++i) {
+        const ImVec2 p = at(res.rows[i]);
+        const int cx = std::clamp(static_cast<int>((p.x - p0.x) / cell), 0, cols - 1), cy = std::clamp(static_cast<int>((p.y - p0.y) / cell), 0, cellRows - 1);
+        uint8_t& seen = drawn[static_cast<size_t>(cy) * static_cast<size_t>(cols) + static_cast<size_t>(cx)];
+        if (seen) continue;
+        seen = 1;
+        dl->AddRectFilled(ImVec2(p.x - r, p.y - r), ImVec2(p.x + r, p.y + r), dot);
+    }
     for (size_t k = 0; k < res.pareto.size(); ++k) {
         const ImVec2 p = at(res.rows[res.pareto[k]]);
         if (k > 0) dl->AddLine(m_front.back(), p, th.accent, th.Px(2));
