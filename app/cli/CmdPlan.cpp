@@ -131,6 +131,7 @@ core::PlanRequest ToRequest(const PlanOptions& o, core::ResolvedModel* resolved 
     if (!o.calibrate.empty()) {
         const core::Calibration c = CalibrationOf(o.calibrate, *gpu);
         r.cluster.gemmCurve = c.Curve();
+        r.cluster.attentionEfficiency = c.attentionEfficiency;
         if (calibration) *calibration = c;
     }
     r.flashAttention = !o.noFlash;
@@ -192,6 +193,7 @@ Json CalibrationJson(const core::Calibration& c)
                           {"seconds", p.seconds}, {"efficiency", p.efficiency}});
     return {{"gpu", c.gpu}, {"gpuFrom", c.gpuFrom}, {"gemmKernels", c.gemmKernels}, {"gemmKernelsWithFlops", c.gemmKernelsWithFlops},
             {"gemmFlops", c.gemmFlops}, {"gemmSeconds", c.gemmSeconds}, {"efficiency", c.efficiency}, {"points", points},
+            {"attentionKernelsWithFlops", c.attentionKernelsWithFlops}, {"attentionEfficiency", c.attentionEfficiency},
             {"dtypes", c.dtypes}, {"shares", {{"gemm", c.gemmShare}, {"attention", c.attentionShare}, {"collectives", c.collectiveShare},
                                               {"other", c.otherShare}}},
             {"notes", c.notes}};
@@ -206,6 +208,9 @@ void PrintCalibration(const core::Calibration& c)
                 c.gpu.c_str(), c.gpuFrom.c_str());
     std::printf("#   efficiency by FLOPs per GEMM (the planner's GEMMs at their size's):");
     for (const core::CalibrationPoint& p : c.points) std::printf("  %.2g: %.3f (%zu)", p.flops, p.efficiency, p.kernels);
+    if (c.attentionKernelsWithFlops > 0)
+        std::printf("\n#   attention: %zu kernels with FLOPs, %.1f%% of %s's peak (the full square, as the planner counts it)",
+                    c.attentionKernelsWithFlops, c.attentionEfficiency * 100, c.gpu.c_str());
     std::printf("\n#   GPU time: GEMMs %.0f%%, attention %.0f%%, collectives %.0f%%, other %.0f%%\n", c.gemmShare * 100,
                 c.attentionShare * 100, c.collectiveShare * 100, c.otherShare * 100);
     for (const std::string& n : c.notes) std::printf("#   %s\n", n.c_str());

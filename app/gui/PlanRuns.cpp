@@ -33,10 +33,10 @@ void EmptyTrace(RunResult& r, const std::string& why)
 
 // The calibration of `paths` (comma-separated trace files) against `gpu`, read once per process
 // for the same files: the controls re-plan on every change.
-std::vector<std::pair<double, double>> CalibratedCurve(const std::string& paths, const core::GpuSpec& gpu)
+core::Calibration CalibrationOf(const std::string& paths, const core::GpuSpec& gpu)
 {
     static std::mutex mutex;
-    static std::map<std::string, std::vector<std::pair<double, double>>> cache;
+    static std::map<std::string, core::Calibration> cache;
     const std::string key = paths + '\n' + gpu.id;
     {
         std::lock_guard<std::mutex> lock(mutex);
@@ -52,10 +52,10 @@ std::vector<std::pair<double, double>> CalibratedCurve(const std::string& paths,
         at = comma + 1;
     }
     Require(!files.empty(), "--calibrate: no trace file named");
-    const auto curve = core::CalibrateFromTrace(core::ReadTraceFiles(files), "--calibrate " + paths, gpu).Curve();
+    const core::Calibration c = core::CalibrateFromTrace(core::ReadTraceFiles(files), "--calibrate " + paths, gpu);
     std::lock_guard<std::mutex> lock(mutex);
-    cache[key] = curve;
-    return curve;
+    cache[key] = c;
+    return c;
 }
 
 } // namespace
@@ -91,7 +91,11 @@ core::PlanRequest PlanParams::ToRequest() const
     r.seq = seq;
     Require(cp >= 0, "--cp must be at least 1, or 0 to search it (got " + std::to_string(cp) + ")");
     if (cp > 0) r.cp = cp;
-    if (!calibrate.empty()) r.cluster.gemmCurve = CalibratedCurve(calibrate, *g);
+    if (!calibrate.empty()) {
+        const core::Calibration c = CalibrationOf(calibrate, *g);
+        r.cluster.gemmCurve = c.Curve();
+        r.cluster.attentionEfficiency = c.attentionEfficiency;
+    }
     Require(gpus >= 1, "--gpus must be at least 1");
     Require(globalBatch >= 1, "--global-batch must be at least 1");
     return r;

@@ -48,10 +48,11 @@ const GpuSpec* GpuOf(const Trace& t, std::string& from)
     return nullptr;
 }
 
-// The dtype a GEMM kernel ran in: the last word of its "gemm MxNxK DTYPE" detail; "" when not said.
+// The dtype a kernel ran in: the last word of its "gemm MxNxK DTYPE" or "attention BxHxSxSKxD
+// DTYPE" detail; "" when not said.
 std::string DtypeOf(std::string_view detail)
 {
-    if (detail.rfind("gemm ", 0) != 0) return "";
+    if (detail.rfind("gemm ", 0) != 0 && detail.rfind("attention ", 0) != 0) return "";
     const size_t space = detail.rfind(' ');
     const std::string_view last = detail.substr(space + 1);
     return last.find('x') == std::string_view::npos ? std::string(last) : std::string();
@@ -88,6 +89,7 @@ Calibration CalibrateFromTrace(const Trace& t, const std::string& origin, const 
     std::map<std::string, double> flopsByDtype;
     Totals busy;
     bool unsaid = false;
+    double attentionPeakSeconds = 0;
     for (const Track& track : t.Tracks()) {
         if (t.Devices()[track.device].kind != DeviceKind::Gpu) continue;
         for (const Span& s : track.spans) {
@@ -102,6 +104,14 @@ Calibration CalibrateFromTrace(const Trace& t, const std::string& origin, const 
             if (gemm || IsGemmKernelName(name)) ++c.gemmKernels;
             if (!gemm) {
                 (IsAttention(name) ? busy.attention : IsGemmKernelName(name) ? busy.gemm : busy.other) += sec;
+                if (s.flops > 0 && IsAttention(name)) {
+                    std::string dtype = DtypeOf(t.Strings().Get(s.detail));
+                    if (dtype.empty() || gpu->PeakFlops(dtype) <= 0) dtype = "bf16";
+                    ++c.attentionKernelsWithFlops;
+                    c.attentionFlops += s.flops;
+                    c.attentionSeconds += sec;
+                    attentionPeakSeconds += s.flops / gpu->PeakFlops(dtype);
+                }
                 continue;
             }
             busy.gemm += sec;
@@ -134,6 +144,7 @@ Calibration CalibrateFromTrace(const Trace& t, const std::string& origin, const 
                             b.peakSeconds / b.seconds});
     }
     c.efficiency = peakSeconds / c.gemmSeconds;
+    if (c.attentionSeconds > 0) c.attentionEfficiency = attentionPeakSeconds / c.attentionSeconds;
     if (c.points.empty()) // too few kernels per size: one point for all
         c.points.push_back({0, 0, c.gemmFlops / c.gemmKernelsWithFlops, c.gemmKernelsWithFlops, c.gemmSeconds, c.efficiency});
     const double total = busy.gemm + busy.attention + busy.collective + busy.other;

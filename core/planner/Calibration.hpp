@@ -3,8 +3,10 @@
 // profiler, or spans with FLOPs in any trace paralens reads) give the efficiency the GPU reached,
 // as a fraction of its dtype's peak, by GEMM size (FLOPs per kernel, one point per decade). The
 // planner then times each layer's GEMMs at the efficiency of their size (PlanCluster::gemmCurve)
-// instead of one efficiency for all. What else the trace holds is reported as shares of its GPU
-// time (attention kernels, other compute, communication), not yet used by the planner.
+// instead of one efficiency for all. Attention kernels with FLOPs (the attention ops' shapes, the
+// full square as the planner counts it) give attention's efficiency the same way, which the
+// planner uses for attention's products. What else the trace holds is reported as shares of its
+// GPU time (other compute, communication), not yet used by the planner.
 #pragma once
 
 #include "model/Hardware.hpp"
@@ -33,6 +35,9 @@ struct Calibration {
     double gemmFlops = 0, gemmSeconds = 0;
     double efficiency = 0;             // all GEMMs with FLOPs: FLOPs / (time x peak)
     std::vector<CalibrationPoint> points; // ascending FLOPs; bins of at least kMinKernels kernels
+    size_t attentionKernelsWithFlops = 0;
+    double attentionFlops = 0, attentionSeconds = 0;
+    double attentionEfficiency = 0;    // 0: no attention kernel with FLOPs
     // Shares of the GPUs' busy kernel time.
     double gemmShare = 0, attentionShare = 0, collectiveShare = 0, otherShare = 0;
     std::vector<std::string> dtypes;   // the GEMMs' dtypes, most FLOPs first

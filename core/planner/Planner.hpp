@@ -42,6 +42,7 @@ struct PlanCluster {
     // Non-empty: each of a layer's linear GEMMs (QKV, attention output, MLP in, MLP out) and the
     // output layer at the efficiency of its size; attention's products keep `efficiency`.
     std::vector<std::pair<double, double>> gemmCurve;
+    double attentionEfficiency = 0; // calibrated: attention's products at peak x this (0: `efficiency`)
     // Measured links (plan --nvlink-fit / --network-fit: fits of nccl-tests logs, paralens fit
     // --out): each collective and send priced with the regime of its size, as simulate --model
     // prices it, instead of the alpha and bandwidth above. Null: those.

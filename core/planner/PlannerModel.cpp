@@ -303,6 +303,7 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     const TransformerModel& m = r.model;
     const PlanCluster& k = r.cluster;
     const double rate = k.GemmFlops(), linearRate = k.LinearFlops();
+    const double attentionRate = k.attentionEfficiency > 0 ? k.PeakFlops() * k.attentionEfficiency : rate;
     Require(rate > 0, "the GPU " + k.gpu.id + " has no " + k.dtype + " peak in the spec table");
     Require(linearRate > 0, "--fp8: the GPU " + k.gpu.id + " has no fp8 peak in the spec table");
     OpCosts o;
@@ -311,8 +312,8 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     const double hbm = k.gpu.hbmGBps * 1e9;
     const double memoryBound = hbm > 0 ? s.layers * ElementwiseBytes(r, c, s) / hbm : 0.0;
     const double gemmSec = k.gemmCurve.empty()
-                               ? (s.layers * linearFlops / linearRate + (s.layers * attentionFlops + headFlops) / rate) / c.tp
-                               : CalibratedGemmSec(r, c, s) + s.layers * attentionFlops / rate / c.tp;
+                               ? (s.layers * linearFlops / linearRate + s.layers * attentionFlops / attentionRate + headFlops / rate) / c.tp
+                               : CalibratedGemmSec(r, c, s) + s.layers * attentionFlops / attentionRate / c.tp;
     // The loss: Megatron-LM's vocabulary-parallel cross entropy over the fp32 logits (each GPU its
     // V / tp of them), memory-bound: the forward writes the bf16 logits, upcasts them, finds the
     // max, exponentiates and sums (24 bytes a logit), the backward reads the softmax and writes the
@@ -321,13 +322,13 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     const double lossF = hbm > 0 ? kLossForwardBytes * logits / hbm / c.pp : 0.0, lossB = hbm > 0 ? kLossBackwardBytes * logits / hbm / c.pp : 0.0;
     o.computeF = gemmSec + memoryBound + lossF;
     o.computeB = 2.0 * (gemmSec + memoryBound) + lossB;
-    const double scores = attentionFlops * s.layers / c.tp / rate + (r.flashAttention ? 0.0 : s.layers * ScoreBytes(r, c, s) / hbm);
+    const double scores = attentionFlops * s.layers / c.tp / attentionRate + (r.flashAttention ? 0.0 : s.layers * ScoreBytes(r, c, s) / hbm);
     const int recomputed = c.recompute == Recompute::Full ? 1 : 0;
     if (c.recompute == Recompute::Full) o.computeB += gemmSec + memoryBound; // the layers again, not the loss
     if (c.recompute == Recompute::Selective) o.computeB += scores;
     if (c.cp > 1) { // K and V of this GPU's tokens round the CP ring (TP splits the heads)
         const double kvBytes = 2.0 * 2.0 * s.tokens * m.kvHeads * m.HeadDim() / c.tp;
-        const double attention = attentionFlops / c.tp / rate;
+        const double attention = attentionFlops / c.tp / attentionRate;
         const LinkModel cpLink{k, static_cast<long>(c.tp) * c.cp <= k.gpusPerNode};
         const double ringF = s.layers * RingExposedSec(c.cp, kvBytes, attention, cpLink);
         const double ringB = s.layers * RingExposedSec(c.cp, 2.0 * kvBytes, 2.0 * attention, cpLink);

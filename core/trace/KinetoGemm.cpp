@@ -71,11 +71,47 @@ bool IsGemmKernelName(std::string_view name)
     return Has(s, "gemm") || Has(s, "xmma") || Has(s, "nvjet") || Has(s, "cublas") || Has(s, "cutlass");
 }
 
-bool IsMatmulOpName(std::string_view name)
+bool IsAttentionKernelName(std::string_view name)
+{
+    const std::string s = LowerAscii(name);
+    return Has(s, "flash") || Has(s, "fmha") || (Has(s, "attention") && !Has(s, "ccl"));
+}
+
+namespace {
+
+bool IsMatmulOp(std::string_view name)
 {
     return name == "aten::mm" || name == "aten::addmm" || name == "aten::addmm_" || name == "aten::bmm" || name == "aten::baddbmm" ||
            name == "aten::baddbmm_" || name == "aten::_scaled_mm";
 }
+
+bool IsAttentionOp(std::string_view name)
+{
+    for (std::string_view op : {"aten::_scaled_dot_product_flash_attention", "aten::_scaled_dot_product_efficient_attention",
+                                "aten::_scaled_dot_product_cudnn_attention", "aten::_flash_attention_forward",
+                                "aten::_efficient_attention_forward", "aten::_flash_attention_backward", "aten::_efficient_attention_backward"})
+        if (name.substr(0, op.size()) == op) return true;
+    return false;
+}
+
+// Attention's FLOPs from Q [b, h, s, d] and K [b, hk, sk, d] (the full square; the backward twice
+// the forward); false when the dims are not those.
+bool AttentionShape(std::string_view op, const Json& dims, double& flops, std::string& shape)
+{
+    if (!dims.is_array() || dims.size() < 3) return false;
+    // The backward ops take the output gradient first: Q and K follow it.
+    const bool backward = op.find("backward") != std::string_view::npos;
+    const size_t q = backward ? 1 : 0;
+    const std::vector<double> Q = DimsOf(dims[q]), K = DimsOf(dims[q + 1]);
+    if (Q.size() != 4 || K.size() != 4 || Q[3] != K[3]) return false;
+    flops = (backward ? 8.0 : 4.0) * Q[0] * Q[1] * Q[2] * K[2] * Q[3];
+    shape = Count(Q[0]) + "x" + Count(Q[1]) + "x" + Count(Q[2]) + "x" + Count(K[2]) + "x" + Count(Q[3]);
+    return true;
+}
+
+} // namespace
+
+bool IsFlopsOpName(std::string_view name) { return IsMatmulOp(name) || IsAttentionOp(name); }
 
 void KinetoGemms::OnKernel(const ChromeEvent& e, size_t track, size_t span)
 {
@@ -85,10 +121,11 @@ void KinetoGemms::OnKernel(const ChromeEvent& e, size_t track, size_t span)
     if (const ChromeArg* c = e.Arg("correlation")) c->AsInt64(k.correlation);
     const std::string s = LowerAscii(e.name);
     k.tf32 = Has(s, "tf32") || Has(s, "s1688") || Has(s, "s16816");
+    k.attention = IsAttentionKernelName(e.name);
     m_kernels.push_back(k);
 }
 
-void KinetoGemms::OnMatmulOp(const ChromeEvent& e)
+void KinetoGemms::OnFlopsOp(const ChromeEvent& e)
 {
     const ChromeArg* dims = e.Arg("Input Dims");
     if (!dims || dims->kind != JsonKind::Array) return;
@@ -99,15 +136,21 @@ void KinetoGemms::OnMatmulOp(const ChromeEvent& e)
     } catch (const Json::exception&) {
         return;
     }
-    double batch = 1, m = 0, k = 0, n = 0;
-    size_t aIndex = 0;
-    if (!MatmulShape(e.name, parsed, batch, m, k, n, aIndex)) return;
     Op op;
+    size_t aIndex = 0;
+    if (IsAttentionOp(e.name)) {
+        op.attention = true;
+        if (!AttentionShape(e.name, parsed, op.flops, op.shape)) return;
+        aIndex = e.name.find("backward") != std::string_view::npos ? 1 : 0;
+    } else {
+        double batch = 1, m = 0, k = 0, n = 0;
+        if (!MatmulShape(e.name, parsed, batch, m, k, n, aIndex)) return;
+        op.flops = 2.0 * batch * m * n * k;
+        op.shape = (batch > 1 ? Count(batch) + "x" : std::string()) + Count(m) + "x" + Count(n) + "x" + Count(k);
+    }
     op.thread = m_threads.ThreadId(e.pid, e.tid);
     op.startNs = e.tsNs;
     op.endNs = e.tsNs + std::clamp<int64_t>(e.hasDur ? e.durNs : 0, 0, kMaxAbsTraceNs);
-    op.flops = 2.0 * batch * m * n * k;
-    op.shape = (batch > 1 ? Count(batch) + "x" : std::string()) + Count(m) + "x" + Count(n) + "x" + Count(k);
     if (types.is_array() && types.size() > aIndex && types[aIndex].is_string()) op.dtype = SpecDtype(types[aIndex].get<std::string>());
     if (e.name == "aten::_scaled_mm") op.dtype = "fp8";
     m_ops.push_back(std::move(op));
@@ -127,7 +170,14 @@ KinetoGemms::Op* KinetoGemms::Innermost(uint32_t thread, int64_t tsNs)
     return nullptr;
 }
 
-size_t KinetoGemms::Resolve(std::vector<PendingTrack>& tracks, TraceBuilder& builder)
+size_t KinetoGemms::KernelCount(bool attention) const
+{
+    return static_cast<size_t>(std::count_if(m_kernels.begin(), m_kernels.end(), [&](const Kernel& k) { return k.attention == attention; }));
+}
+
+size_t KinetoGemms::WithFlops(bool attention) const { return m_resolved[attention ? 1 : 0]; }
+
+void KinetoGemms::Resolve(std::vector<PendingTrack>& tracks, TraceBuilder& builder)
 {
     std::sort(m_ops.begin(), m_ops.end(), [](const Op& a, const Op& b) {
         return a.thread != b.thread ? a.thread < b.thread : a.startNs < b.startNs;
@@ -138,19 +188,18 @@ size_t KinetoGemms::Resolve(std::vector<PendingTrack>& tracks, TraceBuilder& bui
         int64_t ts = 0;
         if (m_kernels[i].correlation < 0 || !m_threads.FindLaunch(m_kernels[i].correlation, thread, ts)) continue;
         opOf[i] = Innermost(thread, ts);
+        if (opOf[i] && opOf[i]->attention != m_kernels[i].attention) opOf[i] = nullptr; // a GEMM kernel of an attention op, or the reverse
         if (opOf[i]) ++opOf[i]->kernels;
     }
-    size_t resolved = 0;
     for (size_t i = 0; i < m_kernels.size(); ++i) {
         const Op* op = opOf[i];
         if (!op) continue;
         Span& s = tracks[m_kernels[i].track].spans[m_kernels[i].span];
         s.flops = op->flops / op->kernels;
         const std::string dtype = op->dtype == "fp32" && m_kernels[i].tf32 ? "tf32" : op->dtype;
-        if (s.detail == 0) s.detail = builder.Intern("gemm " + op->shape + (dtype.empty() ? "" : " " + dtype));
-        ++resolved;
+        if (s.detail == 0) s.detail = builder.Intern((op->attention ? "attention " : "gemm ") + op->shape + (dtype.empty() ? "" : " " + dtype));
+        ++m_resolved[m_kernels[i].attention ? 1 : 0];
     }
-    return resolved;
 }
 
 } // namespace paralens::core

@@ -184,7 +184,7 @@ void KinetoReader::OnComplete(const ChromeEvent& e)
         }
         if ((e.cat == "kernel" || e.cat == "Kernel") && e.name.find("ccl") != std::string_view::npos)
             m_collectives.OnKernel(e, track, index);
-        else if ((e.cat == "kernel" || e.cat == "Kernel") && IsGemmKernelName(e.name))
+        else if ((e.cat == "kernel" || e.cat == "Kernel") && (IsGemmKernelName(e.name) || IsAttentionKernelName(e.name)))
             m_gemms.OnKernel(e, track, index);
         return;
     }
@@ -201,7 +201,7 @@ void KinetoReader::OnComplete(const ChromeEvent& e)
                                                         e.cat == "cuda_driver"))
         m_collectives.OnLaunch(e, *c);
     if (IsCommOpName(e.name)) m_collectives.OnCommOp(e);
-    if (e.cat == "cpu_op" && IsMatmulOpName(e.name)) m_gemms.OnMatmulOp(e);
+    if (e.cat == "cpu_op" && IsFlopsOpName(e.name)) m_gemms.OnFlopsOp(e);
 }
 
 void KinetoReader::OnEvent(const ChromeEvent& e)
@@ -424,14 +424,18 @@ Trace KinetoReader::Finish()
     ResolveRank();
     KinetoGroupInfo groups{m_distributed};
     m_collectives.Resolve(m_assembly.Tracks(), m_builder, groups);
-    const size_t gemmsWithFlops = m_gemms.Resolve(m_assembly.Tracks(), m_builder);
+    m_gemms.Resolve(m_assembly.Tracks(), m_builder);
     std::map<std::string, uint32_t> deviceOf, trackOf;
     AddDevices(deviceOf, trackOf);
     AddFlows(deviceOf, trackOf);
     FillMetadata();
     m_builder.Meta().results.Set("ncclKernels", static_cast<int64_t>(m_collectives.KernelCount()));
-    m_builder.Meta().results.Set("gemmKernels", static_cast<int64_t>(m_gemms.KernelCount()));
-    m_builder.Meta().results.Set("gemmKernelsWithFlops", static_cast<int64_t>(gemmsWithFlops));
+    m_builder.Meta().results.Set("gemmKernels", static_cast<int64_t>(m_gemms.KernelCount(false)));
+    m_builder.Meta().results.Set("gemmKernelsWithFlops", static_cast<int64_t>(m_gemms.WithFlops(false)));
+    if (const size_t attention = m_gemms.KernelCount(true); attention > 0) {
+        m_builder.Meta().results.Set("attentionKernels", static_cast<int64_t>(attention));
+        m_builder.Meta().results.Set("attentionKernelsWithFlops", static_cast<int64_t>(m_gemms.WithFlops(true)));
+    }
     Trace trace = std::move(m_builder).Finish();
     if (trace.SpanCount() == 0)
         throw Error(m_origin + ": none of the trace's " + std::to_string(m_assembly.EventCount()) +

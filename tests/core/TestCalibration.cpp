@@ -168,3 +168,66 @@ TEST_CASE("calibration from real PyTorch profiles: the efficiencies those A100s 
     if (!alexnet.empty()) CHECK_THROWS_WITH(CalibrateFromTrace(ReadTraceFile(alexnet), "alexnet", *FindGpu("h100-sxm")),
                                             Catch::Contains("record_shapes"));
 }
+
+TEST_CASE("Kineto and calibration: attention kernels take the full square's FLOPs from their op, and give attention's efficiency", "[io][kineto][calibration]")
+{
+    // One forward (Q [2, 32, 4096, 128], K the same) and its backward (its output gradient first),
+    // each kernel at 40% of the H100's bf16 peak by the full square.
+    const double fwd = 4.0 * 2 * 32 * 4096 * 4096.0 * 128, usFwd = fwd / (989e12 * 0.4) * 1e6;
+    char text[2048];
+    std::snprintf(text, sizeof text, R"J({"deviceProperties":[{"id":0,"name":"NVIDIA H100 80GB HBM3"}],"traceEvents":[
+      {"ph":"X","cat":"cpu_op","name":"aten::_scaled_dot_product_flash_attention","pid":9,"tid":9,"ts":100,"dur":40,
+       "args":{"Input Dims":[[2,32,4096,128],[2,32,4096,128],[2,32,4096,128],[],[]],"Input type":["c10::BFloat16","c10::BFloat16","c10::BFloat16","",""]}},
+      {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":9,"tid":9,"ts":110,"dur":5,"args":{"correlation":5}},
+      {"ph":"X","cat":"kernel","name":"void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4>>(Flash_fwd_params)","pid":0,"tid":7,
+       "ts":200,"dur":%.3f,"args":{"correlation":5}},
+      {"ph":"X","cat":"cpu_op","name":"aten::_scaled_dot_product_flash_attention_backward","pid":9,"tid":9,"ts":300000,"dur":40,
+       "args":{"Input Dims":[[2,32,4096,128],[2,32,4096,128],[2,32,4096,128],[2,32,4096,128]],"Input type":["c10::BFloat16","c10::BFloat16","c10::BFloat16","c10::BFloat16"]}},
+      {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":9,"tid":9,"ts":300010,"dur":5,"args":{"correlation":6}},
+      {"ph":"X","cat":"kernel","name":"void flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits>(Flash_bwd_params)","pid":0,"tid":7,
+       "ts":400000,"dur":%.3f,"args":{"correlation":6}}
+    ]})J", usFwd, 2 * usFwd);
+    const Trace t = ReadTraceText(text, "attention.json");
+    const Span* forward = SpanAt(t, 200000);
+    REQUIRE(forward);
+    CHECK(forward->flops == fwd);
+    CHECK(t.Str(forward->detail) == "attention 2x32x4096x4096x128 bf16");
+    CHECK(SpanAt(t, 400000000)->flops == 2 * fwd); // the backward: twice the forward
+    CHECK_THROWS_WITH(CalibrateFromTrace(t, "attention.json", *FindGpu("h100-sxm")), Catch::Contains("no GEMM kernel")); // attention alone
+    // With GEMMs beside them: attention's efficiency from its own kernels.
+    Trace gemms = GemmTrace({{1e12, 0.7, 4}}, "NVIDIA H100 80GB HBM3");
+    TraceBuilder b;
+    const uint32_t device = b.AddDevice("GPU 0 (NVIDIA H100 80GB HBM3)", DeviceKind::Gpu, 0);
+    const uint32_t track = b.AddTrack(device, "stream 7");
+    for (const Track& tr : gemms.Tracks())
+        for (Span s : tr.spans) {
+            s.name = b.Intern(gemms.Str(s.name));
+            s.detail = b.Intern(gemms.Str(s.detail));
+            b.AddSpan(track, s);
+        }
+    for (const Span* a : {forward, SpanAt(t, 400000000)}) {
+        Span s = *a;
+        s.startNs += 1'000'000'000, s.endNs += 1'000'000'000;
+        s.name = b.Intern(t.Str(a->name));
+        s.detail = b.Intern(t.Str(a->detail));
+        b.AddSpan(track, s);
+    }
+    const Calibration c = CalibrateFromTrace(std::move(b).Finish(), "both", *FindGpu("a100-sxm"));
+    CHECK(c.attentionKernelsWithFlops == 2);
+    CHECK(c.attentionEfficiency == Approx(0.4).epsilon(1e-3));
+    CHECK(c.efficiency == Approx(0.7).epsilon(1e-3)); // the GEMMs' own
+
+    // The planner runs attention's products at it.
+    PlanRequest r;
+    r.model = *FindModelPreset("llama3-8b");
+    r.cluster.gpu = *FindGpu("h100-sxm");
+    r.cluster.gpus = 8;
+    r.globalBatch = 8;
+    r.seq = 32768;
+    TrainingConfig cfg;
+    cfg.dp = 8;
+    const double flat = Evaluate(r, cfg).time.forwardSec;
+    r.cluster.attentionEfficiency = 0.55 / 2; // half the rate: attention's share of the forward doubles
+    const double attention = 4.0 * 32768.0 * 32768 * r.model.QueryWidth() * r.model.layers / (989e12 * 0.55);
+    CHECK(Evaluate(r, cfg).time.forwardSec - flat == Approx(attention).epsilon(1e-6));
+}
