@@ -102,12 +102,12 @@ void ApplyLinkFit(const char* option, const std::string& path, bool insideNode, 
 }
 
 // --calibrate: the trace files of one step read as one job, their GEMMs' efficiency by size.
-core::Calibration CalibrationOf(const std::vector<std::string>& paths, const core::GpuSpec& fallback)
+core::Calibration CalibrationOf(const std::vector<std::string>& paths, const core::GpuSpec& fallback, int gpusPerNode)
 {
     std::string origin;
     for (const std::string& p : paths) origin += (origin.empty() ? "" : ", ") + p;
     const core::Trace trace = core::ReadTraceFiles(paths);
-    return core::CalibrateFromTrace(trace, "--calibrate " + origin, fallback);
+    return core::CalibrateFromTrace(trace, "--calibrate " + origin, fallback, gpusPerNode);
 }
 
 core::PlanRequest ToRequest(const PlanOptions& o, core::ResolvedModel* resolved = nullptr, core::Calibration* calibration = nullptr)
@@ -129,9 +129,11 @@ core::PlanRequest ToRequest(const PlanOptions& o, core::ResolvedModel* resolved 
     if (!o.networkFit.empty()) ApplyLinkFit("--network-fit", o.networkFit, false, r.cluster);
     if (!o.nvlinkFit.empty()) ApplyLinkFit("--nvlink-fit", o.nvlinkFit, true, r.cluster);
     if (!o.calibrate.empty()) {
-        const core::Calibration c = CalibrationOf(o.calibrate, *gpu);
+        const core::Calibration c = CalibrationOf(o.calibrate, *gpu, r.cluster.gpusPerNode);
         r.cluster.gemmCurve = c.Curve();
         r.cluster.attentionEfficiency = c.attentionEfficiency;
+        if (c.nvlinkFit && !r.cluster.nvlinkFit) r.cluster.nvlinkFit = c.nvlinkFit; // a fit given by option wins
+        if (c.networkFit && !r.cluster.networkFit) r.cluster.networkFit = c.networkFit;
         if (calibration) *calibration = c;
     }
     r.flashAttention = !o.noFlash;
@@ -194,6 +196,7 @@ Json CalibrationJson(const core::Calibration& c)
     return {{"gpu", c.gpu}, {"gpuFrom", c.gpuFrom}, {"gemmKernels", c.gemmKernels}, {"gemmKernelsWithFlops", c.gemmKernelsWithFlops},
             {"gemmFlops", c.gemmFlops}, {"gemmSeconds", c.gemmSeconds}, {"efficiency", c.efficiency}, {"points", points},
             {"attentionKernelsWithFlops", c.attentionKernelsWithFlops}, {"attentionEfficiency", c.attentionEfficiency},
+            {"collectives", c.collectiveFits}, {"measuresNvlink", c.nvlinkFit != nullptr}, {"measuresNetwork", c.networkFit != nullptr},
             {"dtypes", c.dtypes}, {"shares", {{"gemm", c.gemmShare}, {"attention", c.attentionShare}, {"collectives", c.collectiveShare},
                                               {"other", c.otherShare}}},
             {"notes", c.notes}};
@@ -213,6 +216,7 @@ void PrintCalibration(const core::Calibration& c)
                     c.attentionKernelsWithFlops, c.attentionEfficiency * 100, c.gpu.c_str());
     std::printf("\n#   GPU time: GEMMs %.0f%%, attention %.0f%%, collectives %.0f%%, other %.0f%%\n", c.gemmShare * 100,
                 c.attentionShare * 100, c.collectiveShare * 100, c.otherShare * 100);
+    for (const std::string& f : c.collectiveFits) std::printf("#   collectives: %s\n", f.c_str());
     for (const std::string& n : c.notes) std::printf("#   %s\n", n.c_str());
 }
 

@@ -33,11 +33,11 @@ void EmptyTrace(RunResult& r, const std::string& why)
 
 // The calibration of `paths` (comma-separated trace files) against `gpu`, read once per process
 // for the same files: the controls re-plan on every change.
-core::Calibration CalibrationOf(const std::string& paths, const core::GpuSpec& gpu)
+core::Calibration CalibrationOf(const std::string& paths, const core::GpuSpec& gpu, int gpusPerNode)
 {
     static std::mutex mutex;
     static std::map<std::string, core::Calibration> cache;
-    const std::string key = paths + '\n' + gpu.id;
+    const std::string key = paths + '\n' + gpu.id + '\n' + std::to_string(gpusPerNode);
     {
         std::lock_guard<std::mutex> lock(mutex);
         if (auto it = cache.find(key); it != cache.end()) return it->second;
@@ -52,7 +52,7 @@ core::Calibration CalibrationOf(const std::string& paths, const core::GpuSpec& g
         at = comma + 1;
     }
     Require(!files.empty(), "--calibrate: no trace file named");
-    const core::Calibration c = core::CalibrateFromTrace(core::ReadTraceFiles(files), "--calibrate " + paths, gpu);
+    const core::Calibration c = core::CalibrateFromTrace(core::ReadTraceFiles(files), "--calibrate " + paths, gpu, gpusPerNode);
     std::lock_guard<std::mutex> lock(mutex);
     cache[key] = c;
     return c;
@@ -92,9 +92,11 @@ core::PlanRequest PlanParams::ToRequest() const
     Require(cp >= 0, "--cp must be at least 1, or 0 to search it (got " + std::to_string(cp) + ")");
     if (cp > 0) r.cp = cp;
     if (!calibrate.empty()) {
-        const core::Calibration c = CalibrationOf(calibrate, *g);
+        const core::Calibration c = CalibrationOf(calibrate, *g, gpusPerNode);
         r.cluster.gemmCurve = c.Curve();
         r.cluster.attentionEfficiency = c.attentionEfficiency;
+        r.cluster.nvlinkFit = c.nvlinkFit;
+        r.cluster.networkFit = c.networkFit;
     }
     Require(gpus >= 1, "--gpus must be at least 1");
     Require(globalBatch >= 1, "--global-batch must be at least 1");

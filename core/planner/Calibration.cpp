@@ -1,5 +1,6 @@
 #include "planner/Calibration.hpp"
 
+#include "analysis/Fitting.hpp"
 #include "common/Error.hpp"
 #include "common/Text.hpp"
 #include "trace/KinetoGemm.hpp"
@@ -8,7 +9,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <map>
+#include <set>
 
 namespace paralens::core {
 
@@ -71,7 +74,40 @@ std::vector<std::pair<double, double>> Calibration::Curve() const
     return out;
 }
 
-Calibration CalibrateFromTrace(const Trace& t, const std::string& origin, const GpuSpec& fallback)
+namespace {
+
+// The trace's collectives fitted per group; those with enough sizes go to the level they ran on.
+void FitCollectives(const Trace& t, const std::string& origin, int gpusPerNode, Calibration& c)
+{
+    FitFile inside, between;
+    for (const FitGroup& g : FitGroupsFromTrace(t, origin)) {
+        std::set<uint64_t> sizes;
+        for (const FitSample& s : g.samples)
+            if (s.bytes > 0) sizes.insert(s.bytes);
+        const bool node = g.ranks <= gpusPerNode;
+        std::string line = std::string(Name(g.collective)) + " on " + std::to_string(g.ranks) + " ranks: " + std::to_string(sizes.size()) +
+                           (sizes.size() == 1 ? " size" : " sizes");
+        if (sizes.size() < Calibration::kMinFitSizes) {
+            c.collectiveFits.push_back(line + ", too few to fit (at least " + std::to_string(Calibration::kMinFitSizes) + ")");
+            continue;
+        }
+        FitResult f = FitAlphaBeta(g);
+        if (!(f.busBwGBps > 0)) {
+            c.collectiveFits.push_back(line + ", no bandwidth fits them");
+            continue;
+        }
+        char bw[64];
+        std::snprintf(bw, sizeof bw, ", %.1f GB/s bus bandwidth (%s)", f.busBwGBps, node ? "inside a node" : "network");
+        c.collectiveFits.push_back(line + bw);
+        (node ? inside : between).fits.push_back(std::move(f));
+    }
+    if (!inside.fits.empty()) c.nvlinkFit = std::make_shared<const FitFile>(std::move(inside));
+    if (!between.fits.empty()) c.networkFit = std::make_shared<const FitFile>(std::move(between));
+}
+
+} // namespace
+
+Calibration CalibrateFromTrace(const Trace& t, const std::string& origin, const GpuSpec& fallback, int gpusPerNode)
 {
     Calibration c;
     const GpuSpec* gpu = GpuOf(t, c.gpuFrom);
@@ -159,6 +195,7 @@ Calibration CalibrateFromTrace(const Trace& t, const std::string& origin, const 
     std::sort(order.begin(), order.end());
     for (const auto& [f, d] : order) c.dtypes.push_back(d);
     if (unsaid) c.notes.push_back("some GEMMs do not say their dtype: counted against the bf16 peak");
+    FitCollectives(t, origin, gpusPerNode, c);
     if (c.gemmKernelsWithFlops < c.gemmKernels)
         c.notes.push_back(std::to_string(c.gemmKernels - c.gemmKernelsWithFlops) + " GEMM kernels without a shape are left out");
     return c;

@@ -5,12 +5,17 @@
 // planner then times each layer's GEMMs at the efficiency of their size (PlanCluster::gemmCurve)
 // instead of one efficiency for all. Attention kernels with FLOPs (the attention ops' shapes, the
 // full square as the planner counts it) give attention's efficiency the same way, which the
-// planner uses for attention's products. What else the trace holds is reported as shares of its
-// GPU time (other compute, communication), not yet used by the planner.
+// planner uses for attention's products. Its collectives, fitted with their regimes (the fit of
+// analysis/Fitting.hpp, matched across ranks), price the links: groups that fit in a node
+// (ranks <= GPUs per node) NVLink's, larger ones the network's, each where at least
+// kMinFitSizes sizes were measured. The other kernels' share of the GPU time is reported, not yet
+// used by the planner.
 #pragma once
 
+#include "model/Fit.hpp"
 #include "model/Hardware.hpp"
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,9 +46,13 @@ struct Calibration {
     // Shares of the GPUs' busy kernel time.
     double gemmShare = 0, attentionShare = 0, collectiveShare = 0, otherShare = 0;
     std::vector<std::string> dtypes;   // the GEMMs' dtypes, most FLOPs first
+    // The links the trace's collectives measured (null: too few sizes, or none).
+    std::shared_ptr<const FitFile> nvlinkFit, networkFit;
+    std::vector<std::string> collectiveFits; // "allreduce on 16 ranks: 5 sizes, 42.1 GB/s bus bandwidth (network)"
     std::vector<std::string> notes;
 
     static constexpr size_t kMinKernels = 3;
+    static constexpr size_t kMinFitSizes = 3;
     // (FLOPs per GEMM, efficiency), ascending: PlanCluster::gemmCurve.
     std::vector<std::pair<double, double>> Curve() const;
 };
@@ -51,7 +60,8 @@ struct Calibration {
 // Throws Error naming `origin` when the trace has no GPU kernel with FLOPs that is a GEMM (a
 // profile recorded without shapes). `fallback`: the GPU when neither the devices' names nor the
 // kernels' architecture (sm80, sm90, sm100) say which.
-Calibration CalibrateFromTrace(const Trace& trace, const std::string& origin, const GpuSpec& fallback);
+// `gpusPerNode`: which of the collectives' groups stay inside a node.
+Calibration CalibrateFromTrace(const Trace& trace, const std::string& origin, const GpuSpec& fallback, int gpusPerNode = 8);
 
 // The efficiency of a GEMM of `flops` on `curve`: linear in log10(flops) between its points, the
 // end points' beyond them.

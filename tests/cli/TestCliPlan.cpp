@@ -251,6 +251,8 @@ TEST_CASE("plan: --calibrate reads a profile's GEMMs and plans with their effici
     CHECK(j["calibration"]["gpu"] == "h100-sxm");
     CHECK(j["calibration"]["gemmKernelsWithFlops"] == 4);
     CHECK(j["calibration"]["efficiency"].get<double>() == Approx(0.4).epsilon(1e-3));
+    CHECK(j["calibration"]["collectives"].empty()); // none in this step
+    CHECK(j["calibration"]["measuresNetwork"] == false);
     const Json plain = RunParalensJson("plan --model llama3-8b --gpus 8 --global-batch 32 --json");
     CHECK(j["rows"][0]["stepSeconds"].get<double>() > plain["rows"][0]["stepSeconds"].get<double>()); // 0.4 < the default 0.55
     const CliResult text = RunParalens("plan --model llama3-8b --gpus 8 --global-batch 32 --calibrate " + step + " --top 1");

@@ -4,11 +4,13 @@
 #include "common/Error.hpp"
 #include "planner/Calibration.hpp"
 #include "planner/Planner.hpp"
+#include "trace/CollectiveTag.hpp"
 #include "trace/KinetoGemm.hpp"
 #include "trace/TraceBuilder.hpp"
 #include "trace/TraceFile.hpp"
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -230,4 +232,63 @@ TEST_CASE("Kineto and calibration: attention kernels take the full square's FLOP
     r.cluster.attentionEfficiency = 0.55 / 2; // half the rate: attention's share of the forward doubles
     const double attention = 4.0 * 32768.0 * 32768 * r.model.QueryWidth() * r.model.layers / (989e12 * 0.55);
     CHECK(Evaluate(r, cfg).time.forwardSec - flat == Approx(attention).epsilon(1e-6));
+}
+
+TEST_CASE("calibration: the profile's collectives price the links they ran on, where enough sizes were measured", "[core][calibration]")
+{
+    TraceBuilder b;
+    const uint32_t device = b.AddDevice("GPU 0 (NVIDIA H100 80GB HBM3)", DeviceKind::Gpu, 0);
+    const uint32_t compute = b.AddTrack(device, "stream 7"), comm = b.AddTrack(device, "stream 9");
+    const double peak = 989e12;
+    int64_t t = 0;
+    for (int i = 0; i < 4; ++i) { // GEMMs at 60%
+        Span s;
+        s.startNs = t, s.endNs = t + static_cast<int64_t>(1e12 / (peak * 0.6) * 1e9), s.flops = 1e12;
+        s.category = SpanCategory::Compute;
+        s.name = b.Intern("sm90_xmma_gemm_bf16");
+        s.detail = b.Intern("gemm 8192x8192x8192 bf16");
+        b.AddSpan(compute, s);
+        t = s.endNs + 1000;
+    }
+    // Allreduces on 8 ranks (a node's NVLink: 400 GB/s bus bandwidth) at five sizes, on 16 ranks
+    // (across nodes: 40 GB/s) at five, and an allgather on 16 at one size only.
+    auto add = [&](const char* collective, int ranks, uint64_t bytes, double seconds) {
+        CollectiveTag tag;
+        tag.collective = collective;
+        tag.ranks = ranks;
+        tag.dtype = "bfloat16";
+        Span s;
+        s.startNs = t, s.endNs = t + static_cast<int64_t>(seconds * 1e9), s.bytes = bytes;
+        s.category = SpanCategory::Collective;
+        s.name = b.Intern("ncclDevKernel_AllReduce_Sum_bf16_RING_LL");
+        s.detail = b.Intern(FormatCollectiveTag(tag));
+        b.AddSpan(comm, s);
+        t = s.endNs + 1000;
+    };
+    for (uint64_t n = 1 << 20; n <= (uint64_t{1} << 28); n <<= 2) {
+        add("allreduce", 8, n, 20e-6 + 2.0 * 7 / 8 * static_cast<double>(n) / 400e9);
+        add("allreduce", 16, n, 60e-6 + 2.0 * 15 / 16 * static_cast<double>(n) / 40e9);
+    }
+    add("allgather", 16, 1 << 30, 0.05);
+    const Calibration c = CalibrateFromTrace(std::move(b).Finish(), "step", *FindGpu("h100-sxm"), 8);
+    REQUIRE(c.nvlinkFit);
+    REQUIRE(c.networkFit);
+    REQUIRE(c.nvlinkFit->fits.size() == 1);
+    CHECK(c.nvlinkFit->fits[0].ranks == 8);
+    CHECK(c.nvlinkFit->fits[0].busBwGBps == Approx(400).epsilon(0.01));
+    REQUIRE(c.networkFit->fits.size() == 1); // the one-size allgather is left out, and said
+    CHECK(c.networkFit->fits[0].busBwGBps == Approx(40).epsilon(0.01));
+    CHECK(std::count_if(c.collectiveFits.begin(), c.collectiveFits.end(),
+                        [](const std::string& s) { return s.find("too few") != std::string::npos; }) == 1);
+    // The planner then prices DP's gradient sync across nodes by the network's fit.
+    PlanRequest r;
+    r.model = *FindModelPreset("llama3-8b");
+    r.cluster.gpu = *FindGpu("h100-sxm");
+    r.cluster.gpus = 16;
+    r.globalBatch = 32;
+    TrainingConfig cfg;
+    cfg.dp = 2, cfg.tp = 8;
+    const double assumed = Evaluate(r, cfg).time.dpSyncSec; // 50 GB/s per GPU by default
+    r.cluster.networkFit = c.networkFit;
+    CHECK(Evaluate(r, cfg).time.dpSyncSec > assumed); // 40 GB/s measured
 }
