@@ -41,7 +41,8 @@ core::FitGroup NetGroupOf(const std::string& path)
 {
     const core::NcclTestsLog log = core::ReadNcclTestsLogFile(path);
     for (const core::NcclTestsBlock& block : log.blocks) {
-        core::NcclTestsLog one = log;
+        core::NcclTestsLog one; // this block alone, so that its group and its header's hosts go together
+        one.origin = log.origin;
         one.blocks = {block};
         std::vector<core::FitGroup> groups = core::FitGroupsFromLog(one, core::LogHalf::OutOfPlace);
         if (groups.empty() || !core::PricesNetwork(groups[0].collective)) continue;

@@ -151,7 +151,7 @@ struct PlanParams {
     std::string calibrate;            // profiler trace files (comma-separated) whose GEMMs calibrate the efficiency by size
     int row = 1;                      // the ranked row (1: the best) the timeline simulates
 
-    core::PlanRequest ToRequest() const; // throws Error naming the field
+    core::PlanRequest ToRequest() const; // throws Error naming the field; reads no file (`calibrate` is applied by the run)
     bool operator==(const PlanParams&) const = default;
 };
 

@@ -91,13 +91,6 @@ core::PlanRequest PlanParams::ToRequest() const
     r.seq = seq;
     Require(cp >= 0, "--cp must be at least 1, or 0 to search it (got " + std::to_string(cp) + ")");
     if (cp > 0) r.cp = cp;
-    if (!calibrate.empty()) {
-        const core::Calibration c = CalibrationOf(calibrate, *g, gpusPerNode);
-        r.cluster.gemmCurve = c.Curve();
-        r.cluster.attentionEfficiency = c.attentionEfficiency;
-        r.cluster.nvlinkFit = c.nvlinkFit;
-        r.cluster.networkFit = c.networkFit;
-    }
     Require(gpus >= 1, "--gpus must be at least 1");
     Require(globalBatch >= 1, "--global-batch must be at least 1");
     return r;
@@ -112,7 +105,15 @@ std::string PlanTitle(const PlanParams& p)
 std::shared_ptr<RunResult> BuildTrainingPlan(const Experiment& e)
 {
     const PlanParams& p = e.plan;
-    auto request = std::make_shared<const core::PlanRequest>(p.ToRequest());
+    core::PlanRequest planned = p.ToRequest();
+    if (!p.calibrate.empty()) { // the profile is read here, on the run's thread (ToRequest validates without files)
+        const core::Calibration c = CalibrationOf(p.calibrate, planned.cluster.gpu, p.gpusPerNode);
+        planned.cluster.gemmCurve = c.Curve();
+        planned.cluster.attentionEfficiency = c.attentionEfficiency;
+        planned.cluster.nvlinkFit = c.nvlinkFit;
+        planned.cluster.networkFit = c.networkFit;
+    }
+    auto request = std::make_shared<const core::PlanRequest>(std::move(planned));
     auto result = std::make_shared<const core::PlanResult>(core::PlanTraining(*request));
     auto r = std::make_shared<RunResult>();
     r->trainingPlan = result;

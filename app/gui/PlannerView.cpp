@@ -209,11 +209,11 @@ void PlannerView::DrawPareto(const RunResult& run, ImVec2 min, ImVec2 max)
     const ImU32 dot = WithAlpha(th.textDim, 0.5f);
     const float r = th.Px(2), cell = std::max(2 * r, std::sqrt((p1.x - p0.x) * (p1.y - p0.y) / 8000.0f));
     const int cols = std::max(1, static_cast<int>((p1.x - p0.x) / cell) + 1), cellRows = std::max(1, static_cast<int>((p1.y - p0.y) / cell) + 1);
-    std::vector<uint8_t> drawn(static_cast<size_t>(cols) * static_cast<size_t>(cellRows), 0);
+    m_dotCells.assign(static_cast<size_t>(cols) * static_cast<size_t>(cellRows), 0); // no allocation once grown
     for (size_t i = 0; i < res.fitting; ++i) {
         const ImVec2 p = at(res.rows[i]);
         const int cx = std::clamp(static_cast<int>((p.x - p0.x) / cell), 0, cols - 1), cy = std::clamp(static_cast<int>((p.y - p0.y) / cell), 0, cellRows - 1);
-        uint8_t& seen = drawn[static_cast<size_t>(cy) * static_cast<size_t>(cols) + static_cast<size_t>(cx)];
+        uint8_t& seen = m_dotCells[static_cast<size_t>(cy) * static_cast<size_t>(cols) + static_cast<size_t>(cx)];
         if (seen) continue;
         seen = 1;
         dl->AddRectFilled(ImVec2(p.x - r, p.y - r), ImVec2(p.x + r, p.y + r), dot);

@@ -11,6 +11,7 @@
 #include "RunResult.hpp"
 
 #include <array>
+#include <cstdint>
 #include <imgui.h>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -46,6 +47,7 @@ private:
     std::array<Segment, 6> m_step{};
     std::array<Segment, 6> m_memory{};
     std::vector<ImVec2> m_front; // the last frame's Pareto points
+    std::vector<uint8_t> m_dotCells; // the scatter's occupied cells, reused frame to frame
     bool m_drawn = false;
 };
 

@@ -240,7 +240,7 @@ void ReadPlan(Reader& r, PlanParams& p)
     r.Get("row", p.row);
     CheckAsRequest(r, [&] { (void)p.ToRequest(); }, "model",
                    {{"--gpu:", "gpu"}, {"--gpus ", "gpus"}, {"--layers", "layers"}, {"--hidden", "hidden"}, {"--global-batch", "globalBatch"},
-                    {"--fp8", "fp8"}, {"--cp", "cp"}, {"--calibrate", "calibrate"}});
+                    {"--fp8", "fp8"}, {"--cp", "cp"}});
 }
 
 // A what-if's changes: "computeX", "commX", "cpuX", "scale" (rules), "bandwidthX", "alphaX",

@@ -17,13 +17,6 @@ namespace paralens::core {
 
 namespace {
 
-bool IsAttention(const std::string& lowerName)
-{
-    for (const char* part : {"flash", "fmha", "attn", "attention", "softmax"})
-        if (lowerName.find(part) != std::string::npos) return true;
-    return false;
-}
-
 // The GPU model the efficiencies are against: a device's name, else the kernels' architecture.
 const GpuSpec* GpuOf(const Trace& t, std::string& from)
 {
@@ -136,11 +129,12 @@ Calibration CalibrateFromTrace(const Trace& t, const std::string& origin, const 
             }
             if (s.category == SpanCategory::Annotation || s.category == SpanCategory::Idle || sec <= 0) continue;
             const std::string name = LowerAscii(t.Strings().Get(s.name));
-            const bool gemm = s.flops > 0 && !IsAttention(name);
+            const bool attention = IsAttentionKernelName(name);
+            const bool gemm = s.flops > 0 && !attention;
             if (gemm || IsGemmKernelName(name)) ++c.gemmKernels;
             if (!gemm) {
-                (IsAttention(name) ? busy.attention : IsGemmKernelName(name) ? busy.gemm : busy.other) += sec;
-                if (s.flops > 0 && IsAttention(name)) {
+                (attention ? busy.attention : IsGemmKernelName(name) ? busy.gemm : busy.other) += sec;
+                if (s.flops > 0 && attention) {
                     std::string dtype = DtypeOf(t.Strings().Get(s.detail));
                     if (dtype.empty() || gpu->PeakFlops(dtype) <= 0) dtype = "bf16";
                     ++c.attentionKernelsWithFlops;

@@ -109,39 +109,58 @@ double PublishedRun::PublishedStepSeconds() const
 
 std::span<const PublishedRun> PublishedRuns() { return Runs(); }
 
+PlanResult FastestOverSchedules(const PlanRequest& request, std::span<const ScheduleKind> schedules)
+{
+    if (schedules.empty() || request.pp.value_or(1) == 1) return PlanTraining(request);
+    PlanResult fastest;
+    for (size_t i = 0; i < schedules.size(); ++i) {
+        PlanRequest r = request;
+        r.schedule = schedules[i];
+        PlanResult res;
+        try {
+            res = PlanTraining(r);
+        } catch (const Error&) {
+            if (i == 0) throw;
+            continue; // this schedule does not allow these degrees (layers, micro-batches)
+        }
+        const bool faster = res.fitting > 0 && (fastest.fitting == 0 || res.rows.front().time.step < fastest.rows.front().time.step);
+        if (i == 0 || faster) fastest = std::move(res);
+    }
+    return fastest;
+}
+
+Ranking RankAmongChoices(const PlanRequest& request, double seconds, std::span<const ScheduleKind> schedules)
+{
+    PlanRequest free = request;
+    free.dp = free.tp = free.pp = free.cp = free.ep = free.microBatch = free.chunks = std::nullopt;
+    free.firstStageLayers = free.lastStageLayers = std::nullopt;
+    free.schedule = std::nullopt;
+    const PlanResult all = PlanTraining(free);
+    Ranking out;
+    for (size_t i = 0; i < all.fitting; ++i) {
+        const PlanRow& row = all.rows[i];
+        const bool allowed = row.config.pp == 1 || std::find(schedules.begin(), schedules.end(), row.config.schedule) != schedules.end();
+        if (!allowed) continue;
+        if (!out.best) out.best = row;
+        if (row.time.step < seconds * (1 - 1e-9)) ++out.rank;
+    }
+    return out;
+}
+
 PublishedCheck CheckPublishedRun(const PublishedRun& run)
 {
     PublishedCheck out;
     out.run = &run;
     out.publishedSeconds = run.PublishedStepSeconds();
-    bool found = false;
-    for (ScheduleKind k : run.schedules) {
-        PlanRequest r = run.request;
-        if (r.pp.value_or(1) > 1) r.schedule = k;
-        const PlanResult res = PlanTraining(r);
-        if (res.fitting == 0) continue;
-        if (!found || res.rows.front().time.step < out.predicted.time.step) out.predicted = res.rows.front();
-        found = true;
-    }
-    Require(found, run.id + ": the published configuration does not fit in the planner's memory model");
+    const PlanResult res = FastestOverSchedules(run.request, run.schedules);
+    Require(res.fitting > 0, run.id + ": the published configuration does not fit in the planner's memory model");
+    out.predicted = res.rows.front();
     out.errorPct = (out.predicted.time.step - out.publishedSeconds) / out.publishedSeconds * 100.0;
     // The same model, cluster, batch and techniques (recomputation, ZeRO, sequence parallelism as
     // the run had them, its schedules); the degrees, micro-batch and chunks open.
-    PlanRequest free = run.request;
-    free.dp = free.tp = free.pp = free.ep = free.microBatch = free.chunks = std::nullopt;
-    free.schedule = std::nullopt;
-    const PlanResult all = PlanTraining(free);
-    bool any = false;
-    for (size_t i = 0; i < all.fitting; ++i) {
-        const PlanRow& row = all.rows[i];
-        const bool allowed = row.config.pp == 1 ||
-                             std::find(run.schedules.begin(), run.schedules.end(), row.config.schedule) != run.schedules.end();
-        if (!allowed) continue;
-        if (!any) out.best = row;
-        any = true;
-        if (row.time.step < out.predicted.time.step * (1 - 1e-9)) ++out.rank;
-    }
-    ++out.rank;
+    const Ranking ranking = RankAmongChoices(run.request, out.predicted.time.step, run.schedules);
+    out.rank = ranking.rank;
+    if (ranking.best) out.best = *ranking.best;
     out.vsBestPct = (out.predicted.time.step / out.best.time.step - 1.0) * 100.0;
     return out;
 }

@@ -7,6 +7,7 @@
 
 #include "planner/Planner.hpp"
 
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -43,5 +44,20 @@ struct PublishedCheck {
 
 // Throws Error when the run's configuration does not fit or cannot be built.
 PublishedCheck CheckPublishedRun(const PublishedRun& run);
+
+// The search of `request` with each of `schedules` fixed in turn (where it fixes a pipeline; none
+// given: as the request says): the result whose best fitting row is the fastest, else the first
+// one's. Throws Error when the first cannot be planned; a later schedule that cannot is skipped.
+PlanResult FastestOverSchedules(const PlanRequest& request, std::span<const ScheduleKind> schedules);
+
+// Where a configuration taking `seconds` ranks among every one the planner would choose with
+// `request`'s techniques (recomputation, ZeRO, sequence parallelism, precision kept; degrees, CP,
+// micro-batch, chunks, stage split and schedule open, the schedule one of `schedules` where it
+// pipelines): 1 + the rows faster, and the fastest such row (unset when none fits).
+struct Ranking {
+    size_t rank = 1;
+    std::optional<PlanRow> best;
+};
+Ranking RankAmongChoices(const PlanRequest& request, double seconds, std::span<const ScheduleKind> schedules);
 
 } // namespace paralens::core

@@ -174,50 +174,13 @@ std::string Prepare(const std::map<std::string, std::string>& r, PublishedSetRun
     return {};
 }
 
-// The best row for the run's request, or with an unstated schedule the faster of 1F1B's and
-// interleaving's best (Megatron-LM's two schedules).
-PlanResult BestOf(const PublishedSetRun& run)
-{
-    PlanResult res = PlanTraining(run.request);
-    if (!run.scheduleUnstated) return res;
-    PlanRequest interleaved = run.request;
-    interleaved.schedule = ScheduleKind::Interleaved;
-    PlanResult other;
-    try {
-        other = PlanTraining(interleaved);
-    } catch (const Error&) {
-        return res; // no interleaving fits these degrees (layers, micro-batches)
-    }
-    const bool better = other.fitting > 0 && (res.fitting == 0 || other.rows.front().time.step < res.rows.front().time.step);
-    return better ? other : res;
-}
-
-// Where the predicted configuration ranks among every one with the run's techniques.
-void RankAmongAll(PublishedSetRun& run)
-{
-    PlanRequest free = run.request;
-    free.dp = free.tp = free.pp = free.cp = free.ep = free.microBatch = free.chunks = std::nullopt;
-    free.firstStageLayers = free.lastStageLayers = std::nullopt;
-    free.schedule = std::nullopt;
-    const PlanResult all = PlanTraining(free);
-    run.rank = 1;
-    bool any = false;
-    for (size_t i = 0; i < all.fitting; ++i) {
-        const PlanRow& row = all.rows[i];
-        if (row.config.pp > 1 && row.config.schedule != ScheduleKind::OneFOneB && row.config.schedule != ScheduleKind::Interleaved) continue;
-        if (!any) {
-            run.vsBestPct = (run.predictedSeconds / row.time.step - 1.0) * 100.0;
-            run.bestConfig = ConfigText(row.config);
-            any = true;
-        }
-        if (row.time.step < run.predictedSeconds * (1 - 1e-9)) ++run.rank;
-    }
-}
+// Megatron-LM's two schedules: an unstated one is the faster of them.
+constexpr ScheduleKind kMegatronSchedules[] = {ScheduleKind::OneFOneB, ScheduleKind::Interleaved};
 
 void Predict(PublishedSetRun& run)
 {
     try {
-        const PlanResult res = BestOf(run);
+        const PlanResult res = run.scheduleUnstated ? FastestOverSchedules(run.request, kMegatronSchedules) : PlanTraining(run.request);
         if (res.rows.empty()) {
             run.rejected = res.notes.empty() ? "no configuration" : res.notes.front();
             return;
@@ -231,7 +194,12 @@ void Predict(PublishedSetRun& run)
         }
         run.predictedSeconds = row.time.step;
         run.errorPct = (run.predictedSeconds - run.publishedSeconds) / run.publishedSeconds * 100.0;
-        RankAmongAll(run);
+        const Ranking ranking = RankAmongChoices(run.request, run.predictedSeconds, kMegatronSchedules);
+        run.rank = ranking.rank;
+        if (ranking.best) {
+            run.vsBestPct = (run.predictedSeconds / ranking.best->time.step - 1.0) * 100.0;
+            run.bestConfig = ConfigText(ranking.best->config);
+        }
     } catch (const Error& e) {
         run.rejected = e.what();
     }

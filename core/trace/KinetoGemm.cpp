@@ -64,17 +64,17 @@ std::string Count(double v) { return std::to_string(static_cast<long long>(v)); 
 
 } // namespace
 
-bool IsGemmKernelName(std::string_view name)
-{
-    const std::string s = LowerAscii(name);
-    if (Has(s, "fmha") || Has(s, "flash") || Has(s, "attn") || Has(s, "attention") || Has(s, "ccl")) return false;
-    return Has(s, "gemm") || Has(s, "xmma") || Has(s, "nvjet") || Has(s, "cublas") || Has(s, "cutlass");
-}
-
 bool IsAttentionKernelName(std::string_view name)
 {
     const std::string s = LowerAscii(name);
-    return Has(s, "flash") || Has(s, "fmha") || (Has(s, "attention") && !Has(s, "ccl"));
+    return !Has(s, "ccl") && (Has(s, "flash") || Has(s, "fmha") || Has(s, "attn") || Has(s, "attention"));
+}
+
+bool IsGemmKernelName(std::string_view name)
+{
+    const std::string s = LowerAscii(name);
+    if (Has(s, "ccl") || IsAttentionKernelName(name)) return false;
+    return Has(s, "gemm") || Has(s, "xmma") || Has(s, "nvjet") || Has(s, "cublas") || Has(s, "cutlass");
 }
 
 namespace {
