@@ -47,7 +47,7 @@ struct PlanOptions {
     std::string gpu = "h100-sxm";
     core::PlanRequest request;
     int dp = 0, tp = 0, pp = 0, ep = 0, cp = 0, microBatch = 0, chunks = 0, zero = -1, firstStageLayers = 0, lastStageLayers = 0;
-    std::string schedule, recompute, sp, networkFit, nvlinkFit;
+    std::string schedule, recompute, sp, gradReduce = "fp32", networkFit, nvlinkFit;
     bool noFlash = false;
     int top = 10, traceRow = 1;
     std::string trace;
@@ -156,6 +156,8 @@ core::PlanRequest ToRequest(const PlanOptions& o, core::ResolvedModel* resolved 
         r.recompute = core::ParseRecompute(o.recompute);
         Require(r.recompute.has_value(), "--recompute must be none, selective or full (got '" + o.recompute + "')");
     }
+    Require(o.gradReduce == "fp32" || o.gradReduce == "bf16", "--grad-reduce must be fp32 or bf16 (got '" + o.gradReduce + "')");
+    r.gradReduceFp32 = o.gradReduce == "fp32";
     if (!o.sp.empty()) {
         Require(o.sp == "on" || o.sp == "off", "--sp must be on or off (got '" + o.sp + "')");
         r.sequenceParallel = o.sp == "on";
@@ -377,7 +379,8 @@ void RunValidate(bool json)
             else if (!r.fits) j["doesNotFit"] = r.config + ": " + r.rejected;
             else j.update({{"config", r.config}, {"publishedStepSeconds", r.publishedSeconds}, {"publishedFrom", r.publishedFrom},
                            {"predictedStepSeconds", r.predictedSeconds}, {"errorPct", r.errorPct}, {"rank", r.rank},
-                           {"vsBestPct", r.vsBestPct}, {"bestConfig", r.bestConfig}});
+                           {"vsBestPct", r.vsBestPct}, {"bestConfig", r.bestConfig},
+                           {"memoryBytesPerGpu", r.memoryBytes}, {"hbmBytes", r.hbmBytes}});
             setRows.push_back(j);
         }
         PrintJson({{"runs", rows}, {"publishedSet", setRows}});
@@ -404,6 +407,7 @@ void Run(const PlanOptions& o)
         for (size_t i : res.pareto) pareto.push_back(RowJson(res.rows[i]));
         PrintJson({{"model", r.model.id}, {"modelSource", r.model.source}, {"mlp", core::Name(r.model.mlp)}, {"dropout", r.model.dropout},
                    {"fromPreset", model.fromPreset}, {"assumed", model.defaulted}, {"fp8", r.cluster.fp8}, {"tpCommOverlap", r.tpCommOverlap},
+                   {"gradReduce", r.gradReduceFp32 ? "fp32" : "bf16"},
                    {"mfuPeakTflops", r.cluster.PeakFlops() * 1e-12},
                    {"parameters", r.model.TotalParams()}, {"gpus", r.cluster.gpus}, {"gpu", r.cluster.gpu.id},
                    {"globalBatch", r.globalBatch}, {"seq", r.Seq()}, {"candidates", res.candidates}, {"fitting", res.fitting},
@@ -493,6 +497,10 @@ void AddPlanCommand(CLI::App& root)
     cmd->add_flag("--tp-across-nodes", o->request.tpAcrossNodes, "Allow TP groups larger than a node");
     cmd->add_flag("--tp-comm-overlap", o->request.tpCommOverlap,
                   "TP collectives overlapped with the linear GEMMs (Megatron-LM's --tp-comm-overlap): only what outlasts them counts");
+    cmd->add_option("--grad-reduce", o->gradReduce,
+                    "The gradient buffers' type, held and reduced over DP: fp32 (Megatron-LM with --bf16) or bf16 (NeMo's and "
+                    "Megatron-Bridge's performance recipes, grad_reduce_in_fp32 = False)")
+        ->capture_default_str();
     cmd->add_option("--top", o->top, "Rows to show")->capture_default_str()->check(CLI::PositiveNumber);
     cmd->add_option("--trace", o->trace, "Write the simulated step of one row (.json or .json.gz)");
     cmd->add_option("--trace-row", o->traceRow, "Which row --trace simulates (1: the best)")->capture_default_str();

@@ -33,6 +33,7 @@ std::vector<GpuSpec> Parse()
         s.match = g.value("match", std::vector<std::string>{});
         s.memoryGB = g.value("memoryGB", 0.0);
         s.hbmGBps = g.value("hbmGBps", 0.0);
+        s.sms = g.value("sms", 0.0);
         s.nvlinkGBps = g.value("nvlinkGBps", 0.0);
         s.nvlinkUniGBps = g.value("nvlinkUniGBps", 0.0);
         s.pcieGBps = g.value("pcieGBps", 0.0);

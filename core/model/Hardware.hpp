@@ -20,6 +20,7 @@ struct GpuSpec {
     double nvlinkGBps = 0;    // bidirectional, as quoted
     double nvlinkUniGBps = 0; // one direction
     double pcieGBps = 0;      // one direction
+    double sms = 0;           // streaming multiprocessors
     std::map<std::string, double> tflops; // dtype -> dense TFLOPS
     std::string source;
 

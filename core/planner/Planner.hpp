@@ -36,7 +36,7 @@ struct PlanCluster {
     double nvlinkAlphaUs = 5;
     double networkAlphaUs = 10;
     double efficiency = 0.55;     // achieved fraction of peak in the GEMMs (memory-bound ops go at HBM bandwidth)
-    double memoryFraction = 0.9; // of HBM usable for the model (the rest: CUDA context, NCCL, allocator)
+    double memoryFraction = 0.95; // of HBM usable for the model (the rest: CUDA context, NCCL, allocator)
     double gemmTflops = 0;       // measured GEMM throughput (the GEMM probe's); 0: peak x efficiency
     // Calibrated (plan --calibrate, Calibration.hpp): the efficiency by FLOPs per GEMM, ascending.
     // Non-empty: each of a layer's linear GEMMs (QKV, attention output, MLP in, MLP out) and the
@@ -107,6 +107,11 @@ struct PlanRequest {
     // Megatron-LM's --tp-comm-overlap: the TP collectives run under the linear GEMMs they feed or
     // follow, chunk by chunk; only what outlasts those GEMMs shows (SM contention not charged).
     bool tpCommOverlap = false;
+    // The gradient buffers' type (Megatron-LM's --accumulate-allreduce-grads-in-fp32, forced on with
+    // --bf16; NeMo's and Megatron-Bridge's performance recipes set grad_reduce_in_fp32 = False):
+    // 4 or 2 bytes a parameter held, and reduced over the data-parallel ranks.
+    bool gradReduceFp32 = true;
+    double GradBytes() const { return gradReduceFp32 ? 4.0 : 2.0; }
     // Fixed choices (unset: searched).
     std::optional<int> dp, tp, pp, ep, cp, microBatch, chunks, zero;
     // Uneven stages fixed (unset: the search tries an even split and, where it differs, one

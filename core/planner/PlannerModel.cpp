@@ -1,7 +1,8 @@
 // One configuration's memory per GPU and step time. The formulas, and what they assume:
 //
 // Memory (bytes per GPU; the heaviest stage holds ceil(L / pp) layers):
-//   weights 2 (bf16), gradients 4 (fp32 main gradients, accumulated over micro-batches),
+//   weights 2 (bf16), gradients 4 (fp32 main gradients, accumulated over micro-batches; 2 with
+//   --grad-reduce bf16),
 //   optimizer 12 (Adam: fp32 master weights, m, v) per parameter, as Megatron-LM keeps them.
 //   ZeRO-1 divides the optimizer states by the data-parallel degree, ZeRO-2 the gradients too,
 //   ZeRO-3 the weights too (experts by the expert-data-parallel degree dp / ep), plus two layers'
@@ -31,8 +32,9 @@
 //   inside a node; with --tp-comm-overlap (Megatron-LM's userbuffers) only what a layer's
 //   collectives last beyond its linear GEMMs (twice in the backward) shows. EP: dispatch and combine all-to-alls per layer forward and backward. Sends
 //   between stages: 2 s b h / tp bytes per TP rank. ZeRO-3 gathers each stage's weights before
-//   each forward and backward, overlapped with that op's compute. DP: the gradients (bf16) of the
-//   stage's parameters, allreduce or reduce-scatter + allgather with ZeRO, hidden under the last
+//   each forward and backward, overlapped with that op's compute. DP: the gradients (fp32, or bf16
+//   with --grad-reduce bf16) of the stage's parameters, allreduce, or with ZeRO reduce-scatter
+//   + allgather of the bf16 weights, hidden under the last
 //   micro-batch's backward as far as it lasts. Optimizer: 32 bytes of HBM traffic per local
 //   parameter. Ranks are laid out TP fastest, then DP (experts' EP inside DP), then PP, so a group
 //   is inside a node when its span fits one.
@@ -104,6 +106,39 @@ double ReduceSec(bool split, int ranks, double bytes, const LinkModel& link)
 {
     return split ? CollectiveSec(Collective::ReduceScatter, ranks, bytes, link) + CollectiveSec(Collective::AllGather, ranks, bytes, link)
                  : CollectiveSec(Collective::AllReduce, ranks, bytes, link);
+}
+
+// Transformer Engine's userbuffers overlap (Megatron-LM's --tp-comm-overlap) with its defaults
+// (transformer_engine/pytorch/module/base.py, initialize_ub): the all-gathers before the QKV and
+// MLP-in GEMMs (and in the backward before the out-projection's and MLP-out's dgrad) go by ring
+// exchange, tp steps each under one tp-th of the GEMM, on copy engines; the reduce-scatters after
+// the out-projection and MLP-out GEMMs are pipelined in 4 splits on 16 SMs taken from the GEMM (the
+// last split shows); the QKV's and MLP-in's backward collectives run in bulk beside their dgrad and
+// wgrad GEMMs, again on 16 SMs (the input's re-gather beside the dgrad is hidden, as Megatron-LM
+// hides it without userbuffers too; the dgrad's reduce-scatter beside the wgrad). What a layer loses: the collectives' time its GEMMs do not cover,
+// and those GEMMs slowed by the SMs given to communication. `one`: one all-gather or
+// reduce-scatter of the layer's activations; `linear`: the layer's linear GEMMs, forward.
+struct TpOverlap {
+    double forward = 0, backward = 0;
+};
+
+TpOverlap TpOverlapSec(const TransformerModel& m, const GpuSpec& gpu, int tp, double one, double linear)
+{
+    constexpr double kCommSms = 16, kSplits = 4;
+    const double sms = gpu.sms > kCommSms ? gpu.sms : 132.0;
+    const double slow = sms / (sms - kCommSms) - 1.0; // a GEMM on the SMs left
+    const double mlpOut = m.MlpParams() / (m.Gated() ? 3.0 : 2.0) * (m.IsMoe() ? m.topK : 1);
+    const double rsShare = (m.hidden * m.QueryWidth() + mlpOut) / m.LayerActiveParams(); // out-projection + MLP-out
+    const double gRs = rsShare * linear, gAg = linear - gRs;
+    const double ring = (tp - 1.0) / tp;
+    TpOverlap t;
+    t.forward = std::max(0.0, 2.0 * one - ring * gAg)                                   // QKV, MLP-in: ring exchange
+                + 2.0 * one / kSplits + std::max(0.0, 2.0 * one * (1 - 1 / kSplits) - gRs * (1 + slow)) // pipelined RS
+                + gRs * slow;
+    t.backward = std::max(0.0, 2.0 * one - ring * gRs)          // dgrad of out-projection, MLP-out: ring exchange
+                 + std::max(0.0, 2.0 * one - gAg * (1 + slow))  // QKV, MLP-in: their dgrad's reduce-scatter beside the wgrad
+                 + 2.0 * gAg * slow;                            // (the input's re-gather beside the dgrad, hidden as without)
+    return t;
 }
 
 std::string Num(int v) { return std::to_string(v); }
@@ -230,7 +265,7 @@ MemoryBreakdown MemoryOn(const PlanRequest& r, const TrainingConfig& c, const Sh
     mb.weights = sharded(2.0, 3);
     if (c.zero == 3 && c.GradientGroup() > 1) // two layers gathered whole at a time (the one running, the next prefetched)
         mb.weights += 2.0 * 2.0 * (r.model.LayerParams() - r.model.LayerExpertParams() + r.model.LayerExpertParams() / c.ep) / c.tp;
-    mb.gradients = sharded(4.0, 2);
+    mb.gradients = sharded(r.GradBytes(), 2);
     mb.optimizer = sharded(12.0, 1);
     const double layer = LayerActivationBytes(r, c, s);
     const double layers = StageLayers(r.model.layers, c, stage);
@@ -339,10 +374,10 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     const double tpOne = ReduceSec(c.sequenceParallel, c.tp, 2.0 * s.tokens * s.h, LinkModel{k, tpInNode});
     o.tpF = s.layers * 2.0 * tpOne;
     o.tpB = s.layers * 2.0 * tpOne * (1 + recomputed);
-    if (r.tpCommOverlap) { // each layer's collectives under its linear GEMMs (the backward has twice their FLOPs)
-        const double linearLayer = linearFlops / linearRate / c.tp;
-        o.tpF = s.layers * std::max(0.0, 2.0 * tpOne - linearLayer);
-        o.tpB = s.layers * std::max(0.0, 2.0 * tpOne * (1 + recomputed) - 2.0 * linearLayer * (1 + recomputed));
+    if (r.tpCommOverlap && c.tp > 1) {
+        const TpOverlap ov = TpOverlapSec(m, k.gpu, c.tp, tpOne / 2.0, linearFlops / linearRate / c.tp);
+        o.tpF = s.layers * ov.forward;
+        o.tpB = s.layers * (ov.backward + recomputed * ov.forward);
     }
     if (m.IsMoe() && c.ep > 1) {
         const double bytes = 2.0 * s.tokens * m.topK * s.h / (c.sequenceParallel ? c.tp : 1);
@@ -377,9 +412,14 @@ double DpSyncSec(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     const int group = c.GradientGroup();
     const LinkModel link{r.cluster, static_cast<long>(c.tp) * group <= r.cluster.gpusPerNode};
     if (c.zero == 3) // the weights were gathered per op: only the gradients' reduce-scatter is left
-        return CollectiveSec(Collective::ReduceScatter, group, 2.0 * p.dense, link) +
-               CollectiveSec(Collective::ReduceScatter, group / c.ep, 2.0 * p.expert, link);
-    return ReduceSec(c.zero >= 1, group, 2.0 * p.dense, link) + ReduceSec(c.zero >= 1, group / c.ep, 2.0 * p.expert, link);
+        return CollectiveSec(Collective::ReduceScatter, group, r.GradBytes() * p.dense, link) +
+               CollectiveSec(Collective::ReduceScatter, group / c.ep, r.GradBytes() * p.expert, link);
+    auto sync = [&](int ranks, double params) {
+        if (c.zero == 0) return CollectiveSec(Collective::AllReduce, ranks, r.GradBytes() * params, link);
+        return CollectiveSec(Collective::ReduceScatter, ranks, r.GradBytes() * params, link) +
+               CollectiveSec(Collective::AllGather, ranks, 2.0 * params, link);
+    };
+    return sync(group, p.dense) + sync(group / c.ep, p.expert);
 }
 
 } // namespace

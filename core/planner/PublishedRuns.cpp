@@ -28,6 +28,7 @@ PublishedRun Megatron(const char* size, int heads, int hidden, int layers, int t
 {
     PublishedRun run;
     run.id = std::string("megatron-") + size;
+    run.held.cp = true; // 2021: no context parallelism yet
     run.source = kMegatron;
     TransformerModel& m = run.request.model;
     m.id = run.id;
@@ -129,10 +130,13 @@ PlanResult FastestOverSchedules(const PlanRequest& request, std::span<const Sche
     return fastest;
 }
 
-Ranking RankAmongChoices(const PlanRequest& request, double seconds, std::span<const ScheduleKind> schedules)
+Ranking RankAmongChoices(const PlanRequest& request, double seconds, std::span<const ScheduleKind> schedules, HeldChoices held)
 {
     PlanRequest free = request;
-    free.dp = free.tp = free.pp = free.cp = free.ep = free.microBatch = free.chunks = std::nullopt;
+    free.tp = free.pp = free.ep = free.microBatch = free.chunks = std::nullopt;
+    if (!held.dp) free.dp = std::nullopt;
+    if (!held.cp) free.cp = std::nullopt;
+    else if (!free.cp) free.cp = 1;
     free.firstStageLayers = free.lastStageLayers = std::nullopt;
     free.schedule = std::nullopt;
     const PlanResult all = PlanTraining(free);
@@ -158,7 +162,7 @@ PublishedCheck CheckPublishedRun(const PublishedRun& run)
     out.errorPct = (out.predicted.time.step - out.publishedSeconds) / out.publishedSeconds * 100.0;
     // The same model, cluster, batch and techniques (recomputation, ZeRO, sequence parallelism as
     // the run had them, its schedules); the degrees, micro-batch and chunks open.
-    const Ranking ranking = RankAmongChoices(run.request, out.predicted.time.step, run.schedules);
+    const Ranking ranking = RankAmongChoices(run.request, out.predicted.time.step, run.schedules, run.held);
     out.rank = ranking.rank;
     if (ranking.best) out.best = *ranking.best;
     out.vsBestPct = (out.predicted.time.step / out.best.time.step - 1.0) * 100.0;

@@ -19,6 +19,12 @@ enum class FlopConvention {
     ModelFlops, // 3 x forward as TransformerModel counts it (MFU as the Llama 3 report gives it)
 };
 
+// Choices a run could not make, held at its own value when ranking it among the planner's
+// (context parallelism before Megatron-LM had it; a DP the experiment fixed).
+struct HeldChoices {
+    bool cp = false, dp = false;
+};
+
 struct PublishedRun {
     std::string id;
     std::string source;
@@ -26,6 +32,7 @@ struct PublishedRun {
     std::vector<ScheduleKind> schedules;  // the schedules the run may have used (best taken)
     double tflopsPerGpu = 0;              // as published
     FlopConvention convention = FlopConvention::Megatron96;
+    HeldChoices held;
 
     double PublishedStepSeconds() const;
 };
@@ -54,10 +61,11 @@ PlanResult FastestOverSchedules(const PlanRequest& request, std::span<const Sche
 // `request`'s techniques (recomputation, ZeRO, sequence parallelism, precision kept; degrees, CP,
 // micro-batch, chunks, stage split and schedule open, the schedule one of `schedules` where it
 // pipelines): 1 + the rows faster, and the fastest such row (unset when none fits).
+// `held`: the choices the run could not make, kept at the request's value.
 struct Ranking {
     size_t rank = 1;
     std::optional<PlanRow> best;
 };
-Ranking RankAmongChoices(const PlanRequest& request, double seconds, std::span<const ScheduleKind> schedules);
+Ranking RankAmongChoices(const PlanRequest& request, double seconds, std::span<const ScheduleKind> schedules, HeldChoices held = {});
 
 } // namespace paralens::core

@@ -143,9 +143,15 @@ std::string Prepare(const std::map<std::string, std::string>& r, PublishedSetRun
     if (source == "S1" || source == "S2" || source == "S3") { // NeMo: the distributed optimizer, SP with TP; FSDP where printed
         q.zero = CsvNumber(r.at("fsdp")) > 0 ? 3 : 1;
         q.sequenceParallel = q.tp.value() > 1;
+        q.gradReduceFp32 = false; // their performance scripts: grad_reduce_in_fp32 = False
+        q.tpCommOverlap = true;   // and TP communication overlap (userbuffers) wherever TP > 1
     }
     if (source == "S4") // the README's runs: "--overlap-grad-reduce --overlap-param-gather --tp-comm-overlap"
         q.tpCommOverlap = true;
+    // Megatron-LM had no context parallelism before 2023: the 2021 and 2022 papers' runs rank
+    // without it; the 2022 paper's runs hold DP at 1 by design (one model replica per run).
+    run.held.cp = source == "S5" || source == "S6";
+    run.held.dp = source == "S6";
     if (source == "S5") { // Narayanan et al. 2021: full recomputation, no distributed optimizer or SP, scores stored
         q.recompute = Recompute::Full;
         q.zero = 0;
@@ -188,13 +194,15 @@ void Predict(PublishedSetRun& run)
         const PlanRow& row = res.rows.front();
         run.fits = res.fitting > 0;
         run.config = ConfigText(row.config);
+        run.memoryBytes = row.memory.Total();
+        run.hbmBytes = run.request.cluster.gpu.MemoryBytes();
         if (!run.fits) {
             run.rejected = row.rejected;
             return;
         }
         run.predictedSeconds = row.time.step;
         run.errorPct = (run.predictedSeconds - run.publishedSeconds) / run.publishedSeconds * 100.0;
-        const Ranking ranking = RankAmongChoices(run.request, run.predictedSeconds, kMegatronSchedules);
+        const Ranking ranking = RankAmongChoices(run.request, run.predictedSeconds, kMegatronSchedules, run.held);
         run.rank = ranking.rank;
         if (ranking.best) {
             run.vsBestPct = (run.predictedSeconds / ranking.best->time.step - 1.0) * 100.0;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "planner/Planner.hpp"
+#include "planner/PublishedRuns.hpp"
 
 #include <string>
 #include <string_view>
@@ -21,6 +22,7 @@ struct PublishedSetRun {
     std::string skipped;        // why it is not modelled (empty: modelled)
     PlanRequest request;        // the run's fixed choices
     bool scheduleUnstated = false; // a pipeline whose source prints no interleaving: 1F1B or interleaved, the faster
+    HeldChoices held;              // what the run could not choose, held in its ranking
     double publishedSeconds = 0;
     std::string publishedFrom;  // "tokens/s", "step time" or "TFLOP/s"
     // The prediction:
@@ -29,6 +31,8 @@ struct PublishedSetRun {
     std::string rejected;       // why the closest does not fit
     double predictedSeconds = 0;
     double errorPct = 0;        // (predicted - published) / published x 100
+    double memoryBytes = 0;     // per GPU, the predicted row's heaviest stage (or the closest row's)
+    double hbmBytes = 0;        // the GPU's memory
     // The published configuration among all the planner would choose with the run's techniques
     // (degrees, CP, micro-batch, Megatron-LM's two schedules, stage split open): its place by step
     // time (1: the fastest) and how much slower it is than the planner's best.

@@ -27,7 +27,7 @@ TEST_CASE("plan: ranked rows with the documented fields, best first, and a Paret
         CHECK(row["dp"].get<int>() * row["tp"].get<int>() * row["pp"].get<int>() * row["cp"].get<int>() == 64);
         CHECK(row["stepSeconds"].get<double>() >= previous);
         previous = row["stepSeconds"].get<double>();
-        CHECK(row["memoryBytesPerGpu"].get<double>() <= 80 * 1073741824.0 * 0.9); // 80 GiB, less the allowance
+        CHECK(row["memoryBytesPerGpu"].get<double>() <= 80 * 1073741824.0 * 0.95); // 80 GiB, less the allowance
         CHECK(row["tokensPerSecond"].get<double>() == Approx(128.0 * 4096 / row["stepSeconds"].get<double>()).epsilon(1e-9));
     }
     REQUIRE_FALSE(j["pareto"].empty());
@@ -54,7 +54,7 @@ TEST_CASE("plan: impossible requests are one line naming the constraint", "[cli]
     const Case cases[] = {
         {"plan --model llama3-70b --gpus 100 --tp 8", "--gpus 100 is not divisible by --tp 8"},
         {"plan --model llama3-70b --gpus 96 --tp 3", "--heads 64 is not divisible by --tp 3"},
-        {"plan --model llama3-405b --gpus 8 --global-batch 8", "nothing fits in 77 GB per GPU"},
+        {"plan --model llama3-405b --gpus 8 --global-batch 8", "nothing fits in 81 GB per GPU"},
         {"plan --model nope", "--model: unknown model 'nope'"},
         {"plan --gpu tpu", "--gpu: unknown GPU 'tpu'"},
         {"plan --schedule pipedream", "--schedule must be gpipe, 1f1b, interleaved or zb-h1"},
@@ -202,6 +202,13 @@ TEST_CASE("plan: --cp fixes context parallelism, its ring time is in the breakdo
     CHECK(overlap["tpCommOverlap"] == true);
     const Json plain = RunParalensJson("plan --model gpt3-175b --gpus 64 --global-batch 64 --tp 8 --pp 8 --json");
     CHECK(overlap["rows"][0]["time"]["tpComm"].get<double>() < plain["rows"][0]["time"]["tpComm"].get<double>());
+    const Json bf16 = RunParalensJson("plan --model gpt3-175b --gpus 64 --global-batch 64 --tp 8 --pp 8 --grad-reduce bf16 --json");
+    CHECK(bf16["gradReduce"] == "bf16");
+    CHECK(plain["gradReduce"] == "fp32");
+    CHECK(bf16["rows"][0]["memory"]["gradients"].get<double>() == Approx(plain["rows"][0]["memory"]["gradients"].get<double>() / 2));
+    const CliResult badGrad = RunParalens("plan --model gpt3-175b --grad-reduce fp16");
+    CHECK(badGrad.exitCode == 2);
+    CHECK_THAT(badGrad.err, Catch::Contains("--grad-reduce must be fp32 or bf16 (got 'fp16')"));
     const CliResult bad = RunParalens("plan --model llama3-8b --gpus 16 --seq 6004 --cp 4");
     CHECK(bad.exitCode == 2);
     CHECK_THAT(bad.err, Catch::Contains("2 x --cp 4"));
