@@ -141,6 +141,28 @@ TpOverlap TpOverlapSec(const TransformerModel& m, const GpuSpec& gpu, int tp, do
     return t;
 }
 
+} // namespace
+
+double FlashAttentionBlockFactor(double blockTokens)
+{
+    // FlashAttention-3 on an H100, head dim 128, BF16, forward, 16K tokens a batch (pytorch/benchmark
+    // commit ff65cb675209d2308f7d27c6920af8a32de9aa90, PR #2391): 430, 517, 566, 590, 614 and 621
+    // TFLOPS at 512 to 16K tokens; as a fraction of the 16K rate, interpolated in log2 of the length,
+    // flat beyond the ends.
+    static constexpr double kLog2[] = {9, 10, 11, 12, 13, 14};
+    static constexpr double kRate[] = {430.32, 517.099, 565.544, 590.233, 614.234, 620.73};
+    const double x = std::log2(std::max(blockTokens, 1.0));
+    if (x <= kLog2[0]) return kRate[0] / kRate[5];
+    for (int i = 1; i < 6; ++i)
+        if (x <= kLog2[i]) {
+            const double t = (x - kLog2[i - 1]) / (kLog2[i] - kLog2[i - 1]);
+            return (kRate[i - 1] + t * (kRate[i] - kRate[i - 1])) / kRate[5];
+        }
+    return 1.0;
+}
+
+namespace {
+
 std::string Num(int v) { return std::to_string(v); }
 
 // Uneven stages: a pipeline, every stage at least one layer per model chunk, the counts adding up.
@@ -295,6 +317,23 @@ double ElementwiseBytes(const PlanRequest& r, const TrainingConfig& c, const Sha
     return 22.0 * sbh / (c.sequenceParallel ? c.tp : 1) + (m.Gated() ? 6.0 : 4.0) * sbf / c.tp;
 }
 
+// FP8 (Transformer Engine): each linear GEMM's input is cast to fp8 with a transposed copy for its
+// weight gradient (read 2 bytes, write 1 + 1) in the forward, and each output's gradient in the
+// backward: the QKV and MLP-in inputs (h wide, split over TP with sequence parallelism, cast
+// before the fp8 all-gather), the out-projection's and MLP-out's (query width, ffn); backward the
+// gradients of QKV's output (query + 2 kv width), MLP-in's (ffn, twice gated) and the two h-wide
+// outputs. Weights are cast once a step (cached over micro-batches) and left out.
+double Fp8CastBytes(const PlanRequest& r, const TrainingConfig& c, const Shape& s, bool backward)
+{
+    if (!r.cluster.fp8) return 0.0;
+    const TransformerModel& m = r.model;
+    const double f = static_cast<double>(m.ffn) * (m.IsMoe() ? m.topK : 1), q = m.QueryWidth(),
+                 kv = static_cast<double>(m.kvHeads) * m.HeadDim();
+    const double whole = 2.0 * s.h / (c.sequenceParallel ? c.tp : 1);
+    const double split = backward ? (q + 2.0 * kv + (m.Gated() ? 2.0 : 1.0) * f) / c.tp : (q + f) / c.tp;
+    return 4.0 * s.tokens * (whole + split);
+}
+
 // Without flash attention: the fused scale-mask-softmax and dropout over the a s^2 b scores
 // (read 2, write 2, dropout read 2, write 2 per element), split over TP by heads.
 double ScoreBytes(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
@@ -338,7 +377,11 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     const TransformerModel& m = r.model;
     const PlanCluster& k = r.cluster;
     const double rate = k.GemmFlops(), linearRate = k.LinearFlops();
-    const double attentionRate = k.attentionEfficiency > 0 ? k.PeakFlops() * k.attentionEfficiency : rate;
+    // A calibrated attention efficiency is what the profile's blocks reached; otherwise the GEMM
+    // rate, scaled by how FlashAttention's rate falls with the block a kernel sees (the sequence,
+    // or its 1 / cp under ring attention).
+    const double attentionRate = k.attentionEfficiency > 0 ? k.PeakFlops() * k.attentionEfficiency
+                                                           : rate * FlashAttentionBlockFactor(s.seq / c.cp);
     Require(rate > 0, "the GPU " + k.gpu.id + " has no " + k.dtype + " peak in the spec table");
     Require(linearRate > 0, "--fp8: the GPU " + k.gpu.id + " has no fp8 peak in the spec table");
     OpCosts o;
@@ -346,6 +389,8 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     const double headFlops = 2.0 * s.tokens * static_cast<double>(m.vocab) * m.hidden / c.pp;
     const double hbm = k.gpu.hbmGBps * 1e9;
     const double memoryBound = hbm > 0 ? s.layers * ElementwiseBytes(r, c, s) / hbm : 0.0;
+    const double castF = hbm > 0 ? s.layers * Fp8CastBytes(r, c, s, false) / hbm : 0.0,
+                 castB = hbm > 0 ? s.layers * Fp8CastBytes(r, c, s, true) / hbm : 0.0;
     const double gemmSec = k.gemmCurve.empty()
                                ? (s.layers * linearFlops / linearRate + s.layers * attentionFlops / attentionRate + headFlops / rate) / c.tp
                                : CalibratedGemmSec(r, c, s) + s.layers * attentionFlops / attentionRate / c.tp;
@@ -355,11 +400,11 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     // gradient (12); on the last stage, spread over the stages as the output layer's FLOPs are.
     const double logits = s.tokens * static_cast<double>(m.vocab) / c.tp;
     const double lossF = hbm > 0 ? kLossForwardBytes * logits / hbm / c.pp : 0.0, lossB = hbm > 0 ? kLossBackwardBytes * logits / hbm / c.pp : 0.0;
-    o.computeF = gemmSec + memoryBound + lossF;
-    o.computeB = 2.0 * (gemmSec + memoryBound) + lossB;
+    o.computeF = gemmSec + memoryBound + castF + lossF;
+    o.computeB = 2.0 * (gemmSec + memoryBound) + castB + lossB;
     const double scores = attentionFlops * s.layers / c.tp / attentionRate + (r.flashAttention ? 0.0 : s.layers * ScoreBytes(r, c, s) / hbm);
     const int recomputed = c.recompute == Recompute::Full ? 1 : 0;
-    if (c.recompute == Recompute::Full) o.computeB += gemmSec + memoryBound; // the layers again, not the loss
+    if (c.recompute == Recompute::Full) o.computeB += gemmSec + memoryBound + castF; // the layers again, not the loss
     if (c.recompute == Recompute::Selective) o.computeB += scores;
     if (c.cp > 1) { // K and V of this GPU's tokens round the CP ring (TP splits the heads)
         const double kvBytes = 2.0 * 2.0 * s.tokens * m.kvHeads * m.HeadDim() / c.tp;

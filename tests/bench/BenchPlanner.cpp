@@ -69,6 +69,7 @@ int main()
     for (const Case& c : cases) Row(c);
     std::printf("\ncold = the first search (schedules built on every core), warm = best of 5 re-searches with another network\n"
                 "bandwidth (schedules cached); aim: 100 ms. Context parallelism is searched (every degree leaving a GPU >= 1024\n"
-                "tokens of a sequence); uneven stages are not (not modelled yet).\n");
+                "tokens of a sequence) and so are uneven stages (Megatron's split counting the embedding and the loss as layers,\n"
+                "where it lightens the first and last stages).\n");
     return 0;
 }

@@ -154,16 +154,46 @@ TEST_CASE("planner: one GPU's step by hand: 3 x forward FLOPs at the efficiency,
     r.seq = 1024;
     const PlanRow row = Evaluate(r, Config(1, 1, 1, 2));
     const double flops = 3 * r.model.ForwardFlopsPerToken(1024) * 4 * 1024;
+    // Attention's products (4 s^2 x query width a layer, per sequence) at FlashAttention's rate on
+    // 1024-token blocks, 0.83 of its long-sequence rate (FlashAttentionBlockFactor).
+    const double attention = 3 * 4.0 * 1024 * 1024 * r.model.QueryWidth() * r.model.layers * 4;
+    const double block = 517.099 / 620.73;
+    CHECK(FlashAttentionBlockFactor(1024) == Approx(block).epsilon(1e-12));
+    auto byHand = [&](double rate) { return (flops - attention) / rate + attention / (rate * block); };
     CHECK(row.microBatches == 2);
-    CHECK(row.time.step == Approx(flops / (989e12 * 0.5)).epsilon(1e-9));
-    CHECK(row.mfu == Approx(0.5).epsilon(1e-9));
+    CHECK(row.time.step == Approx(byHand(989e12 * 0.5)).epsilon(1e-9));
+    CHECK(row.mfu == Approx(flops / (989e12 * row.time.step)).epsilon(1e-9));
     CHECK(row.time.bubble == Approx(0).margin(1e-12));
     CHECK(row.time.tpComm == 0);
     // A measured GEMM rate replaces peak x efficiency; MFU stays against the spec sheet's peak.
     r.cluster.gemmTflops = 600;
     const PlanRow measured = Evaluate(r, Config(1, 1, 1, 2));
-    CHECK(measured.time.step == Approx(flops / 600e12).epsilon(1e-9));
-    CHECK(measured.mfu == Approx(600.0 / 989.0).epsilon(1e-9));
+    CHECK(measured.time.step == Approx(byHand(600e12)).epsilon(1e-9));
+    CHECK(measured.mfu == Approx(flops / (989e12 * measured.time.step)).epsilon(1e-9));
+}
+
+TEST_CASE("planner: attention runs at FlashAttention's measured rate for the block a kernel sees", "[core][planner]")
+{
+    // The published H100 points (TFLOPS at 512 ... 16K tokens), as fractions of the 16K rate.
+    CHECK(FlashAttentionBlockFactor(512) == Approx(430.32 / 620.73).epsilon(1e-12));
+    CHECK(FlashAttentionBlockFactor(4096) == Approx(590.233 / 620.73).epsilon(1e-12));
+    CHECK(FlashAttentionBlockFactor(16384) == Approx(1.0).epsilon(1e-12));
+    CHECK(FlashAttentionBlockFactor(1 << 20) == 1.0);                                       // flat beyond
+    CHECK(FlashAttentionBlockFactor(64) == FlashAttentionBlockFactor(512));                 // and below
+    CHECK(FlashAttentionBlockFactor(std::sqrt(1024.0 * 2048.0)) == Approx((517.099 + 565.544) / 2 / 620.73).epsilon(1e-12)); // log2 midpoint
+    // Ring attention's blocks are the sequence over cp: at 8K tokens, CP 8 runs attention on 1K blocks.
+    PlanRequest r = Request("llama3-70b", "h100-sxm", 64, 64);
+    r.seq = 8192;
+    const TrainingConfig one = Config(8, 8, 1, 1, ScheduleKind::OneFOneB, 1, Recompute::None, 1, true);
+    TrainingConfig eight = one;
+    eight.dp = 1;
+    eight.cp = 8;
+    PlanRequest flat = r;
+    flat.cluster.attentionEfficiency = flat.cluster.efficiency; // a calibrated efficiency: no block factor
+    const double plain = OpCostsOf(r, eight, ShapeOf(r, eight)).computeF, calibrated = OpCostsOf(flat, eight, ShapeOf(flat, eight)).computeF;
+    const Shape s = ShapeOf(r, eight);
+    const double attention = s.layers * 4.0 * s.tokens * s.seq * r.model.QueryWidth() / r.cluster.GemmFlops() / eight.tp;
+    CHECK(plain - calibrated == Approx(attention * (1 / FlashAttentionBlockFactor(1024) - 1)).epsilon(1e-9));
 }
 
 TEST_CASE("planner: the pipeline timing equals the pipeline simulator on the real schedules", "[planner]")
@@ -460,11 +490,13 @@ TEST_CASE("planner: FP8 runs the layers' linear GEMMs at the fp8 peak and keeps 
     const PlanRow bf16 = Evaluate(r, c);
     r.cluster.fp8 = true;
     const PlanRow fp8 = Evaluate(r, c);
-    // Only the linear GEMMs change: at twice the peak they take half their time.
+    // The linear GEMMs at twice the peak take half their time, less Transformer Engine's casts of
+    // their inputs (4 bytes an element of the h, h, query and ffn wide inputs, over TP with SP).
     const TransformerModel& m = r.model;
     const double tokens = 8192.0, layers = 40, tp = 4;
     const double linearSec = layers * 2 * tokens * m.LayerActiveParams() / tp / (989e12 * 0.55);
-    CHECK(bf16.time.forwardSec - fp8.time.forwardSec == Approx(linearSec / 2).epsilon(0.002));
+    const double castSec = layers * 4 * tokens * (2.0 * m.hidden + m.QueryWidth() + m.ffn) / tp / 3350e9;
+    CHECK(bf16.time.forwardSec - fp8.time.forwardSec == Approx(linearSec / 2 - castSec).epsilon(0.002));
     CHECK(fp8.time.step < bf16.time.step);
     // States unchanged; the four linear inputs kept in fp8: per layer and micro-batch 2 sbh less of
     // the whole-kept part and sbh + sbf less of the split one (sequence parallel: all over TP).
@@ -507,7 +539,7 @@ TEST_CASE("planner: context parallelism splits each sequence's tokens, rings K a
     const OpCosts o = OpCostsOf(r, two, s);
     const TransformerModel& m = r.model;
     const double kvBytes = 2.0 * 2.0 * s.tokens * m.kvHeads * m.HeadDim();
-    const double attention = 4.0 * s.tokens * s.seq * s.h / (r.cluster.PeakFlops() * r.cluster.efficiency);
+    const double attention = 4.0 * s.tokens * s.seq * s.h / (r.cluster.PeakFlops() * r.cluster.efficiency * FlashAttentionBlockFactor(2048));
     const CostParams link{10e-6, 1e-9 / 2, 0};
     CHECK(o.cpF == Approx(s.layers * (MessageSeconds(kvBytes, link) - attention / 2)).epsilon(1e-9));
     CHECK(o.cpB == Approx(s.layers * (MessageSeconds(2 * kvBytes, link) - attention)).epsilon(1e-9));
@@ -679,9 +711,21 @@ TEST_CASE("planner: the memory-bound ops by hand: elementwise traffic, the loss 
     const PlanRow row = Evaluate(r, Config(1, 1, 1, 2));
     const TransformerModel& m = r.model;
     const double hbm = 3350e9, tokens = 2 * 1024.0, N = 2, h = m.hidden, f = m.ffn, V = m.vocab;
-    const double gemms = 3 * m.ForwardFlopsPerToken(1024) * 4 * 1024 / (989e12 * 0.5);
+    const double attention = 3 * 4.0 * 1024 * 1024 * m.QueryWidth() * m.layers * 4; // at FlashAttention's 1K-block rate
+    const double gemms = (3 * m.ForwardFlopsPerToken(1024) * 4 * 1024 - attention) / (989e12 * 0.5) +
+                         attention / (989e12 * 0.5 * FlashAttentionBlockFactor(1024));
     const double elementwise = 3 * m.layers * (22 * tokens * h + 6 * tokens * f) / hbm * N; // forward once, backward twice
     const double loss = (24 + 12) * tokens * V / hbm * N;                                    // Megatron's fp32 cross entropy
     const double optimizer = 32 * (m.layers * m.LayerParams() + 2 * V * h) / hbm;            // Adam's reads and writes
     CHECK(row.time.step == Approx(gemms + elementwise + loss + optimizer).epsilon(1e-9));
+    // FP8: the linear GEMMs at the fp8 peak, and Transformer Engine's casts of their inputs
+    // forward (h, query, h, ffn wide) and of their outputs' gradients backward (query + 2 kv,
+    // 2 ffn for the gated MLP-in, h, h), 4 bytes an element (read 2, write 1 and 1 transposed).
+    r.cluster.fp8 = true;
+    const PlanRow fp8 = Evaluate(r, Config(1, 1, 1, 2));
+    const double q = m.QueryWidth(), kv = m.kvHeads * static_cast<double>(m.HeadDim());
+    const double linear = 3 * 2.0 * m.LayerActiveParams() * m.layers * 4 * 1024;
+    const double casts = 4 * tokens * m.layers * N * ((2 * h + q + f) + (2 * h + q + 2 * kv + 2 * f)) / hbm;
+    CHECK(fp8.time.step == Approx(gemms - linear / (989e12 * 0.5) + linear / (1979e12 * 0.5) + elementwise + loss + optimizer + casts)
+                               .epsilon(1e-9));
 }
