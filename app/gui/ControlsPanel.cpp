@@ -486,6 +486,14 @@ bool ControlsPanel::DrawPlan(PlanParams& p)
     }
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Each sequence split over this many GPUs (ring attention); searched: every degree leaving a GPU >= 1024 tokens");
+    changed |= ImGui::Checkbox("TP comm overlap", &p.tpCommOverlap);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Megatron-LM's --tp-comm-overlap: Transformer Engine's userbuffers run the TP collectives under the linear GEMMs "
+                          "(what they do not cover, and the 16 SMs they take, still cost)");
+    changed |= ImGui::Checkbox("bf16 gradients", &p.bf16Gradients);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Gradient buffers held and reduced over DP in bf16, 2 bytes a parameter (NeMo's and Megatron-Bridge's performance "
+                          "recipes); off: fp32, 4 bytes (Megatron-LM with --bf16)");
     char calibrate[512];
     std::snprintf(calibrate, sizeof calibrate, "%s", p.calibrate.c_str());
     if (ImGui::InputText("calibrate from", calibrate, sizeof calibrate, ImGuiInputTextFlags_EnterReturnsTrue) && p.calibrate != calibrate) {

@@ -236,6 +236,8 @@ void ReadPlan(Reader& r, PlanParams& p)
     r.Get("efficiency", p.efficiency);
     r.Get("fp8", p.fp8);
     r.Get("cp", p.cp);
+    r.Get("tpCommOverlap", p.tpCommOverlap);
+    r.Get("bf16Gradients", p.bf16Gradients);
     r.Get("calibrate", p.calibrate);
     r.Get("row", p.row);
     CheckAsRequest(r, [&] { (void)p.ToRequest(); }, "model",

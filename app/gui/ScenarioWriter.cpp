@@ -111,6 +111,8 @@ void WritePlan(json& j, const PlanParams& p)
     j["efficiency"] = p.efficiency;
     j["fp8"] = p.fp8;
     j["cp"] = p.cp;
+    j["tpCommOverlap"] = p.tpCommOverlap;
+    j["bf16Gradients"] = p.bf16Gradients;
     j["calibrate"] = p.calibrate;
     j["row"] = p.row;
 }

@@ -74,3 +74,18 @@ TEST_CASE("a scenario names each experiment's backend and its run's iterations",
     CHECK_THROWS_WITH(ParseScenario(R"({"experiments": [{"kind": "collective", "iterations": 0}]})", "x.json"),
                       Catch::Contains("iterations"));
 }
+
+TEST_CASE("a plan experiment carries TP overlap and bf16 gradients to the planner, and writes them back", "[gui]")
+{
+    const Scenario s = ParseScenario(R"({"experiments": [{"kind": "plan", "model": "gpt3-175b", "gpus": 64,
+                                          "tpCommOverlap": true, "bf16Gradients": true}]})", "p.json");
+    const PlanParams& p = s.experiments.front().plan;
+    CHECK(p.tpCommOverlap);
+    CHECK(p.bf16Gradients);
+    const core::PlanRequest r = p.ToRequest();
+    CHECK(r.tpCommOverlap);
+    CHECK_FALSE(r.gradReduceFp32);
+    CHECK(PlanParams{}.ToRequest().gradReduceFp32); // fp32 buffers unless asked
+    const Experiment again = ParseExperiment(ExperimentJson(s.experiments.front()), "again");
+    CHECK(again.plan == p);
+}
