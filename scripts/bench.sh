@@ -4,7 +4,7 @@
 #
 #   bash scripts/bench.sh              every benchmark (about 2 minutes on 2 cores)
 #   bash scripts/bench.sh --quick      the ones that take seconds (no 1 GB loading, no live runs, no page)
-#   bash scripts/bench.sh --markdown   the table as Markdown (the README's performance section)
+#   bash scripts/bench.sh --markdown   the table as Markdown (docs/benchmarks.md)
 #
 # Each benchmark's own output is kept in build/bench/NAME.log; the table is built from the lines
 # "@target|figure|target|measured|met" they print (tests/bench/BenchMachine.hpp). A benchmark

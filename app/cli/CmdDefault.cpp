@@ -109,7 +109,7 @@ int RunHeadlessDefault(const std::vector<std::string>& files, const std::string&
                 "libstb-dev (scripts/install-deps.sh) and rebuild for the window and its PNG renderer.\n");
 #endif
     std::printf("The desktop window needs a display: run paralens on a desktop, or under X forwarding.\n"
-                "The same window also runs in a browser: see the README's \"In the browser\" (scripts/install-deps-web.sh,\n"
+                "The same window also runs in a browser: see docs/web.md (scripts/install-deps-web.sh,\n"
                 "cmake --preset web, cmake --build --preset web; then serve build/web).\n");
     return 0;
 }

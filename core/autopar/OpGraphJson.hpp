@@ -1,4 +1,4 @@
-// Users' own operator graphs as JSON (documented in the README, "Auto-parallelization"):
+// Users' own operator graphs as JSON (documented in docs/autopar.md):
 //
 // { "name": "my-mlp",
 //   "outputReplicated": true,                      // optional, default true

@@ -5,7 +5,7 @@
 // (GEMMs at an efficiency, TP/EP collectives and DP gradient sync priced by the cost model, the
 // pipeline timed on the real schedule with its sends); ranked, with the Pareto front of time
 // against memory. The model's assumptions are documented beside each formula in Planner*.cpp and
-// in the README's planner section. Pure functions; thread-safe.
+// in docs/planning.md. Pure functions; thread-safe.
 #pragma once
 
 #include "model/Fit.hpp"
