@@ -278,6 +278,13 @@ void PrintTable(const core::PlanRequest& r, const core::ResolvedModel& model, co
         std::printf("# measured links: %s%s%s, each collective and send at the regime of its size\n",
                     r.cluster.nvlinkFit ? "inside a node the --nvlink-fit's" : "",
                     r.cluster.nvlinkFit && r.cluster.networkFit ? ", " : "", r.cluster.networkFit ? "between nodes the --network-fit's" : "");
+    if (r.cluster.gpu.AttentionVsGemm() != 1.0 && r.cluster.attentionEfficiency <= 0)
+    {
+        std::string runs;
+        for (const std::string& id : r.cluster.gpu.attentionFittedOn) runs += (runs.empty() ? "" : ", ") + id;
+        std::printf("# attention at %.2fx the GEMM rate on %s (fitted on the published runs %s: docs/planning.md; a calibrated attention efficiency replaces it)\n",
+                    r.cluster.gpu.AttentionVsGemm(), r.cluster.gpu.id.c_str(), runs.c_str());
+    }
     std::printf("# memory: %s usable of %.0f GiB (--memory-fraction %.2f; the rest an allowance for the CUDA context, NCCL's buffers, "
                 "workspaces and the allocator's fragmentation)\n",
                 core::GbText(r.cluster.UsableBytes()).c_str(), r.cluster.gpu.memoryGB, r.cluster.memoryFraction);
@@ -326,23 +333,35 @@ void PrintPublishedSet(const std::vector<core::PublishedSetRun>& set)
                         r.config.c_str(), r.rejected.c_str());
             continue;
         }
-        errors[r.source].push_back(r.errorPct);
-        errors["all"].push_back(r.errorPct);
         const bool near = r.rank <= 5 || r.vsBestPct <= 5.0;
-        nearBest[r.source] += near;
-        nearBest["all"] += near;
-        std::printf("%-6s %-4s %-16.16s %6d %-9.9s %-7.7s %10s %10s %+7.1f%% %5zu %+7.1f%%  %s\n", r.id.c_str(), r.source.c_str(),
+        for (const std::string& group : {r.source, std::string("all")}) {
+            errors[group].push_back(r.errorPct);
+            nearBest[group] += near;
+        }
+        if (!r.fittedOn) {
+            errors["held out"].push_back(r.errorPct);
+            nearBest["held out"] += near;
+        }
+        std::printf("%-6s %-4s %-16.16s %6d %-9.9s %-7.7s %10s %10s %+7.1f%%%s %5zu %+7.1f%%  %s\n", r.id.c_str(), r.source.c_str(),
                     r.model.c_str(), r.gpus, r.gpu.c_str(), r.precision.c_str(), core::FormatSeconds(r.publishedSeconds).c_str(),
-                    core::FormatSeconds(r.predictedSeconds).c_str(), r.errorPct, r.rank, r.vsBestPct, r.config.c_str());
+                    core::FormatSeconds(r.predictedSeconds).c_str(), r.errorPct, r.fittedOn ? "*" : " ", r.rank, r.vsBestPct,
+                    r.config.c_str());
     }
-    std::printf("\n# per source: runs predicted, median |error|, within 15%%, in the planner's top 5 or within 5%% of its best\n");
-    for (auto& [source, e] : errors) {
+    std::printf("\n# per source: runs predicted, median |error|, within 15%%, in the planner's top 5 or within 5%% of its best\n"
+                "# (* a run a number of the model was fitted on: its GPU's attention rate; 'held out' leaves them out)\n");
+    std::vector<std::string> groups;
+    for (const auto& [group, e] : errors)
+        if (group != "all" && group != "held out") groups.push_back(group);
+    groups.push_back("all");
+    if (errors.count("held out") && errors["held out"].size() < errors["all"].size()) groups.push_back("held out");
+    for (const std::string& source : groups) {
+        const std::vector<double>& e = errors[source];
         std::vector<double> a;
         for (double x : e) a.push_back(std::abs(x));
         std::sort(a.begin(), a.end());
         const double median = a.size() % 2 ? a[a.size() / 2] : (a[a.size() / 2 - 1] + a[a.size() / 2]) / 2;
         const auto within = std::count_if(a.begin(), a.end(), [](double x) { return x <= 15; });
-        std::printf("  %-4s %3zu runs  median %5.1f%%  within 15%%: %zu of %zu  near the best: %d of %zu\n", source.c_str(), a.size(),
+        std::printf("  %-8s %3zu runs  median %5.1f%%  within 15%%: %zu of %zu  near the best: %d of %zu\n", source.c_str(), a.size(),
                     median, static_cast<size_t>(within), a.size(), nearBest[source], a.size());
     }
     if (unfit > 0) std::printf("  %d modelled runs do not fit in the planner's memory model (rows above)\n", unfit);
@@ -380,7 +399,7 @@ void RunValidate(bool json)
             else j.update({{"config", r.config}, {"publishedStepSeconds", r.publishedSeconds}, {"publishedFrom", r.publishedFrom},
                            {"predictedStepSeconds", r.predictedSeconds}, {"errorPct", r.errorPct}, {"rank", r.rank},
                            {"vsBestPct", r.vsBestPct}, {"bestConfig", r.bestConfig},
-                           {"memoryBytesPerGpu", r.memoryBytes}, {"hbmBytes", r.hbmBytes}});
+                           {"memoryBytesPerGpu", r.memoryBytes}, {"hbmBytes", r.hbmBytes}, {"fittedOn", r.fittedOn}});
             setRows.push_back(j);
         }
         PrintJson({{"runs", rows}, {"publishedSet", setRows}});

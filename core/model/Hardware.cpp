@@ -34,6 +34,10 @@ std::vector<GpuSpec> Parse()
         s.memoryGB = g.value("memoryGB", 0.0);
         s.hbmGBps = g.value("hbmGBps", 0.0);
         s.sms = g.value("sms", 0.0);
+        s.attentionVsGemm = g.value("attentionVsGemm", 0.0);
+        s.attentionSource = g.value("attentionSource", std::string());
+        if (g.contains("attentionFittedOn"))
+            for (const auto& id : g.at("attentionFittedOn")) s.attentionFittedOn.push_back(id.get<std::string>());
         s.nvlinkGBps = g.value("nvlinkGBps", 0.0);
         s.nvlinkUniGBps = g.value("nvlinkUniGBps", 0.0);
         s.pcieGBps = g.value("pcieGBps", 0.0);

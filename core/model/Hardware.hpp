@@ -21,6 +21,11 @@ struct GpuSpec {
     double nvlinkUniGBps = 0; // one direction
     double pcieGBps = 0;      // one direction
     double sms = 0;           // streaming multiprocessors
+    // Attention's rate against the GEMMs' at the same efficiency, end to end in training (the full
+    // square's FLOPs, as Megatron counts them); 0: the same. `attentionSource` says where it comes from.
+    double attentionVsGemm = 0;
+    std::string attentionSource;
+    std::vector<std::string> attentionFittedOn; // the published runs (tests/data/published-runs.csv ids) it was fitted on
     std::map<std::string, double> tflops; // dtype -> dense TFLOPS
     std::string source;
 
@@ -28,6 +33,7 @@ struct GpuSpec {
     // 0 when the GPU does not support it.
     double PeakFlops(std::string_view dtype) const;
     double MemoryBytes() const { return memoryGB * 1073741824.0; }
+    double AttentionVsGemm() const { return attentionVsGemm > 0 ? attentionVsGemm : 1.0; }
 };
 
 // Parsed once, on first use; thread-safe.

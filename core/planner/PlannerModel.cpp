@@ -381,7 +381,7 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     // rate, scaled by how FlashAttention's rate falls with the block a kernel sees (the sequence,
     // or its 1 / cp under ring attention).
     const double attentionRate = k.attentionEfficiency > 0 ? k.PeakFlops() * k.attentionEfficiency
-                                                           : rate * FlashAttentionBlockFactor(s.seq / c.cp);
+                                                           : rate * k.gpu.AttentionVsGemm() * FlashAttentionBlockFactor(s.seq / c.cp);
     Require(rate > 0, "the GPU " + k.gpu.id + " has no " + k.dtype + " peak in the spec table");
     Require(linearRate > 0, "--fp8: the GPU " + k.gpu.id + " has no fp8 peak in the spec table");
     OpCosts o;

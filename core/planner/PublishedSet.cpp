@@ -112,6 +112,8 @@ std::string Prepare(const std::map<std::string, std::string>& r, PublishedSetRun
     PlanRequest& q = run.request;
     q.model = m;
     q.cluster.gpu = *FindGpu(gpu);
+    const auto& fitted = q.cluster.gpu.attentionFittedOn;
+    run.fittedOn = std::find(fitted.begin(), fitted.end(), r.at("run_id")) != fitted.end();
     q.cluster.gpus = run.gpus;
     if (gpu == "a100-sxm") q.cluster.networkGBps = 25; // 200 Gb/s HDR per GPU, as on Selene
     q.cluster.fp8 = run.precision.rfind("FP8", 0) == 0 || run.precision == "amp_fp8";

@@ -23,6 +23,7 @@ struct PublishedSetRun {
     PlanRequest request;        // the run's fixed choices
     bool scheduleUnstated = false; // a pipeline whose source prints no interleaving: 1F1B or interleaved, the faster
     HeldChoices held;              // what the run could not choose, held in its ranking
+    bool fittedOn = false;         // a number of the model was fitted on this run (its GPU's attention rate): not a test
     double publishedSeconds = 0;
     std::string publishedFrom;  // "tokens/s", "step time" or "TFLOP/s"
     // The prediction:

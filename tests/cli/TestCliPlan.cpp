@@ -135,12 +135,13 @@ TEST_CASE("plan: --validate compares the published runs", "[cli][plan]")
             CHECK_FALSE(run["config"].get<std::string>().empty());
             CHECK(run["rank"].get<int>() >= 1);
             CHECK(run.contains("vsBestPct"));
+            CHECK(run["fittedOn"] == (run["id"] == "R049" || run["id"] == "R050")); // B200's attention rate
         }
     }
     CHECK(predicted >= 30);
     const CliResult text = RunParalens("plan --validate");
     CHECK_THAT(text.out, Catch::Contains("# the published set") && Catch::Contains("# per source") && Catch::Contains("# not modelled") &&
-                             Catch::Contains("near the best"));
+                             Catch::Contains("near the best") && Catch::Contains("held out  54 runs") && Catch::Contains("%*"));
 }
 
 TEST_CASE("plan: a model by hand inherits nothing, and a changed preset lists what it kept", "[cli][plan]")

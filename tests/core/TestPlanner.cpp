@@ -194,6 +194,17 @@ TEST_CASE("planner: attention runs at FlashAttention's measured rate for the blo
     const Shape s = ShapeOf(r, eight);
     const double attention = s.layers * 4.0 * s.tokens * s.seq * r.model.QueryWidth() / r.cluster.GemmFlops() / eight.tp;
     CHECK(plain - calibrated == Approx(attention * (1 / FlashAttentionBlockFactor(1024) - 1)).epsilon(1e-9));
+    // A GPU whose table entry gives attention its own rate against the GEMMs' (B200's, fitted on two
+    // published runs) runs attention at that multiple.
+    PlanRequest b = Request("llama3-8b", "b200", 8, 8);
+    REQUIRE(b.cluster.gpu.AttentionVsGemm() > 1.0);
+    PlanRequest same = b;
+    same.cluster.gpu.attentionVsGemm = 0; // as the GEMMs
+    const TrainingConfig c8 = Config(8, 1, 1, 1);
+    const Shape sb = ShapeOf(b, c8);
+    const double atGemm = sb.layers * 4.0 * sb.tokens * sb.seq * b.model.QueryWidth() / b.cluster.GemmFlops() / FlashAttentionBlockFactor(sb.seq);
+    CHECK(OpCostsOf(same, c8, sb).computeF - OpCostsOf(b, c8, sb).computeF ==
+          Approx(atGemm * (1 - 1 / b.cluster.gpu.AttentionVsGemm())).epsilon(1e-9));
 }
 
 TEST_CASE("planner: the pipeline timing equals the pipeline simulator on the real schedules", "[planner]")

@@ -143,6 +143,12 @@ TEST_CASE("published runs: the planner predicts every run it can model, and says
         CHECK(r.request.gradReduceFp32 == !nemo);
         CHECK(r.request.tpCommOverlap == (nemo || r.source == "S4"));
     }
+    // The runs a number was fitted on (B200's attention rate) are marked, and only those.
+    std::vector<std::string> fitted;
+    for (const PublishedSetRun& r : set)
+        if (r.fittedOn) fitted.push_back(r.id);
+    CHECK(fitted == std::vector<std::string>{"R049", "R050"});
+    CHECK(FindGpu("b200")->attentionFittedOn == fitted);
     // A row the source runs with FSDP is planned with ZeRO-3.
     const auto fsdp = std::find_if(set.begin(), set.end(), [](const PublishedSetRun& r) { return r.id == "R027"; });
     REQUIRE(fsdp != set.end());
