@@ -372,6 +372,41 @@ double RingExposedSec(int cp, double bytes, double attentionSec, const LinkModel
 
 } // namespace
 
+// The parallel dimensions' communication of one micro-batch through the stage: the CP ring, the TP
+// collectives (or what Transformer Engine's overlap leaves of them) and the EP all-to-alls, forward
+// and backward (again for full recomputation). `linearSec` and `attentionSec`: one layer's linear
+// GEMMs and attention products on this GPU, forward.
+static void ParallelComm(const PlanRequest& r, const TrainingConfig& c, const Shape& s, double linearSec, double attentionSec, OpCosts& o)
+{
+    const TransformerModel& m = r.model;
+    const PlanCluster& k = r.cluster;
+    const int recomputed = c.recompute == Recompute::Full ? 1 : 0;
+    if (c.cp > 1) { // K and V of this GPU's tokens round the CP ring (TP splits the heads)
+        const double kvBytes = 2.0 * 2.0 * s.tokens * m.kvHeads * m.HeadDim() / c.tp;
+        const double attention = attentionSec;
+        const LinkModel cpLink{k, static_cast<long>(c.tp) * c.cp <= k.gpusPerNode};
+        const double ringF = s.layers * RingExposedSec(c.cp, kvBytes, attention, cpLink);
+        const double ringB = s.layers * RingExposedSec(c.cp, 2.0 * kvBytes, 2.0 * attention, cpLink);
+        o.cpF = ringF;
+        o.cpB = ringB + (c.recompute == Recompute::None ? 0.0 : ringF);
+    }
+    const bool tpInNode = c.tp <= k.gpusPerNode;
+    const double tpOne = ReduceSec(c.sequenceParallel, c.tp, 2.0 * s.tokens * s.h, LinkModel{k, tpInNode});
+    o.tpF = s.layers * 2.0 * tpOne;
+    o.tpB = s.layers * 2.0 * tpOne * (1 + recomputed);
+    if (r.tpCommOverlap && c.tp > 1) {
+        const TpOverlap ov = TpOverlapSec(m, k.gpu, c.tp, tpOne / 2.0, linearSec);
+        o.tpF = s.layers * ov.forward;
+        o.tpB = s.layers * (ov.backward + recomputed * ov.forward);
+    }
+    if (m.IsMoe() && c.ep > 1) {
+        const double bytes = 2.0 * s.tokens * m.topK * s.h / (c.sequenceParallel ? c.tp : 1);
+        const double a2a = CollectiveSec(Collective::AllToAll, c.ep, bytes, LinkModel{k, static_cast<long>(c.ep) * c.tp * c.cp <= k.gpusPerNode});
+        o.epF = s.layers * 2.0 * a2a;
+        o.epB = s.layers * 2.0 * a2a * (1 + recomputed);
+    }
+}
+
 OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
 {
     const TransformerModel& m = r.model;
@@ -403,33 +438,9 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     o.computeF = gemmSec + memoryBound + castF + lossF;
     o.computeB = 2.0 * (gemmSec + memoryBound) + castB + lossB;
     const double scores = attentionFlops * s.layers / c.tp / attentionRate + (r.flashAttention ? 0.0 : s.layers * ScoreBytes(r, c, s) / hbm);
-    const int recomputed = c.recompute == Recompute::Full ? 1 : 0;
     if (c.recompute == Recompute::Full) o.computeB += gemmSec + memoryBound + castF; // the layers again, not the loss
     if (c.recompute == Recompute::Selective) o.computeB += scores;
-    if (c.cp > 1) { // K and V of this GPU's tokens round the CP ring (TP splits the heads)
-        const double kvBytes = 2.0 * 2.0 * s.tokens * m.kvHeads * m.HeadDim() / c.tp;
-        const double attention = attentionFlops / c.tp / attentionRate;
-        const LinkModel cpLink{k, static_cast<long>(c.tp) * c.cp <= k.gpusPerNode};
-        const double ringF = s.layers * RingExposedSec(c.cp, kvBytes, attention, cpLink);
-        const double ringB = s.layers * RingExposedSec(c.cp, 2.0 * kvBytes, 2.0 * attention, cpLink);
-        o.cpF = ringF;
-        o.cpB = ringB + (c.recompute == Recompute::None ? 0.0 : ringF);
-    }
-    const bool tpInNode = c.tp <= k.gpusPerNode;
-    const double tpOne = ReduceSec(c.sequenceParallel, c.tp, 2.0 * s.tokens * s.h, LinkModel{k, tpInNode});
-    o.tpF = s.layers * 2.0 * tpOne;
-    o.tpB = s.layers * 2.0 * tpOne * (1 + recomputed);
-    if (r.tpCommOverlap && c.tp > 1) {
-        const TpOverlap ov = TpOverlapSec(m, k.gpu, c.tp, tpOne / 2.0, linearFlops / linearRate / c.tp);
-        o.tpF = s.layers * ov.forward;
-        o.tpB = s.layers * (ov.backward + recomputed * ov.forward);
-    }
-    if (m.IsMoe() && c.ep > 1) {
-        const double bytes = 2.0 * s.tokens * m.topK * s.h / (c.sequenceParallel ? c.tp : 1);
-        const double a2a = CollectiveSec(Collective::AllToAll, c.ep, bytes, LinkModel{k, static_cast<long>(c.ep) * c.tp * c.cp <= k.gpusPerNode});
-        o.epF = s.layers * 2.0 * a2a;
-        o.epB = s.layers * 2.0 * a2a * (1 + recomputed);
-    }
+    ParallelComm(r, c, s, linearFlops / linearRate / c.tp, attentionFlops / c.tp / attentionRate, o);
     const int group = c.GradientGroup();
     if (c.zero == 3 && group > 1) { // gather the stage's weights before each forward and backward
         const StageParams p = ParamsOn(r, c, s, 0);
