@@ -15,13 +15,15 @@ namespace paralens::core {
 
 namespace {
 
-// f(0) .. f(n - 1) on every core (at most 8 threads), each index once.
+// f(0) .. f(n - 1) on every core (at most 8 threads), each index once, a thread taking `run`
+// neighbouring indices at a time.
 template <class F>
-void ParallelFor(size_t n, F f)
+void ParallelFor(size_t n, size_t run, F f)
 {
     std::atomic<size_t> next{0};
     auto work = [&] {
-        for (size_t i = next++; i < n; i = next++) f(i);
+        for (size_t start = next.fetch_add(run); start < n; start = next.fetch_add(run))
+            for (size_t i = start; i < std::min(n, start + run); ++i) f(i);
     };
     const unsigned threads = std::max(1u, std::min(std::thread::hardware_concurrency(), 8u));
     std::vector<std::thread> pool;
@@ -193,7 +195,7 @@ void PrebuildSchedules(const PlanRequest& r, const std::vector<TrainingConfig>& 
         const PipelineShape p = PipelineShapeOf(r, c);
         if (seen.insert(CacheKey(p)).second) shapes.push_back(p);
     }
-    ParallelFor(shapes.size(), [&](size_t i) {
+    ParallelFor(shapes.size(), 1, [&](size_t i) { // schedules of very different sizes: one at a time
         try {
             PipelineStructureOf(shapes[i]);
         } catch (const Error&) {
@@ -268,7 +270,10 @@ PlanResult PlanTraining(const PlanRequest& r)
     std::vector<PlanRow> rows(candidates.size());
     std::vector<uint8_t> allowed(candidates.size());
     PipelineMemo memo;
-    ParallelFor(candidates.size(), [&](size_t i) { allowed[i] = EvaluateCandidate(r, candidates[i], usable, memo, rows[i]); });
+    // Runs of 16 neighbouring candidates to a thread: those that differ only in their ZeRO stage are
+    // neighbours and share a pipeline timing (the memo), which two threads taking them at the same
+    // moment would both compute.
+    ParallelFor(candidates.size(), 16, [&](size_t i) { allowed[i] = EvaluateCandidate(r, candidates[i], usable, memo, rows[i]); });
     res.rows.reserve(rows.size());
     for (size_t i = 0; i < rows.size(); ++i) // in the candidates' order, so that ties rank the same on any core count
         if (allowed[i]) res.rows.push_back(std::move(rows[i]));
