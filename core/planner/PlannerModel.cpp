@@ -29,8 +29,9 @@
 //   ones, as measured; backward = 2 x forward (of which the weight gradient, W, is the GEMMs); full recomputation adds a forward to the backward, selective
 //   the attention scores. TP: 2 collectives of 2 s b h bytes per layer forward and 2 backward (+2
 //   recomputed), allreduce or with sequence parallelism allgather + reduce-scatter, on NVLink
-//   inside a node; with --tp-comm-overlap (Megatron-LM's userbuffers) only what a layer's
-//   collectives last beyond its linear GEMMs (twice in the backward) shows. EP: dispatch and combine all-to-alls per layer forward and backward. Sends
+//   inside a node; with --tp-comm-overlap, Transformer Engine's userbuffers (TpOverlapSec: what
+//   the GEMMs do not cover, and the GEMMs slowed by the SMs the collectives take). EP: dispatch
+//   and combine all-to-alls per layer forward and backward. Sends
 //   between stages: 2 s b h / tp bytes per TP rank. ZeRO-3 gathers each stage's weights before
 //   each forward and backward, overlapped with that op's compute. DP: the gradients (fp32, or bf16
 //   with --grad-reduce bf16) of the stage's parameters, allreduce, or with ZeRO reduce-scatter
@@ -115,9 +116,10 @@ double ReduceSec(bool split, int ranks, double bytes, const LinkModel& link)
 // the out-projection and MLP-out GEMMs are pipelined in 4 splits on 16 SMs taken from the GEMM (the
 // last split shows); the QKV's and MLP-in's backward collectives run in bulk beside their dgrad and
 // wgrad GEMMs, again on 16 SMs (the input's re-gather beside the dgrad is hidden, as Megatron-LM
-// hides it without userbuffers too; the dgrad's reduce-scatter beside the wgrad). What a layer loses: the collectives' time its GEMMs do not cover,
-// and those GEMMs slowed by the SMs given to communication. `one`: one all-gather or
-// reduce-scatter of the layer's activations; `linear`: the layer's linear GEMMs, forward.
+// hides it without userbuffers too; the dgrad's reduce-scatter beside the wgrad). What a layer
+// loses: the collectives' time its GEMMs do not cover, and those GEMMs slowed by the SMs given to
+// communication. `one`: one all-gather or reduce-scatter of the layer's activations; `linear`:
+// the layer's linear GEMMs, forward.
 struct TpOverlap {
     double forward = 0, backward = 0;
 };
@@ -370,23 +372,20 @@ double RingExposedSec(int cp, double bytes, double attentionSec, const LinkModel
     return (cp - 1) * std::max(0.0, SendSec(bytes, link) - attentionSec / cp);
 }
 
-} // namespace
-
 // The parallel dimensions' communication of one micro-batch through the stage: the CP ring, the TP
 // collectives (or what Transformer Engine's overlap leaves of them) and the EP all-to-alls, forward
 // and backward (again for full recomputation). `linearSec` and `attentionSec`: one layer's linear
 // GEMMs and attention products on this GPU, forward.
-static void ParallelComm(const PlanRequest& r, const TrainingConfig& c, const Shape& s, double linearSec, double attentionSec, OpCosts& o)
+void ParallelComm(const PlanRequest& r, const TrainingConfig& c, const Shape& s, double linearSec, double attentionSec, OpCosts& o)
 {
     const TransformerModel& m = r.model;
     const PlanCluster& k = r.cluster;
     const int recomputed = c.recompute == Recompute::Full ? 1 : 0;
     if (c.cp > 1) { // K and V of this GPU's tokens round the CP ring (TP splits the heads)
         const double kvBytes = 2.0 * 2.0 * s.tokens * m.kvHeads * m.HeadDim() / c.tp;
-        const double attention = attentionSec;
         const LinkModel cpLink{k, static_cast<long>(c.tp) * c.cp <= k.gpusPerNode};
-        const double ringF = s.layers * RingExposedSec(c.cp, kvBytes, attention, cpLink);
-        const double ringB = s.layers * RingExposedSec(c.cp, 2.0 * kvBytes, 2.0 * attention, cpLink);
+        const double ringF = s.layers * RingExposedSec(c.cp, kvBytes, attentionSec, cpLink);
+        const double ringB = s.layers * RingExposedSec(c.cp, 2.0 * kvBytes, 2.0 * attentionSec, cpLink);
         o.cpF = ringF;
         o.cpB = ringB + (c.recompute == Recompute::None ? 0.0 : ringF);
     }
@@ -406,6 +405,8 @@ static void ParallelComm(const PlanRequest& r, const TrainingConfig& c, const Sh
         o.epB = s.layers * 2.0 * a2a * (1 + recomputed);
     }
 }
+
+} // namespace
 
 OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
 {
