@@ -66,6 +66,7 @@ run whatif 300 "$bin/paralens_bench_whatif"
 run nsys 300 "$bin/paralens_bench_nsys"
 [ -x "$bin/paralens_bench_timeline" ] && run timeline 300 "$bin/paralens_bench_timeline"
 run fit 120 "$bin/paralens_bench_fit"
+run extrapolate 120 "$bin/paralens_bench_extrapolate"
 [ -x "$bin/paralens_bench_cupti" ] && run cupti 300 "$bin/paralens_bench_cupti"
 if [ $quick -eq 0 ]; then
   [ -x "$bin/paralens_bench_live" ] && run live 900 "$bin/paralens_bench_live"

@@ -1,33 +1,54 @@
 #!/usr/bin/env bash
-# Downloads the real nccl-tests logs that `paralens fit`'s regimes were measured on (see
-# tests/data/README.md for what each is) into tests/data/nccl-tests/, which git ignores: they are
-# other people's files, so the repository holds where they are, not the files. Needs curl and
-# github.com; checks each file against the checksum it was measured with and says when one differs.
+# Downloads the real nccl-tests logs that `paralens fit`'s regimes and `paralens extrapolate` were
+# measured on (see tests/data/README.md for what each is) into tests/data/nccl-tests/ and
+# tests/data/nccl-clusters/, which git ignores: they are other people's files, so the repository
+# holds where they are, not the files. Needs curl and github.com; checks each file against the
+# checksum it was measured with and says when one differs.
 #
-#   bash scripts/fetch-nccl-logs.sh && ./build/release/bin/paralens_bench_fit
+#   bash scripts/fetch-nccl-logs.sh && ./build/release/bin/paralens_bench_fit && ./build/release/bin/paralens_bench_extrapolate
 set -euo pipefail
 
-dest="$(cd "$(dirname "$0")/.." && pwd)/tests/data/nccl-tests"
-mkdir -p "$dest"
+dest="$(cd "$(dirname "$0")/.." && pwd)/tests/data"
 raw=${NCCL_LOGS_BASE:-https://raw.githubusercontent.com} # or a file:// copy of the same tree
 
-# name  repository  commit  path  [first-line last-line (a log inside a page, indented 4 spaces)]  sha256
+# name (under tests/data)  repository  commit  path  [first-line last-line (a log inside a page, indented 4 spaces)]  sha256
 logs=(
-  "superbench-a100x8-allreduce.log microsoft/superbenchmark 700d6501f110ed17a7016f1b9f2e453926f7b7a1 tests/data/nccl_allreduce.log - - 48de5adac8f00c7d98fc456cfec08c4d7c8aac8bf04b4642e5ae8829272edd80"
-  "superbench-a100x8-allgather.log microsoft/superbenchmark 700d6501f110ed17a7016f1b9f2e453926f7b7a1 tests/data/nccl_allgather.log - - dd1992affbf3447cae9c5e0e3cdccb8da3c48d79c298fe9086e35c80db22f289"
-  "superbench-a100x8-alltoall.log microsoft/superbenchmark 700d6501f110ed17a7016f1b9f2e453926f7b7a1 tests/data/nccl_alltoall.log - - bf3089f3c49682553c05b07d7d90366fd14b910952fe7710cfdab0d015f7b67a"
-  "superbench-a100x8-reduce.log microsoft/superbenchmark 700d6501f110ed17a7016f1b9f2e453926f7b7a1 tests/data/nccl_reduce.log - - 779800664e04aee93dd4340923da321dacb8ffa40926412648130d5bff008392"
-  "superbench-a100x8-reducescatter.log microsoft/superbenchmark 700d6501f110ed17a7016f1b9f2e453926f7b7a1 tests/data/nccl_reducescatter.log - - 51bc37afa33e9cf939495dfd32976ab90835d1d97d68b4817644faa9331e0267"
-  "alps-gh200-2x4-slingshot-allreduce.log eth-cscs/cscs-docs 80abed138e7cc52ebf6703b82ed02520ab9bf92f docs/software/communication/nccl.md 162 206 ae67538844877262292cb8aee704a9772863a58b1cfdde5e2694dfcee113dea2"
-  "alps-gh200-2x4-nocxi-allreduce.log eth-cscs/cscs-docs 80abed138e7cc52ebf6703b82ed02520ab9bf92f docs/software/communication/nccl.md 212 256 36ce3eb0e1f2775cb2a48321adf97d1c1814a59dedb3e2613b4ce64fd13f29b7"
-  "gcp-a3mega-h100-2x8-allreduce.log lessizzmore/create-a3mega-ztan-fork 02dd8f455c43ced1cf442ef29334bda97149264b ztan-NCCL-test-result - - 55f8abbc9f9d6d47c6645f6a5b58f9231c495795eaaa311eb917d2b2dcaad314"
-  "together-h100x8-allreduce-ring.log togethercomputer/together-nccl-tests 6698e53c1dc519f8ab54f72193630849f5abf178 benchmarks/H100/results/20260305_220944/all_reduce_ring.out - - cf3ea43659c28ab8a86d86b2774fea3e3ce7eeba1ff0b69324266e1674f12ad3"
-  "together-h100x8-allgather-ring.log togethercomputer/together-nccl-tests 6698e53c1dc519f8ab54f72193630849f5abf178 benchmarks/H100/results/20260305_220944/all_gather_ring.out - - 7947cd1dc328abc19ba5fa29f292d1d268e02843c2764d9a3326e00876731d3e"
+  "nccl-tests/superbench-a100x8-allreduce.log microsoft/superbenchmark 700d6501f110ed17a7016f1b9f2e453926f7b7a1 tests/data/nccl_allreduce.log - - 48de5adac8f00c7d98fc456cfec08c4d7c8aac8bf04b4642e5ae8829272edd80"
+  "nccl-tests/superbench-a100x8-allgather.log microsoft/superbenchmark 700d6501f110ed17a7016f1b9f2e453926f7b7a1 tests/data/nccl_allgather.log - - dd1992affbf3447cae9c5e0e3cdccb8da3c48d79c298fe9086e35c80db22f289"
+  "nccl-tests/superbench-a100x8-alltoall.log microsoft/superbenchmark 700d6501f110ed17a7016f1b9f2e453926f7b7a1 tests/data/nccl_alltoall.log - - bf3089f3c49682553c05b07d7d90366fd14b910952fe7710cfdab0d015f7b67a"
+  "nccl-tests/superbench-a100x8-reduce.log microsoft/superbenchmark 700d6501f110ed17a7016f1b9f2e453926f7b7a1 tests/data/nccl_reduce.log - - 779800664e04aee93dd4340923da321dacb8ffa40926412648130d5bff008392"
+  "nccl-tests/superbench-a100x8-reducescatter.log microsoft/superbenchmark 700d6501f110ed17a7016f1b9f2e453926f7b7a1 tests/data/nccl_reducescatter.log - - 51bc37afa33e9cf939495dfd32976ab90835d1d97d68b4817644faa9331e0267"
+  "nccl-tests/alps-gh200-2x4-slingshot-allreduce.log eth-cscs/cscs-docs 80abed138e7cc52ebf6703b82ed02520ab9bf92f docs/software/communication/nccl.md 162 206 ae67538844877262292cb8aee704a9772863a58b1cfdde5e2694dfcee113dea2"
+  "nccl-tests/alps-gh200-2x4-nocxi-allreduce.log eth-cscs/cscs-docs 80abed138e7cc52ebf6703b82ed02520ab9bf92f docs/software/communication/nccl.md 212 256 36ce3eb0e1f2775cb2a48321adf97d1c1814a59dedb3e2613b4ce64fd13f29b7"
+  "nccl-tests/gcp-a3mega-h100-2x8-allreduce.log lessizzmore/create-a3mega-ztan-fork 02dd8f455c43ced1cf442ef29334bda97149264b ztan-NCCL-test-result - - 55f8abbc9f9d6d47c6645f6a5b58f9231c495795eaaa311eb917d2b2dcaad314"
+  "nccl-tests/together-h100x8-allreduce-ring.log togethercomputer/together-nccl-tests 6698e53c1dc519f8ab54f72193630849f5abf178 benchmarks/H100/results/20260305_220944/all_reduce_ring.out - - cf3ea43659c28ab8a86d86b2774fea3e3ce7eeba1ff0b69324266e1674f12ad3"
+  "nccl-tests/together-h100x8-allgather-ring.log togethercomputer/together-nccl-tests 6698e53c1dc519f8ab54f72193630849f5abf178 benchmarks/H100/results/20260305_220944/all_gather_ring.out - - 7947cd1dc328abc19ba5fa29f292d1d268e02843c2764d9a3326e00876731d3e"
+
+  # One cluster at several scales each (paralens_bench_extrapolate). CSCS Alps: 4 GH200 per node on
+  # HPE Slingshot, all_reduce_perf on 1 to 512 nodes (the run without extra settings, aws-ofi-nccl 1.13.0).
+  "nccl-clusters/alps-gh200/N1.log boeschf/nccl-benchmark-on-alps-2025 897cff446b5e814a0a991f94dd52559df8cdf9e0 results/nccl-tests_nccl-2.23.4-1-aws-1.13.0-v0/job-n-00004-N-0001-142995.out - - a5b62d8c3e419cd9b8352e806413dc924e599d8d10293f40ffdfe0d1288e3901"
+  "nccl-clusters/alps-gh200/N2.log boeschf/nccl-benchmark-on-alps-2025 897cff446b5e814a0a991f94dd52559df8cdf9e0 results/nccl-tests_nccl-2.23.4-1-aws-1.13.0-v0/job-n-00008-N-0002-142996.out - - 20a8e2ef4a53bf35ba40a4cc0a52a9a6c5ccde97def565b0d48b2ef75494cf10"
+  "nccl-clusters/alps-gh200/N4.log boeschf/nccl-benchmark-on-alps-2025 897cff446b5e814a0a991f94dd52559df8cdf9e0 results/nccl-tests_nccl-2.23.4-1-aws-1.13.0-v0/job-n-00016-N-0004-142997.out - - 3e4950d634708f43654089e30f0fa073ee8745e58ba6fdd726c22e2a0700617d"
+  "nccl-clusters/alps-gh200/N8.log boeschf/nccl-benchmark-on-alps-2025 897cff446b5e814a0a991f94dd52559df8cdf9e0 results/nccl-tests_nccl-2.23.4-1-aws-1.13.0-v0/job-n-00032-N-0008-142998.out - - 2f14ccf89fa4ec8f21f5b1b598ceadbfad35fdb64cd57f19cc23574ac7252ced"
+  "nccl-clusters/alps-gh200/N16.log boeschf/nccl-benchmark-on-alps-2025 897cff446b5e814a0a991f94dd52559df8cdf9e0 results/nccl-tests_nccl-2.23.4-1-aws-1.13.0-v0/job-n-00064-N-0016-142999.out - - 4ecec51008df7b011765c4fcb4b1c8ba6385f2d599a26eb4e4f3adf23887604d"
+  "nccl-clusters/alps-gh200/N32.log boeschf/nccl-benchmark-on-alps-2025 897cff446b5e814a0a991f94dd52559df8cdf9e0 results/nccl-tests_nccl-2.23.4-1-aws-1.13.0-v0/job-n-00128-N-0032-143000.out - - 828896cea8834993daa7d9e4ca8f5eff6090f50e8162fe18a941261683bce628"
+  "nccl-clusters/alps-gh200/N64.log boeschf/nccl-benchmark-on-alps-2025 897cff446b5e814a0a991f94dd52559df8cdf9e0 results/nccl-tests_nccl-2.23.4-1-aws-1.13.0-v0/job-n-00256-N-0064-143004.out - - 1b06f77257995ca8a58e02fd2887cd01251e1fa864fb952182cd94ff85e50ce9"
+  "nccl-clusters/alps-gh200/N128.log boeschf/nccl-benchmark-on-alps-2025 897cff446b5e814a0a991f94dd52559df8cdf9e0 results/nccl-tests_nccl-2.23.4-1-aws-1.13.0-v0/job-n-00512-N-0128-143005.out - - f78128e976fe23c7cce9781e7c8790a065209f184421b41ccbb9825ba5987ad7"
+  "nccl-clusters/alps-gh200/N256.log boeschf/nccl-benchmark-on-alps-2025 897cff446b5e814a0a991f94dd52559df8cdf9e0 results/nccl-tests_nccl-2.23.4-1-aws-1.13.0-v0/job-n-01024-N-0256-143006.out - - 089c558cf6a8db27b5921a31ac5ab11861a2fb6f85b3525904a70e83c99da95a"
+  "nccl-clusters/alps-gh200/N512.log boeschf/nccl-benchmark-on-alps-2025 897cff446b5e814a0a991f94dd52559df8cdf9e0 results/nccl-tests_nccl-2.23.4-1-aws-1.13.0-v0/job-n-02048-N-0512-143007.out - - 2908fde07e54a665c87bd6100f3c8caf374fd1045802be6428b2c4f90c07ff38"
+  # xxrjun/nccl-tests-cluster's example-cluster01 (Apache-2.0): 10 nodes of 8 H100 80GB, one node
+  # alone, then all 10 with 1, 2, 4 and 8 GPUs each (32 MiB to 16 GiB).
+  "nccl-clusters/h100-10node/N1_G8.log xxrjun/nccl-tests-cluster 455de4f8dee2fa94cd4044a7109fd8c576f9e6c1 benchmarks/example-cluster01/nccl-benchmark-results/single-node/runs/20260128-145017/without-debug/logs/nccl_N1_G8_cnode3-002.log - - c5aa27f06e5225e562c3f8d5f3cf3d87bd8b6e01cb02207794aa68ec4b3305cb"
+  "nccl-clusters/h100-10node/N10_G1.log xxrjun/nccl-tests-cluster 455de4f8dee2fa94cd4044a7109fd8c576f9e6c1 benchmarks/example-cluster01/nccl-benchmark-results/multi-node/runs/20260129-180219/without-debug/logs/nccl_N10_G1.log - - 6f9dc8888bb8ab4dd7ed7ee5d94c5528187b7052b247851dfe3c4565e95bcc50"
+  "nccl-clusters/h100-10node/N10_G2.log xxrjun/nccl-tests-cluster 455de4f8dee2fa94cd4044a7109fd8c576f9e6c1 benchmarks/example-cluster01/nccl-benchmark-results/multi-node/runs/20260129-180219/without-debug/logs/nccl_N10_G2.log - - 781ad106678931cf77cfb752275cfc15d6bd3d43e9efe9f1567b1def03ebfc62"
+  "nccl-clusters/h100-10node/N10_G4.log xxrjun/nccl-tests-cluster 455de4f8dee2fa94cd4044a7109fd8c576f9e6c1 benchmarks/example-cluster01/nccl-benchmark-results/multi-node/runs/20260129-180219/without-debug/logs/nccl_N10_G4.log - - 8aeca7e2e0588ec26cd303abcc80263fe73d5a990e3829584c233cb247504629"
+  "nccl-clusters/h100-10node/N10_G8.log xxrjun/nccl-tests-cluster 455de4f8dee2fa94cd4044a7109fd8c576f9e6c1 benchmarks/example-cluster01/nccl-benchmark-results/multi-node/runs/20260129-180219/without-debug/logs/nccl_N10_G8.log - - 2b028dec35135bd165be6383752a8490bc85b7447736a882567f603070251ff9"
 )
 
 failed=0
 for entry in "${logs[@]}"; do
   read -r name repo commit path first last sum <<<"$entry"
+  mkdir -p "$(dirname "$dest/$name")"
   tmp="$dest/$name.tmp-$$"
   if ! curl -fsSL --retry 2 "$raw/$repo/$commit/$path" -o "$tmp"; then
     echo "fetch-nccl-logs: could not download $raw/$repo/$commit/$path" >&2

@@ -1,7 +1,6 @@
 // paralens extrapolate: an allreduce on several nodes predicted from a one-node allreduce log and
-// a two-node log with a GPU on each node (sendrecv, allreduce, allgather or reduce-scatter;
-// analysis/Extrapolation.hpp), for the log's GPUs per node or another count, beside a measured
-// log when one is given.
+// a log across nodes (sendrecv, allreduce, allgather or reduce-scatter; analysis/Extrapolation.hpp),
+// for the log's GPUs per node or another count, beside a measured log when one is given.
 #include "CliCommon.hpp"
 #include "Commands.hpp"
 
@@ -13,7 +12,6 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
-#include <set>
 
 namespace paralens::app {
 
@@ -35,82 +33,72 @@ core::FitGroup GroupOf(const char* option, const std::string& path, core::Collec
     throw Error(std::string(option) + ": " + path + " has no " + std::string(core::Name(collective)) + " table");
 }
 
-// --net: the first table of a collective that prices the network, its ranks on two hosts when
-// the header names them.
-core::FitGroup NetGroupOf(const std::string& path)
-{
-    const core::NcclTestsLog log = core::ReadNcclTestsLogFile(path);
-    for (const core::NcclTestsBlock& block : log.blocks) {
-        core::NcclTestsLog one; // this block alone, so that its group and its header's hosts go together
-        one.origin = log.origin;
-        one.blocks = {block};
-        std::vector<core::FitGroup> groups = core::FitGroupsFromLog(one, core::LogHalf::OutOfPlace);
-        if (groups.empty() || !core::PricesNetwork(groups[0].collective)) continue;
-        const auto& devices = block.devices;
-        std::set<std::string> hosts;
-        for (const core::NcclTestsDevice& d : devices)
-            if (!d.host.empty()) hosts.insert(d.host);
-        Require(devices.size() < 2 || hosts.size() != 1, "--net: " + path + ": its " + std::to_string(devices.size()) +
-                                                             " ranks are all on " + (hosts.empty() ? std::string("one host") : *hosts.begin()) +
-                                                             "; the network needs a log between two nodes");
-        return std::move(groups[0]);
-    }
-    throw Error("--net: " + path + " has no sendrecv, allreduce, allgather or reduce-scatter table");
-}
-
 Json ToJson(const core::Extrapolation& e, const ExtrapolateOptions& o)
 {
     Json rows = Json::array();
     for (const core::ExtrapolationRow& r : e.rows) {
         Json j{{"bytes", r.bytes},
                {"ringUs", r.ringSec * 1e6},
+               {"treeUs", r.treeSec * 1e6},
                {"hierarchicalUs", r.hierarchicalSec * 1e6},
                {"bestUs", r.bestSec * 1e6},
+               {"ringIntraNodeUs", r.ringIntraSec * 1e6},
                {"ringInterNodeUs", r.ringNetSec * 1e6},
+               {"treeIntraNodeUs", r.treeIntraSec * 1e6},
+               {"treeInterNodeUs", r.treeNetSec * 1e6},
                {"hierarchicalIntraNodeUs", r.hierarchicalIntraSec * 1e6},
-               {"hierarchicalInterNodeUs", r.hierarchicalNetSec * 1e6},
-               {"hierarchicalTreeUs", r.treeSec * 1e6},
-               {"hierarchicalTreeInterNodeUs", r.treeNetSec * 1e6}};
+               {"hierarchicalInterNodeUs", r.hierarchicalNetSec * 1e6}};
         if (r.measuredSec > 0) {
             j["measuredUs"] = r.measuredSec * 1e6;
             j["bestErrorPct"] = r.ErrorPct(r.bestSec);
         }
         rows.push_back(j);
     }
-    Json out{{"node", o.node}, {"net", o.net}, {"ranksPerNode", e.ranksPerNode}, {"nodes", e.nodes}, {"rows", rows}};
+    Json out{{"node", o.node},         {"net", o.net},   {"netNodes", e.netNodes}, {"netRanksPerNode", e.netRanksPerNode},
+             {"ranksPerNode", e.ranksPerNode}, {"nodes", e.nodes}, {"rows", rows}};
     if (!o.compare.empty()) {
         out["compare"] = o.compare;
         out["measuredRows"] = e.measuredRows;
         out["ringMapePct"] = e.ringMapePct;
+        out["treeMapePct"] = e.treeMapePct;
         out["hierarchicalMapePct"] = e.hierarchicalMapePct;
-        out["hierarchicalTreeMapePct"] = e.treeMapePct;
         out["bestMapePct"] = e.bestMapePct;
+        out["worstErrorPct"] = e.worstErrorPct;
+        out["worstBytes"] = e.worstBytes;
     }
     return out;
 }
 
 void PrintText(const core::Extrapolation& e, const ExtrapolateOptions& o)
 {
-    std::printf("allreduce on %d nodes of %d GPUs (%d ranks), from %s (within a node) and %s (between nodes)\n", e.nodes,
-                e.ranksPerNode, e.nodes * e.ranksPerNode, o.node.c_str(), o.net.c_str());
-    std::printf("  %12s %13s %13s %13s %13s %13s %9s\n", "size", "ring (us)", "hier. (us)", "h. tree (us)", "best (us)",
+    std::printf("allreduce on %d nodes of %d GPUs (%d ranks), from %s (within a node) and %s (between nodes: %d of %d GPUs)\n",
+                e.nodes, e.ranksPerNode, e.nodes * e.ranksPerNode, o.node.c_str(), o.net.c_str(), e.netNodes, e.netRanksPerNode);
+    std::printf("  %12s %13s %13s %13s %13s %13s %9s\n", "size", "ring (us)", "tree (us)", "best (us)", "hier. (us)",
                 "measured (us)", "error");
     for (const core::ExtrapolationRow& r : e.rows) {
-        std::printf("  %12s %13.2f %13.2f %13.2f %13.2f", core::FormatBytes(r.bytes).c_str(), r.ringSec * 1e6,
-                    r.hierarchicalSec * 1e6, r.treeSec * 1e6, r.bestSec * 1e6);
+        std::printf("  %12s %13.2f %13.2f %13.2f %13.2f", core::FormatBytes(r.bytes).c_str(), r.ringSec * 1e6, r.treeSec * 1e6,
+                    r.bestSec * 1e6, r.hierarchicalSec * 1e6);
         if (r.measuredSec > 0) std::printf(" %13.2f %8.1f%%\n", r.measuredSec * 1e6, r.ErrorPct(r.bestSec));
         else std::printf(" %13s %9s\n", "-", "-");
     }
     if (e.measuredRows > 0)
-        std::printf("  against %s (%zu sizes): MAPE ring %.1f %%, hierarchical %.1f %%, hierarchical tree %.1f %%, the fastest "
-                    "of the three %.1f %%\n",
-                    o.compare.c_str(), e.measuredRows, e.ringMapePct, e.hierarchicalMapePct, e.treeMapePct, e.bestMapePct);
+        std::printf("  against %s (%zu sizes): MAPE ring %.1f %%, tree %.1f %%, the faster (NCCL's choice) %.1f %% (worst %+.1f %% at "
+                    "%s); the textbook hierarchical allreduce %.1f %%\n",
+                    o.compare.c_str(), e.measuredRows, e.ringMapePct, e.treeMapePct, e.bestMapePct, e.worstErrorPct,
+                    core::FormatBytes(e.worstBytes).c_str(), e.hierarchicalMapePct);
 }
 
 void RunExtrapolate(const ExtrapolateOptions& o)
 {
     const core::FitResult node = core::FitAlphaBeta(GroupOf("--node", o.node, core::Collective::AllReduce));
-    const core::FitResult net = core::FitAlphaBeta(NetGroupOf(o.net));
+    const core::NetworkLogGroup netLog = [&] {
+        try {
+            return core::NetworkGroupOf(core::ReadNcclTestsLogFile(o.net), o.net);
+        } catch (const Error& e) {
+            throw Error(std::string("--net: ") + e.what());
+        }
+    }();
+    const core::FitResult net = core::FitAlphaBeta(netLog.group);
     const int q = o.ranksPerNode > 0 ? o.ranksPerNode : node.ranks;
     std::optional<core::FitGroup> measured;
     if (!o.compare.empty()) measured = GroupOf("--compare", o.compare, core::Collective::AllReduce);
@@ -128,7 +116,7 @@ void RunExtrapolate(const ExtrapolateOptions& o)
     if (sizes.empty())
         for (const core::FitRow& r : node.rows)
             if (r.bytes > 0) sizes.push_back(r.bytes);
-    const core::Extrapolation e = core::ExtrapolateAllReduce(node, net, nodes, sizes, samples, q);
+    const core::Extrapolation e = core::ExtrapolateAllReduce(node, net, nodes, sizes, samples, q, netLog.hosts);
     if (o.json) PrintJson(ToJson(e, o));
     else PrintText(e, o);
 }
@@ -139,11 +127,12 @@ void AddExtrapolateCommand(CLI::App& root)
 {
     auto opts = std::make_shared<ExtrapolateOptions>();
     CLI::App* cmd = root.add_subcommand("extrapolate", "Predict an allreduce on several nodes from a one-node allreduce log and a "
-                                                       "two-node log (sendrecv, or an allreduce/allgather/reduce-scatter on 1+1 GPUs): "
-                                                       "ring, hierarchical, hierarchical tree");
+                                                       "log across nodes (an allreduce on two nodes, or a sendrecv, allreduce, allgather "
+                                                       "or reduce-scatter with one GPU per node): NCCL's ring and tree");
     cmd->add_option("--node", opts->node, "nccl-tests allreduce log of one node (its GPUs: the ranks per node)")->required();
-    cmd->add_option("--net", opts->net, "nccl-tests log between two nodes, one GPU on each: sendrecv_perf, or all_reduce_perf, "
-                                        "all_gather_perf or reduce_scatter_perf on those 2 ranks")->required();
+    cmd->add_option("--net", opts->net, "nccl-tests log across nodes (its header's hosts): all_reduce_perf on two nodes of any GPU "
+                                        "count, or sendrecv_perf, all_reduce_perf, all_gather_perf or reduce_scatter_perf with one GPU "
+                                        "per node (2 ranks without host names: two nodes)")->required();
     cmd->add_option("--ranks-per-node", opts->ranksPerNode,
                     "GPUs per node to predict (default: the --node log's; its per-link NVLink alpha and beta price any count)")
         ->check(CLI::PositiveNumber);

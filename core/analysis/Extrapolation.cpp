@@ -1,64 +1,151 @@
 #include "analysis/Extrapolation.hpp"
 
+#include "analysis/Fitting.hpp"
 #include "common/Error.hpp"
 #include "model/RegimeFit.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 namespace paralens::core {
 
 namespace {
 
-// alpha and beta of one message between nodes of m bytes: the regime of the size whose ring
-// messages are m (sendrecv: m itself; the others on 2 ranks: 2 m), through its formula.
-CostParams NetAt(const FitResult& net, uint64_t m)
+double TreeDepth(int nodes) { return std::ceil(std::log2(static_cast<double>(std::max(nodes, 1)))); }
+
+// A level's link at one size: alpha per hop from the smallest sizes' regime (a hop's latency does
+// not grow with the message), beta from the regime of the size, and that regime's line above the
+// smallest sizes' at no bytes (`extraSec`: the pipeline's fill and the protocol's overhead of
+// those sizes, paid once, not per hop).
+struct LinkAt {
+    CostParams params;
+    double extraSec = 0;
+};
+
+// Alpha and beta per link within a node for an allreduce of n bytes (the one-node regime of n
+// through the ring's formula on q0 ranks).
+LinkAt NodeAt(const FitResult& node, uint64_t n)
 {
-    const uint64_t size = net.collective == Collective::SendRecv ? m : m * static_cast<uint64_t>(net.ranks);
-    const FitSegment* s = SegmentFor(net.segments, size);
-    if (net.collective == Collective::SendRecv) return {s->latencySec, s->secPerByte, 0};
-    return ParamsFromLine(net.collective, Algorithm::Ring, net.ranks, s->latencySec, s->secPerByte);
+    const FitSegment &at = *SegmentFor(node.segments, n), &first = node.segments.front();
+    auto read = [&](const FitSegment& s) { return ParamsFromLine(Collective::AllReduce, Algorithm::Ring, node.ranks, s.latencySec, s.secPerByte); };
+    LinkAt l;
+    l.params.alphaSec = std::max(0.0, read(first).alphaSec);
+    l.params.betaSecPerByte = read(at).betaSecPerByte;
+    l.extraSec = std::max(0.0, at.latencySec - first.latencySec);
+    return l;
 }
 
-// alpha and beta per link within a node for an allreduce of n bytes: the one-node regime of n
-// through the ring's formula on q ranks.
-CostParams NodeAt(const FitResult& node, uint64_t n)
+// How a log across nodes is laid out, and its regimes.
+struct NetLog {
+    const FitResult& fit;
+    int nodes;
+    // Alpha per network hop and beta per byte per NIC where `bytesPerNic` go through each NIC:
+    // the regime of the size whose bytes per NIC those are.
+    LinkAt At(double bytesPerNic, const FitResult& node) const
+    {
+        const double perUnit = NetworkBytesPerNic(fit.collective, nodes, fit.ranks, 1.0);
+        const uint64_t size = static_cast<uint64_t>(std::max(1.0, std::round(bytesPerNic / perUnit)));
+        const FitSegment &at = *SegmentFor(fit.segments, size), &first = fit.segments.front();
+        const double alphaIntra = NodeAt(node, first.toBytes).params.alphaSec;
+        auto read = [&](const FitSegment& s) { return NcclNetworkReading(fit.collective, nodes, fit.ranks, s.latencySec, s.secPerByte, alphaIntra); };
+        LinkAt l;
+        l.params.alphaSec = read(first).alphaSec;
+        l.params.betaSecPerByte = read(at).betaSecPerByte;
+        l.extraSec = std::max(0.0, at.latencySec - first.latencySec);
+        return l;
+    }
+};
+
+// NCCL's ring over N nodes of q (see the header): latency along a byte's path, bytes through the
+// slower of a GPU's NVLink and its NIC, with that level's extra.
+void Ring(ExtrapolationRow& row, const NetLog& net, const FitResult& node, int nodes, int q)
 {
-    const FitSegment* s = SegmentFor(node.segments, n);
-    return ParamsFromLine(Collective::AllReduce, Algorithm::Ring, node.ranks, s->latencySec, s->secPerByte);
+    const double p = static_cast<double>(nodes) * q, n = static_cast<double>(row.bytes), share = 2 * (p - 1) / p;
+    const LinkAt intra = NodeAt(node, row.bytes), link = net.At(share * n / q, node);
+    const double netLatency = share * nodes * link.params.alphaSec, intraLatency = share * (p - nodes) * intra.params.alphaSec;
+    const double nic = share * n / q * link.params.betaSecPerByte + link.extraSec;
+    const double nvlink = share * n * intra.params.betaSecPerByte + intra.extraSec;
+    row.ringNetSec = netLatency + (nic >= nvlink ? nic : 0);
+    row.ringIntraSec = intraLatency + (nic >= nvlink ? 0 : nvlink);
+    row.ringSec = row.ringNetSec + row.ringIntraSec;
 }
 
-void Check(const FitResult& node, const FitResult& net, int nodes)
+// NCCL's tree: chains within nodes, double binary trees between them, pipelined.
+void Tree(ExtrapolationRow& row, const NetLog& net, const FitResult& node, int nodes, int q)
+{
+    const double n = static_cast<double>(row.bytes), perNic = (nodes == 2 ? 1.0 : 2.0) * n / q;
+    const LinkAt intra = NodeAt(node, row.bytes), link = net.At(perNic, node);
+    const double nic = perNic * link.params.betaSecPerByte + link.extraSec, nvlink = n * intra.params.betaSecPerByte + intra.extraSec;
+    row.treeNetSec = 2 * TreeDepth(nodes) * link.params.alphaSec + (nic >= nvlink ? nic : 0);
+    row.treeIntraSec = 2 * (q - 1.0) * intra.params.alphaSec + (nic >= nvlink ? 0 : nvlink);
+    row.treeSec = row.treeNetSec + row.treeIntraSec;
+}
+
+// The textbook hierarchical allreduce (PredictTwoLevel): its network messages of n/p.
+void Hierarchical(ExtrapolationRow& row, const NetLog& net, const FitResult& node, int nodes, int q)
+{
+    CollectiveSpec spec{Collective::AllReduce, Algorithm::Hierarchical, q * nodes, row.bytes, 0, 1};
+    spec.ranksPerNode = q;
+    const double p = static_cast<double>(nodes) * q;
+    const LinkAt intra = NodeAt(node, row.bytes), link = net.At(2 * (nodes - 1.0) / p * static_cast<double>(row.bytes), node);
+    const TwoLevelPrediction h = PredictTwoLevel(spec, intra.params, link.params);
+    row.hierarchicalIntraSec = h.intraSeconds + intra.extraSec;
+    row.hierarchicalNetSec = h.netSeconds + link.extraSec;
+    row.hierarchicalSec = row.hierarchicalIntraSec + row.hierarchicalNetSec;
+}
+
+int CheckedNetNodes(const FitResult& node, const FitResult& net, int nodes, int netNodes)
 {
     Require(node.collective == Collective::AllReduce, "the node's log must be an allreduce (it is " + std::string(Name(node.collective)) + ")");
-    Require(PricesNetwork(net.collective), "the network's log must be a sendrecv, allreduce, allgather or reduce-scatter between "
-                                           "two nodes (it is " + std::string(Name(net.collective)) + ")");
-    Require(net.collective == Collective::SendRecv || net.ranks == 2,
-            "the network's " + std::string(Name(net.collective)) + " log must have 2 ranks, one GPU on each of two nodes (it has " +
-                std::to_string(net.ranks) + ")");
+    Require(PricesNetwork(net.collective), "the network's log must be a sendrecv, allreduce, allgather or reduce-scatter across "
+                                           "nodes (it is " + std::string(Name(net.collective)) + ")");
     Require(node.ranks >= 2, "the node's log must have at least 2 ranks");
     Require(nodes >= 2, "nodes must be at least 2 (got " + std::to_string(nodes) + ")");
     Require(!node.segments.empty() && !net.segments.empty(), "the logs need rows of more than 0 bytes");
+    const int n = netNodes > 0 ? netNodes : 2;
+    const std::string layout = "the network's " + std::string(Name(net.collective)) + " log";
+    Require(netNodes > 0 || net.collective == Collective::SendRecv || net.ranks == 2,
+            layout + " must have 2 ranks, one GPU on each of two nodes, or name its hosts (it has " + std::to_string(net.ranks) +
+                " ranks and no host names)");
+    Require(n >= 2 && net.ranks % n == 0, layout + " has " + std::to_string(net.ranks) + " ranks on " + std::to_string(n) +
+                                              " nodes: not the same GPU count on each");
+    const int q = net.ranks / n;
+    Require(q == 1 || net.collective == Collective::SendRecv || (net.collective == Collective::AllReduce && n == 2),
+            layout + " has " + std::to_string(q) + " GPUs on each of " + std::to_string(n) +
+                " nodes: use one GPU per node, or an allreduce on two nodes");
+    return n;
 }
 
 void Score(Extrapolation& e)
 {
-    double ring = 0, hier = 0, tree = 0, best = 0;
+    double ring = 0, tree = 0, hier = 0, best = 0;
     for (const ExtrapolationRow& r : e.rows) {
         if (!(r.measuredSec > 0)) continue;
         ring += std::fabs(r.ErrorPct(r.ringSec));
-        hier += std::fabs(r.ErrorPct(r.hierarchicalSec));
         tree += std::fabs(r.ErrorPct(r.treeSec));
-        best += std::fabs(r.ErrorPct(r.bestSec));
+        hier += std::fabs(r.ErrorPct(r.hierarchicalSec));
+        const double err = r.ErrorPct(r.bestSec);
+        best += std::fabs(err);
+        if (std::fabs(err) > std::fabs(e.worstErrorPct)) {
+            e.worstErrorPct = err;
+            e.worstBytes = r.bytes;
+        }
         ++e.measuredRows;
     }
     if (e.measuredRows == 0) return;
     const double n = static_cast<double>(e.measuredRows);
     e.ringMapePct = ring / n;
-    e.hierarchicalMapePct = hier / n;
     e.treeMapePct = tree / n;
+    e.hierarchicalMapePct = hier / n;
     e.bestMapePct = best / n;
+}
+
+double Median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
 } // namespace
@@ -68,46 +155,78 @@ bool PricesNetwork(Collective c)
     return c == Collective::SendRecv || c == Collective::AllReduce || c == Collective::AllGather || c == Collective::ReduceScatter;
 }
 
-Extrapolation ExtrapolateAllReduce(const FitResult& node, const FitResult& net, int nodes, const std::vector<uint64_t>& sizes,
-                                   const std::vector<FitSample>& measured, int ranksPerNode)
+NetworkLogGroup NetworkGroupOf(const NcclTestsLog& log, const std::string& path)
 {
-    Check(node, net, nodes);
+    for (const NcclTestsBlock& block : log.blocks) {
+        NcclTestsLog one; // this block alone, so that its group and its header's hosts go together
+        one.origin = log.origin;
+        one.blocks = {block};
+        std::vector<FitGroup> groups = FitGroupsFromLog(one, LogHalf::OutOfPlace);
+        if (groups.empty() || !PricesNetwork(groups[0].collective)) continue;
+        std::set<std::string> hosts;
+        for (const NcclTestsDevice& d : block.devices)
+            if (!d.host.empty()) hosts.insert(d.host);
+        Require(block.devices.size() < 2 || hosts.size() != 1, path + ": its " + std::to_string(block.devices.size()) + " ranks are all on " +
+                                                                   (hosts.empty() ? std::string("one host") : *hosts.begin()) +
+                                                                   "; the network needs a log across nodes");
+        return {std::move(groups[0]), static_cast<int>(hosts.size())};
+    }
+    throw Error(path + " has no sendrecv, allreduce, allgather or reduce-scatter table");
+}
+
+double NetworkBytesPerNic(Collective collective, int netNodes, int ranks, double n)
+{
+    const double p = ranks, q = static_cast<double>(ranks) / std::max(netNodes, 1);
+    switch (collective) {
+    case Collective::SendRecv: return n;
+    case Collective::AllGather:
+    case Collective::ReduceScatter: return (p - 1) / p * n;
+    case Collective::AllReduce: return netNodes == 2 ? n / q : 2 * (p - 1) / p * n;
+    default: return n;
+    }
+}
+
+CostParams NcclNetworkReading(Collective collective, int netNodes, int ranks, double c0, double c1, double alphaIntraSec)
+{
+    const double p = ranks, q = static_cast<double>(ranks) / std::max(netNodes, 1);
+    CostParams k;
+    switch (collective) {
+    case Collective::SendRecv: k.alphaSec = c0; break;
+    case Collective::AllGather:
+    case Collective::ReduceScatter: k.alphaSec = c0 / (p - 1); break;
+    case Collective::AllReduce:
+        k.alphaSec = netNodes == 2 ? c0 / 2 - (q - 1) * alphaIntraSec : c0 / (2 * TreeDepth(netNodes));
+        break;
+    default: k.alphaSec = c0; break;
+    }
+    k.alphaSec = std::max(0.0, k.alphaSec);
+    k.betaSecPerByte = c1 / NetworkBytesPerNic(collective, netNodes, ranks, 1.0);
+    return k;
+}
+
+Extrapolation ExtrapolateAllReduce(const FitResult& node, const FitResult& net, int nodes, const std::vector<uint64_t>& sizes,
+                                   const std::vector<FitSample>& measured, int ranksPerNode, int netNodes)
+{
+    const NetLog log{net, CheckedNetNodes(node, net, nodes, netNodes)};
     Require(ranksPerNode >= 0, "ranks per node must not be negative");
     const int q = ranksPerNode > 0 ? ranksPerNode : node.ranks;
     Extrapolation e;
     e.ranksPerNode = q;
     e.nodes = nodes;
+    e.netNodes = log.nodes;
+    e.netRanksPerNode = net.ranks / log.nodes;
     std::map<uint64_t, std::vector<double>> bySize;
     for (const FitSample& s : measured)
         if (s.seconds > 0) bySize[s.bytes].push_back(s.seconds);
     for (uint64_t n : sizes) {
         if (n == 0) continue;
-        CollectiveSpec spec{Collective::AllReduce, Algorithm::Ring, q * nodes, n, 0, 1};
-        spec.ranksPerNode = q;
-        const uint64_t message = std::max<uint64_t>(1, n / static_cast<uint64_t>(spec.ranks));
-        const CostParams intra = NodeAt(node, n), link = NetAt(net, message);
         ExtrapolationRow row;
         row.bytes = n;
-        const TwoLevelPrediction ring = PredictTwoLevel(spec, intra, link);
-        spec.algorithm = Algorithm::Hierarchical;
-        const TwoLevelPrediction hier = PredictTwoLevel(spec, intra, link);
-        spec.algorithm = Algorithm::HierarchicalTree; // whole shards cross: the network's regime of n/q
-        const TwoLevelPrediction tree =
-            PredictTwoLevel(spec, intra, NetAt(net, std::max<uint64_t>(1, n / static_cast<uint64_t>(q))));
-        row.ringSec = ring.seconds;
-        row.ringIntraSec = ring.intraSeconds;
-        row.ringNetSec = ring.netSeconds;
-        row.hierarchicalSec = hier.seconds;
-        row.hierarchicalIntraSec = hier.intraSeconds;
-        row.hierarchicalNetSec = hier.netSeconds;
-        row.treeSec = tree.seconds;
-        row.treeNetSec = tree.netSeconds;
-        row.bestSec = std::min({ring.seconds, hier.seconds, tree.seconds});
-        if (auto it = bySize.find(n); it != bySize.end()) {
-            std::vector<double> v = it->second;
-            std::sort(v.begin(), v.end());
-            row.measuredSec = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-        }
+        Ring(row, log, node, nodes, q);
+        Tree(row, log, node, nodes, q);
+        Hierarchical(row, log, node, nodes, q);
+        row.bestSec = std::min(row.ringSec, row.treeSec);
+        if (auto it = bySize.find(n); it != bySize.end()) row.measuredSec = Median(it->second);
         e.rows.push_back(row);
     }
     Score(e);

@@ -157,36 +157,38 @@ TEST_CASE("fit finds a log's regimes, and simulate --model takes the regime of i
     }
 }
 
-TEST_CASE("extrapolate predicts a two-node allreduce from a one-node log and a two-node log of sendrecv or allreduce", "[cli][twolevel]")
+TEST_CASE("extrapolate predicts an allreduce on several nodes from a one-node log and a log across nodes", "[cli][twolevel]")
 {
     CliTempDir dir;
-    // Within a node: 8 GPUs, alpha 2 us, 300 GB/s per link; between nodes: 10 us, 25 GB/s.
+    // Within a node: 8 GPUs, alpha 2 us, 300 GB/s per link; between nodes: 10 us, 25 GB/s per NIC.
     const double a = 2e-6, b = 1 / 300e9, a2 = 10e-6, b2 = 1 / 25e9;
-    auto node = [&](double n) { return 14 * a + 2 * 7.0 / 8 * n * b; };  // ring allreduce on 8
-    auto net = [&](double m) { return a2 + m * b2; };                     // one message
-    auto hier = [&](double n) { return node(n) + 2 * net(n / 16); };     // 2 nodes of 8
-    auto ring = [&](double n) { return 30 * net(n / 16); };
+    auto node = [&](double n) { return 14 * a + 2 * 7.0 / 8 * n * b; }; // ring allreduce on 8
+    auto net = [&](double m) { return a2 + m * b2; };                    // one message per NIC
+    auto tree = [&](double n) { return 2 * (a2 + 7 * a) + std::max(n / 8 * b2, n * b); };                  // 2 nodes of 8
+    auto ring = [&](double n) { return 30.0 / 16 * (2 * a2 + 14 * a) + 30.0 / 16 * std::max(n / 8 * b2, n * b); };
     paralens::core::WriteFileAtomic(dir.File("node.log"), NodesLog("all_reduce_perf", 1, 8, node));
     paralens::core::WriteFileAtomic(dir.File("p2p.log"), NodesLog("sendrecv_perf", 2, 1, net));
-    paralens::core::WriteFileAtomic(dir.File("two.log"), NodesLog("all_reduce_perf", 2, 8, [&](double n) { return std::min(hier(n), ring(n)); }));
+    paralens::core::WriteFileAtomic(dir.File("two.log"), NodesLog("all_reduce_perf", 2, 8, [&](double n) { return std::min(tree(n), ring(n)); }));
     const Json e = RunJson("extrapolate --node " + dir.File("node.log") + " --net " + dir.File("p2p.log") + " --compare " +
                            dir.File("two.log") + " --json");
     CHECK(e["ranksPerNode"] == 8);
     CHECK(e["nodes"] == 2); // from the compared log's 16 ranks
+    CHECK(e["netNodes"] == 2);
     CHECK(e["measuredRows"] == 11);
     CHECK(e["bestMapePct"].get<double>() < 0.5);
+    CHECK(e.contains("worstErrorPct"));
     for (const Json& r : e["rows"]) {
         const double n = r["bytes"].get<double>();
-        CHECK(r["hierarchicalUs"].get<double>() == Approx(hier(n) * 1e6).epsilon(0.01));
+        CHECK(r["treeUs"].get<double>() == Approx(tree(n) * 1e6).epsilon(0.01));
         CHECK(r["ringUs"].get<double>() == Approx(ring(n) * 1e6).epsilon(0.01));
-        CHECK(r["ringInterNodeUs"].get<double>() == Approx(r["ringUs"].get<double>()));
-        CHECK(r["hierarchicalTreeUs"].get<double>() == Approx((node(n) + 2 * net(n / 8)) * 1e6).epsilon(0.01)); // whole shards
-        CHECK(r["bestUs"].get<double>() <= r["hierarchicalTreeUs"].get<double>());
+        CHECK(r["ringInterNodeUs"].get<double>() + r["ringIntraNodeUs"].get<double>() == Approx(r["ringUs"].get<double>()));
+        CHECK(r["bestUs"].get<double>() == Approx(std::min(r["treeUs"].get<double>(), r["ringUs"].get<double>())));
+        CHECK(r["hierarchicalUs"].get<double>() > 0);
     }
-    CHECK(e.contains("hierarchicalTreeMapePct"));
+    CHECK(e.contains("treeMapePct"));
     const CliResult text = RunParalens("extrapolate --node " + dir.File("node.log") + " --net " + dir.File("p2p.log") + " --nodes 4");
     REQUIRE(text.exitCode == 0);
-    CHECK_THAT(text.out, Catch::Contains("4 nodes of 8") && Catch::Contains("hier.") && Catch::Contains("h. tree") &&
+    CHECK_THAT(text.out, Catch::Contains("4 nodes of 8") && Catch::Contains("tree (us)") && Catch::Contains("hier.") &&
                                Catch::Contains("best"));
     const CliResult wrong = RunParalens("extrapolate --node " + dir.File("p2p.log") + " --net " + dir.File("p2p.log") + " --nodes 2");
     CHECK(wrong.exitCode == 2);
@@ -195,21 +197,27 @@ TEST_CASE("extrapolate predicts a two-node allreduce from a one-node log and a t
     CHECK(noNodes.exitCode == 2);
     CHECK_THAT(noNodes.err, Catch::Contains("--nodes"));
 
-    // An allreduce on 1 + 1 GPUs prices the network as the sendrecv does; one on a single node does not.
+    // The common logs price the network as the sendrecv does: an allreduce on 1 + 1 GPUs, and one on
+    // two nodes of 8 (its hosts in the header: NCCL's tree there); one on a single node does not.
     paralens::core::WriteFileAtomic(dir.File("ar2.log"), NodesLog("all_reduce_perf", 2, 1, [&](double n) { return 2 * net(n / 2); }));
-    const Json fromAr = RunJson("extrapolate --node " + dir.File("node.log") + " --net " + dir.File("ar2.log") + " --compare " +
-                                dir.File("two.log") + " --json");
-    CHECK(fromAr["bestMapePct"].get<double>() < 1);
+    for (const char* log : {"ar2.log", "two.log"}) {
+        INFO(log);
+        const Json from = RunJson("extrapolate --node " + dir.File("node.log") + " --net " + dir.File(log) + " --nodes 4 --json");
+        const Json from2 = RunJson("extrapolate --node " + dir.File("node.log") + " --net " + dir.File("p2p.log") + " --nodes 4 --json");
+        CHECK(from["netRanksPerNode"] == (std::string(log) == "two.log" ? 8 : 1));
+        for (size_t i = 0; i < from["rows"].size(); ++i)
+            CHECK(from["rows"][i]["bestUs"].get<double>() == Approx(from2["rows"][i]["bestUs"].get<double>()).epsilon(0.02));
+    }
     paralens::core::WriteFileAtomic(dir.File("ar1node.log"), NodesLog("all_reduce_perf", 1, 2, [&](double n) { return 2 * net(n / 2); }));
     const CliResult oneHost = RunParalens("extrapolate --node " + dir.File("node.log") + " --net " + dir.File("ar1node.log") + " --nodes 2");
     CHECK(oneHost.exitCode == 2);
-    CHECK_THAT(oneHost.err, Catch::Contains("node0") && Catch::Contains("two nodes"));
+    CHECK_THAT(oneHost.err, Catch::Contains("node0") && Catch::Contains("across nodes"));
     // Another count of GPUs per node than the node's log.
     const Json four = RunJson("extrapolate --node " + dir.File("node.log") + " --net " + dir.File("p2p.log") +
                               " --nodes 2 --ranks-per-node 4 --json");
     CHECK(four["ranksPerNode"] == 4);
     const double n = four["rows"].back()["bytes"].get<double>();
-    CHECK(four["rows"].back()["hierarchicalIntraNodeUs"].get<double>() == Approx((6 * a + 2 * 3.0 / 4 * n * b) * 1e6).epsilon(0.01));
+    CHECK(four["rows"].back()["treeUs"].get<double>() == Approx((2 * (a2 + 3 * a) + std::max(n / 4 * b2, n * b)) * 1e6).epsilon(0.01));
 }
 
 TEST_CASE("analyze an nccl-tests log: devices and collectives in JSON", "[cli]")
