@@ -111,6 +111,29 @@ void PrintRegimes(const core::FitResult& r)
                     s.params.alphaSec * 1e6, GBps(s.params.betaSecPerByte), s.mapePct);
 }
 
+// The protocol envelope: NCCL's ways to move the bytes, each a line, the lowest taken; where two
+// cross, NCCL switches.
+void PrintProtocols(const core::FitResult& r)
+{
+    if (r.protocols.empty()) return;
+    std::printf("  protocols: the lowest of %zu lines, MAPE %.1f %%", r.protocols.size(), r.protocolMapePct);
+    if (r.protocolHeldOutMapePct > 0) std::printf("; on sizes held out of the fit %.1f %%", r.protocolHeldOutMapePct);
+    std::printf("\n");
+    const double factor = core::BusBwFactor(r.collective, r.ranks);
+    for (size_t i = 0; i < r.protocols.size(); ++i) {
+        const core::ProtocolLine& l = r.protocols[i];
+        std::printf("    likely %-19s latency %10s, bus bandwidth %7.1f GB/s, lowest %9s .. %-9s", l.protocol.c_str(),
+                    core::FormatSeconds(l.latencySec).c_str(), l.secPerByte > 0 ? factor / l.secPerByte / 1e9 : 0.0,
+                    core::FormatBytes(l.fromBytes).c_str(), core::FormatBytes(l.toBytes).c_str());
+        if (i + 1 < r.protocols.size()) {
+            const core::ProtocolLine& next = r.protocols[i + 1];
+            const double cross = (next.latencySec - l.latencySec) / (l.secPerByte - next.secPerByte);
+            if (cross > 0 && std::isfinite(cross)) std::printf(" switch at %s", core::FormatBytes(static_cast<uint64_t>(cross)).c_str());
+        }
+        std::printf("\n");
+    }
+}
+
 void PrintFit(const core::FitResult& r, bool rows)
 {
     uint64_t lo = UINT64_MAX, hi = 0;
@@ -133,14 +156,18 @@ void PrintFit(const core::FitResult& r, bool rows)
                 core::Reduces(r.collective) ? "; gamma not separable from one collective (inside beta)" : "");
     if (!r.note.empty()) std::printf("  note: %s\n", r.note.c_str());
     PrintRegimes(r);
+    PrintProtocols(r);
     if (!rows) return;
     const bool segmented = !r.segments.empty();
-    std::printf("  %14s %14s %14s %9s%s\n", "size (B)", "measured (us)", "one line (us)", "error", segmented ? "   regimes (us)     error" : "");
+    std::printf("  %14s %14s %14s %9s%s\n", "size (B)", "measured (us)", "one line (us)", "error",
+                segmented ? "   regimes (us)     error protocols (us)     error" : "");
     for (const core::FitRow& row : r.rows) {
         std::printf("  %14llu %14.2f %14.2f %8.1f%%", static_cast<unsigned long long>(row.bytes), row.measuredSec * 1e6,
                     row.predictedSec * 1e6, row.errorPct);
-        if (segmented && row.bytes > 0) std::printf(" %14.2f %8.1f%%", row.segmentedSec * 1e6, row.segmentedErrorPct);
-        else if (segmented) std::printf(" %14s %9s", "-", "-"); // an empty collective: no regime's
+        if (segmented && row.bytes > 0)
+            std::printf(" %14.2f %8.1f%% %14.2f %8.1f%%", row.segmentedSec * 1e6, row.segmentedErrorPct, row.protocolSec * 1e6,
+                        (row.protocolSec - row.measuredSec) / row.measuredSec * 100.0);
+        else if (segmented) std::printf(" %14s %9s %14s %9s", "-", "-", "-", "-"); // an empty collective: no regime's
         std::printf("\n");
     }
 }

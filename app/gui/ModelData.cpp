@@ -5,6 +5,7 @@
 
 #include "common/Error.hpp"
 #include "model/Hardware.hpp"
+#include "model/ProtocolFit.hpp"
 #include "model/RegimeFit.hpp"
 #include "sim/Simulator.hpp"
 #include "sim/TwoLevelCost.hpp"
@@ -88,6 +89,14 @@ void Regimes(ModelData& m, const core::FitResult& fit)
     for (size_t i = 0; i + 1 < m.regimes.size(); ++i)
         m.regimeSwitchBytes.push_back(std::sqrt(std::max(1.0, static_cast<double>(m.regimes[i].toBytes)) *
                                                 static_cast<double>(m.regimes[i + 1].fromBytes)));
+    m.protocols = fit.protocols;
+    m.protocolMapePct = fit.protocolMapePct;
+    m.protocolHeldOutPct = fit.protocolHeldOutMapePct;
+    for (size_t i = 0; i + 1 < m.protocols.size(); ++i) {
+        const core::ProtocolLine &a = m.protocols[i], &b = m.protocols[i + 1];
+        const double cross = (b.latencySec - a.latencySec) / (a.secPerByte - b.secPerByte);
+        if (cross > 0 && std::isfinite(cross)) m.protocolSwitchBytes.push_back(cross);
+    }
 }
 
 // alpha and beta through the formula of `algorithm` (core/model/Fit.hpp) to these samples.
@@ -176,6 +185,8 @@ std::shared_ptr<const ModelData> BuildModelData(const CollectiveParams& c, const
     for (int l = kMinLog2; l <= maxLog2; l += kPointStride) m->pointSizes.push_back(std::exp2(l));
     if (!m->regimes.empty())
         for (double n : m->sizes) m->regimeSeconds.push_back(core::PredictSegmented(m->regimes, static_cast<uint64_t>(n)));
+    if (!m->protocols.empty())
+        for (double n : m->sizes) m->protocolSeconds.push_back(core::PredictProtocols(m->protocols, static_cast<uint64_t>(n)));
     const int ranksPerNode = clusterParams.TwoLevel() ? clusterParams.ranksPerNode : !m->twoLevelNote.empty() ? nodes->ranksPerNode : 0;
     m->twoLevel = ranksPerNode > 0;
     m->ranksPerNode = ranksPerNode;

@@ -179,8 +179,9 @@ void ModelView::DrawTimePlot(const ModelData& m, ImVec2 min, ImVec2 max)
         const float px = f.ToX(m.crossoverBytes);
         dl->AddText(ImVec2(px + th.Px(4), f.max.y - ImGui::GetFontSize() * 1.4f), th.text, label);
     }
-    const char* labels[8];
-    ImU32 colors[8];
+    constexpr int kLegendItems = 11; // every algorithm, the regimes, the protocols, the measurements
+    const char* labels[kLegendItems];
+    ImU32 colors[kLegendItems];
     int n = 0;
     for (const ModelCurve& c : m.curves) {
         const ImU32 col = AlgorithmColor(c.algorithm);
@@ -190,15 +191,23 @@ void ModelView::DrawTimePlot(const ModelData& m, ImVec2 min, ImVec2 max)
             PlotLine(dl, f, m.sizes.data(), c.netSeconds.data(), static_cast<int>(m.sizes.size()), (col & 0x00FFFFFF) | 0x90000000,
                      1.2f * th.line);
         for (size_t i = 0; i < m.pointSizes.size(); ++i) PlotMarker(dl, f, m.pointSizes[i], c.simulatedSeconds[i], col, th.Px(4), false);
-        if (n < 8) {
+        if (n < kLegendItems) {
             labels[n] = core::Name(c.algorithm).data();
             colors[n++] = col;
+        }
+    }
+    if (!m.protocolSeconds.empty()) { // under the regimes: where they agree, the regimes show
+        for (double at : m.protocolSwitchBytes) PlotVLine(dl, f, at, th.predicted, th.line, true);
+        PlotLine(dl, f, m.sizes.data(), m.protocolSeconds.data(), static_cast<int>(m.sizes.size()), th.predicted, 1.6f * th.line);
+        if (n < kLegendItems) {
+            labels[n] = "protocols (lowest line)";
+            colors[n++] = th.predicted;
         }
     }
     if (!m.regimeSeconds.empty()) {
         DrawRegimeSwitches(dl, f, m);
         PlotLine(dl, f, m.sizes.data(), m.regimeSeconds.data(), static_cast<int>(m.sizes.size()), th.critical, 2.2f * th.line);
-        if (n < 8) {
+        if (n < kLegendItems) {
             labels[n] = "regimes (fit)";
             colors[n++] = th.critical;
         }
@@ -211,7 +220,7 @@ void ModelView::DrawTimePlot(const ModelData& m, ImVec2 min, ImVec2 max)
         const float r = th.Px(4);
         dl->AddRectFilled(ImVec2(p.x - r, p.y - r), ImVec2(p.x + r, p.y + r), th.text);
     }
-    if (!m.measuredBytes.empty() && n < 8) {
+    if (!m.measuredBytes.empty() && n < kLegendItems) {
         labels[n] = "measured";
         colors[n++] = th.text;
     }
@@ -223,7 +232,7 @@ void ModelView::DrawTimePlot(const ModelData& m, ImVec2 min, ImVec2 max)
         m_hoverX = mouse.x;
         m_hoverBytes = f.FromX(mouse.x);
     }
-    if (m_hoverX >= 0) PlotVLine(dl, f, m_hoverBytes, th.accent, th.line, false);
+    if (m_hoverX >= 0) PlotVLine(dl, f, m_hoverBytes, th.predicted, th.line, false);
 }
 
 void ModelView::DrawBusBwPlot(const ModelData& m, ImVec2 min, ImVec2 max)
@@ -246,6 +255,12 @@ void ModelView::DrawBusBwPlot(const ModelData& m, ImVec2 min, ImVec2 max)
         const bool current = c.algorithm == m.currentAlgorithm;
         PlotLine(dl, f, m.sizes.data(), m_busbw.data(), static_cast<int>(m.sizes.size()), AlgorithmColor(c.algorithm),
                  (current ? 3.0f : 1.8f) * th.line);
+    }
+    if (!m.protocolSeconds.empty()) {
+        m_busbw.resize(m.sizes.size());
+        for (size_t i = 0; i < m.sizes.size(); ++i)
+            m_busbw[i] = m.protocolSeconds[i] > 0 ? m.sizes[i] / m.protocolSeconds[i] * m.busBwFactor * 1e-9 : 0.0;
+        PlotLine(dl, f, m.sizes.data(), m_busbw.data(), static_cast<int>(m.sizes.size()), th.predicted, 1.6f * th.line);
     }
     if (!m.regimeSeconds.empty()) {
         m_busbw.resize(m.sizes.size());
@@ -272,7 +287,7 @@ void ModelView::DrawBusBwPlot(const ModelData& m, ImVec2 min, ImVec2 max)
         m_hoverX = mouse.x;
         m_hoverBytes = f.FromX(mouse.x);
     }
-    if (m_hoverX >= 0) PlotVLine(dl, f, m_hoverBytes, th.accent, th.line, false);
+    if (m_hoverX >= 0) PlotVLine(dl, f, m_hoverBytes, th.predicted, th.line, false);
 }
 
 void ModelView::DrawSidebar(const RunResult& run, const ModelData& m, ImVec2, ImVec2)
@@ -379,6 +394,45 @@ void ModelView::DrawRegimes(const ModelData& m)
     }
     ImGui::PopTextWrapPos();
     ImGui::TextDisabled("Dashed: where NCCL switches (protocol from the sizes: LL below ~64 KiB, LL128 to ~16 MiB, Simple above).");
+    DrawProtocols(m);
+}
+
+// The protocol envelope: NCCL's ways to move the bytes, each a line, the lowest taken; where two
+// cross, NCCL switches.
+void ModelView::DrawProtocols(const ModelData& m)
+{
+    if (m.protocols.empty()) return;
+    const Theme& th = CurrentTheme();
+    char a[32], b[32], c[32];
+    ImGui::Separator();
+    ImGui::PushFont(th.bold);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(th.predicted), "Protocols: the lowest of %zu line%s", m.protocols.size(),
+                       m.protocols.size() == 1 ? "" : "s");
+    ImGui::PopFont();
+    ImGui::Text("mean error %.2g%%; on sizes held out of the fit %.2g%%", m.protocolMapePct, m.protocolHeldOutPct);
+    ImGui::PushTextWrapPos(-1.0f);
+    if (ImGui::BeginTable("##protocols", 4, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) {
+        ImGui::TableSetupColumn("lowest at");
+        ImGui::TableSetupColumn("likely");
+        ImGui::TableSetupColumn("latency");
+        ImGui::TableSetupColumn("busbw");
+        ImGui::TableHeadersRow();
+        for (const core::ProtocolLine& l : m.protocols) {
+            ImGui::TableNextRow();
+            ImGui::TableNextColumn();
+            ImGui::Text("%s..%s", FormatValue(a, sizeof a, static_cast<double>(l.fromBytes), AxisUnit::Bytes),
+                        FormatValue(b, sizeof b, static_cast<double>(l.toBytes), AxisUnit::Bytes));
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(l.protocol.c_str());
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(FormatDuration(c, sizeof c, l.latencySec * 1e9));
+            ImGui::TableNextColumn();
+            ImGui::Text("%.4g GB/s", l.secPerByte > 0 ? m.busBwFactor / l.secPerByte * 1e-9 : 0.0);
+        }
+        ImGui::EndTable();
+    }
+    ImGui::PopTextWrapPos();
+    ImGui::TextDisabled("Each line one way NCCL moves the bytes (LL, LL128, Simple and its chunk sizes); its tuner takes the fastest.");
 }
 
 void ModelView::DrawPipelinePlot(const RunResult& chosen, ImVec2 min, ImVec2 max)
@@ -462,6 +516,8 @@ nlohmann::json ModelView::Layout() const
         for (const ModelCurve& curve : m_lastData->curves) names.push_back(core::Name(curve.algorithm));
         j["algorithms"] = names;
         j["regimeSwitchBytes"] = m_lastData->regimeSwitchBytes;
+        j["protocols"] = m_lastData->protocols.size();
+        j["protocolSwitchBytes"] = m_lastData->protocolSwitchBytes;
     }
     if (m_lastPipeline) {
         j["pipeline"] = core::Name(m_lastPipeline->schedule);

@@ -29,6 +29,7 @@ private:
     void DrawTimePlot(const ModelData& m, ImVec2 min, ImVec2 max);
     void DrawBusBwPlot(const ModelData& m, ImVec2 min, ImVec2 max);
     void DrawRegimes(const ModelData& m);
+    void DrawProtocols(const ModelData& m);
     void DrawTwoLevel(const ModelData& m);
     void DrawPipelinePlot(const RunResult& chosen, ImVec2 min, ImVec2 max);
     void DrawPipelineSidebar(const RunResult& chosen);

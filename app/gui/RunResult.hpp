@@ -86,6 +86,12 @@ struct ModelData {
     std::vector<double> regimeSeconds;     // their prediction at `sizes`
     std::vector<double> regimeSwitchBytes; // where one gives way to the next (between their sizes)
     double regimesMapePct = 0.0, regimesHeldOutPct = 0.0, noisePct = 0.0;
+    // NCCL's protocols as a mechanism (core/model/ProtocolFit.hpp): the lowest of a few lines,
+    // NCCL switching where two cross; empty without measurements.
+    std::vector<core::ProtocolLine> protocols;
+    std::vector<double> protocolSeconds;     // their envelope at `sizes`
+    std::vector<double> protocolSwitchBytes; // where consecutive lines cross
+    double protocolMapePct = 0.0, protocolHeldOutPct = 0.0;
 };
 
 // The model view's data for a pipeline: its bubble fraction against the number of micro-batches N,

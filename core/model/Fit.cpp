@@ -2,6 +2,7 @@
 
 #include "common/Error.hpp"
 #include "common/Units.hpp"
+#include "model/ProtocolFit.hpp"
 #include "model/RegimeFit.hpp"
 
 #include <algorithm>
@@ -237,6 +238,12 @@ FitResult FitAlphaBeta(const FitGroup& group)
     r.segments = std::move(regimes.segments);
     r.heldOutMapePct = regimes.heldOutMapePct;
     FillSegmentedRows(r);
+    ProtocolFit protocols = FitProtocols(samples);
+    r.protocols = std::move(protocols.lines);
+    r.protocolMapePct = protocols.fitMapePct;
+    r.protocolHeldOutMapePct = protocols.heldOutMapePct;
+    for (FitRow& row : r.rows)
+        if (row.bytes > 0) row.protocolSec = PredictProtocols(r.protocols, row.bytes);
     return r;
 }
 
@@ -326,13 +333,21 @@ Json ToJson(const FitResult& r)
     for (const FitRow& row : r.rows)
         rows.push_back({{"bytes", row.bytes}, {"measuredUs", row.measuredSec * 1e6}, {"predictedUs", row.predictedSec * 1e6},
                         {"errorPct", row.errorPct}, {"line", row.line}, {"segmentedUs", row.segmentedSec * 1e6},
-                        {"segmentedErrorPct", row.segmentedErrorPct}});
+                        {"segmentedErrorPct", row.segmentedErrorPct}, {"protocolUs", row.protocolSec * 1e6}});
     Json segments = Json::array();
     for (const FitSegment& s : r.segments)
         segments.push_back({{"fromBytes", s.fromBytes}, {"toBytes", s.toBytes}, {"rows", s.rows}, {"latencyUs", s.latencySec * 1e6},
                             {"secondsPerByte", s.secPerByte}, {"alphaUs", s.params.alphaSec * 1e6},
                             {"bandwidthGBps", s.params.betaSecPerByte > 0 ? 1.0 / s.params.betaSecPerByte / 1e9 : 0.0},
                             {"busBandwidthGBps", s.busBwGBps}, {"mapePct", s.mapePct}, {"protocol", s.protocol}});
+    Json protocols = Json::array();
+    for (const ProtocolLine& l : r.protocols)
+        protocols.push_back({{"protocol", l.protocol},
+                             {"latencyUs", l.latencySec * 1e6},
+                             {"secondsPerByte", l.secPerByte},
+                             {"busBandwidthGBps", l.secPerByte > 0 ? BusBwFactor(r.collective, r.ranks) / l.secPerByte / 1e9 : 0.0},
+                             {"fromBytes", l.fromBytes},
+                             {"toBytes", l.toBytes}});
     Json j{{"collective", Name(r.collective)},
            {"ranks", r.ranks},
            {"algorithm", Name(r.algorithm)},
@@ -355,6 +370,9 @@ Json ToJson(const FitResult& r)
            {"segmentedMaxErrorPct", r.segmentedMaxErrorPct},
            {"noisePct", r.noisePct},
            {"heldOutMapePct", r.heldOutMapePct},
+           {"protocols", protocols},
+           {"protocolMapePct", r.protocolMapePct},
+           {"protocolHeldOutMapePct", r.protocolHeldOutMapePct},
            {"rows", rows}};
     if (!r.note.empty()) j["note"] = r.note;
     return j;

@@ -66,12 +66,22 @@ struct FitSegment {
     double PredictSeconds(uint64_t bytes) const { return latencySec + secPerByte * static_cast<double>(bytes); }
 };
 
+// One of NCCL's ways to move the bytes in a protocol envelope (ProtocolFit.hpp): its own line,
+// lowest from fromBytes to toBytes of the measured sizes.
+struct ProtocolLine {
+    double latencySec = 0, secPerByte = 0; // T = latency + secPerByte n (both > 0)
+    uint64_t fromBytes = 0, toBytes = 0;   // the measured sizes where it is the lowest
+    std::string protocol;                  // NCCL's likely protocol from those sizes: "LL", "LL/LL128", ...
+    double PredictSeconds(uint64_t bytes) const { return latencySec + secPerByte * static_cast<double>(bytes); }
+};
+
 struct FitRow {
     uint64_t bytes = 0;
     double measuredSec = 0, predictedSec = 0;
     double errorPct = 0; // (predicted - measured) / measured x 100
     size_t line = 0;
     double segmentedSec = 0, segmentedErrorPct = 0; // the same by the regimes' lines
+    double protocolSec = 0;                         // by the protocol envelope (0 for 0 bytes)
 };
 
 struct FitResult {
@@ -95,6 +105,9 @@ struct FitResult {
     double segmentedMapePct = 0, segmentedMaxErrorPct = 0; // over the rows of more than 0 bytes
     double noisePct = 0;         // the measurements' own disagreement (0: unknown)
     double heldOutMapePct = 0;   // the regimes' error on sizes held out of their fit (0: too few rows)
+    // NCCL's protocols as a mechanism (ProtocolFit.hpp): the lower envelope of a few lines.
+    std::vector<ProtocolLine> protocols;
+    double protocolMapePct = 0, protocolHeldOutMapePct = 0;
 
     double PredictSeconds(uint64_t bytes) const { return latencySec + secPerByte * static_cast<double>(bytes); }
 };

@@ -24,9 +24,9 @@ double Median(std::vector<double> v)
     return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
 }
 
-// One row per size (the median of its measurements), by size; at most kMaxRegimeSizes, pooling
-// runs of neighbouring sizes where there are more.
-std::vector<FitSample> RegimeRows(const std::vector<FitSample>& samples)
+} // namespace
+
+std::vector<FitSample> OneRowPerSize(const std::vector<FitSample>& samples)
 {
     std::vector<FitSample> all;
     for (const FitSample& s : samples) // an empty collective is no regime (NCCL returns at once from a count of 0)
@@ -50,6 +50,8 @@ std::vector<FitSample> RegimeRows(const std::vector<FitSample>& samples)
     }
     return rows;
 }
+
+namespace {
 
 Line FitRows(const std::vector<FitSample>& rows, size_t first, size_t last)
 {
@@ -84,11 +86,14 @@ struct Model {
     Algorithm algorithm;
 };
 
-// The best segments of `rows` (sorted, distinct sizes) for each number k = 1..kMaxRegimes
-// (index k - 1; empty where the rows are too few for k), by dynamic programming: cost[k][j] is the
-// least summed error of rows 0..j in k segments, from[k][j] the row where the last of them begins.
-std::vector<std::vector<FitSegment>> BestSegmentations(const std::vector<FitSample>& rows, const Model& m)
+} // namespace
+
+// By dynamic programming: cost[k][j] is the least summed error of rows 0..j in k segments,
+// from[k][j] the row where the last of them begins.
+std::vector<std::vector<FitSegment>> BestSegmentations(const std::vector<FitSample>& rows, Collective collective, int ranks,
+                                                       Algorithm algorithm)
 {
+    const Model m{collective, ranks, algorithm};
     const size_t n = rows.size();
     std::vector<std::vector<FitSegment>> out(kMaxRegimes);
     if (n == 0) return out;
@@ -124,6 +129,8 @@ std::vector<std::vector<FitSegment>> BestSegmentations(const std::vector<FitSamp
     return out;
 }
 
+namespace {
+
 double MeanError(const std::vector<FitSegment>& segments, const std::vector<FitSample>& rows)
 {
     double sum = 0;
@@ -132,9 +139,23 @@ double MeanError(const std::vector<FitSegment>& segments, const std::vector<FitS
 }
 
 // For each number of segments, the mean error of predicting the inner rows from segments fitted
-// without them (see the header); -1 where a fold's rows are too few for that number, all 0 when
-// there are fewer than three rows.
+// without them (see the header).
 std::vector<double> HeldOutErrors(const std::vector<FitSample>& rows, const Model& m)
+{
+    return CrossValidatedErrors(rows, [&](const std::vector<FitSample>& train, const std::vector<FitSample>& test) {
+        std::vector<double> out(kMaxRegimes, -1.0);
+        const std::vector<std::vector<FitSegment>> fits = BestSegmentations(train, m.collective, m.ranks, m.algorithm);
+        for (size_t k = 0; k < fits.size(); ++k)
+            if (!fits[k].empty()) out[k] = MeanError(fits[k], test);
+        return out;
+    });
+}
+
+} // namespace
+
+std::vector<double> CrossValidatedErrors(
+    const std::vector<FitSample>& rows,
+    const std::function<std::vector<double>(const std::vector<FitSample>& train, const std::vector<FitSample>& test)>& errors)
 {
     std::vector<double> sum(kMaxRegimes, 0.0);
     if (rows.size() < 3) return sum;
@@ -143,18 +164,16 @@ std::vector<double> HeldOutErrors(const std::vector<FitSample>& rows, const Mode
         std::vector<FitSample> train, test;
         for (size_t i = 0; i < rows.size(); ++i)
             (i > 0 && i + 1 < rows.size() && (i - 1) % folds == f ? test : train).push_back(rows[i]);
-        const std::vector<std::vector<FitSegment>> fits = BestSegmentations(train, m);
-        for (size_t k = 0; k < fits.size(); ++k) {
-            if (fits[k].empty() || sum[k] < 0) sum[k] = -1;
-            else sum[k] += MeanError(fits[k], test) * static_cast<double>(test.size());
+        const std::vector<double> e = errors(train, test);
+        for (size_t k = 0; k < sum.size(); ++k) {
+            if (k >= e.size() || e[k] < 0 || sum[k] < 0) sum[k] = -1;
+            else sum[k] += e[k] * static_cast<double>(test.size());
         }
     }
     for (double& s : sum)
         if (s >= 0) s /= static_cast<double>(inner);
     return sum;
 }
-
-} // namespace
 
 std::string LikelyProtocol(uint64_t fromBytes, uint64_t toBytes)
 {
@@ -170,8 +189,8 @@ std::string LikelyProtocol(uint64_t fromBytes, uint64_t toBytes)
 RegimeFit FitRegimes(const std::vector<FitSample>& samples, Collective collective, int ranks, Algorithm algorithm)
 {
     const Model m{collective, ranks, algorithm};
-    const std::vector<FitSample> rows = RegimeRows(samples);
-    const std::vector<std::vector<FitSegment>> fits = BestSegmentations(rows, m);
+    const std::vector<FitSample> rows = OneRowPerSize(samples);
+    const std::vector<std::vector<FitSegment>> fits = BestSegmentations(rows, collective, ranks, algorithm);
     RegimeFit best;
     if (rows.empty()) return best;
     const std::vector<double> heldOut = HeldOutErrors(rows, m);

@@ -32,6 +32,7 @@
 
 #include "model/Fit.hpp"
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,6 +54,24 @@ struct RegimeFit {
 // from an empty collective, which says nothing of its regimes), each segment's line mapped to
 // alpha and beta through the formula of `collective` with `algorithm` on `ranks` ranks.
 RegimeFit FitRegimes(const std::vector<FitSample>& samples, Collective collective, int ranks, Algorithm algorithm);
+
+// One row per size (the median of its measurements; 0-byte rows left out), by size, pooled as
+// described above where there are more than kMaxRegimeSizes sizes.
+std::vector<FitSample> OneRowPerSize(const std::vector<FitSample>& samples);
+
+// For each number of segments k = 1..kMaxRegimes (index k - 1), the least-error segments of `rows`
+// (sorted, distinct sizes: OneRowPerSize); empty where the rows are too few for k.
+std::vector<std::vector<FitSegment>> BestSegmentations(const std::vector<FitSample>& rows, Collective collective, int ranks,
+                                                       Algorithm algorithm);
+
+// Cross-validation over the sizes (see above): the inner rows of `rows` (sorted, distinct sizes)
+// dealt into at most kRegimeFolds folds; `errors(train, test)` gives, for each number of lines
+// k = 1..kMaxRegimes, the mean error (%) on `test` of lines fitted to `train`, or -1 where it
+// cannot. Returns, for each k, the error over all inner rows (-1 where any fold could not; all
+// 0 with fewer than three rows).
+std::vector<double> CrossValidatedErrors(
+    const std::vector<FitSample>& rows,
+    const std::function<std::vector<double>(const std::vector<FitSample>& train, const std::vector<FitSample>& test)>& errors);
 
 // The time the segments predict for `bytes` (see above for sizes between and beyond them);
 // 0 when there are none.

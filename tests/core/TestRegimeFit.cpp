@@ -3,10 +3,12 @@
 #include "analysis/Fitting.hpp"
 #include "model/CostModel.hpp"
 #include "model/Fit.hpp"
+#include "model/ProtocolFit.hpp"
 #include "model/RegimeFit.hpp"
 #include "trace/NcclTestsLog.hpp"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <cmath>
 #include <filesystem>
 
@@ -229,4 +231,65 @@ TEST_CASE("a log's noise: its halves' disagreement, read from the log and from i
     REQUIRE(fromTrace.size() == 1);
     CHECK(fromTrace[0].noise == Approx(0.04 / 1.02).epsilon(1e-2)); // the trace's spans are whole nanoseconds
     CHECK(FitAlphaBeta(fromTrace[0]).noisePct == Approx(100 * 0.04 / 1.02).epsilon(1e-2));
+}
+
+TEST_CASE("protocols: the lowest of three lines is found, its switches where the lines cross", "[model][fit][protocols]")
+{
+    const ProtocolFit p = FitProtocols(EnvelopeSamples());
+    REQUIRE(p.lines.size() == 3);
+    const Protocol truth[3] = {kLL, kLL128, kSimple};
+    for (size_t i = 0; i < 3; ++i) {
+        INFO("line " << i);
+        CHECK(p.lines[i].latencySec == Approx(truth[i].latencySec).epsilon(0.05));
+        CHECK(1.0 / p.lines[i].secPerByte == Approx(truth[i].bytesPerSec).epsilon(0.05));
+    }
+    CHECK(p.lines[0].fromBytes == 8);
+    CHECK(p.lines[2].toBytes == (uint64_t{1} << 33));
+    CHECK(p.lines[0].protocol.rfind("LL", 0) == 0);
+    CHECK(p.lines[2].protocol.find("Simple") != std::string::npos);
+    CHECK(p.fitMapePct < 1.2); // the +-1 % jitter
+    CHECK(p.heldOutMapePct < 1.5);
+    for (uint64_t n : {uint64_t{100}, uint64_t{70000}, uint64_t{3} << 20})
+        CHECK(PredictProtocols(p.lines, n) == Approx(EnvelopeSeconds(n)).epsilon(0.03));
+    CHECK(PredictProtocols({}, 1024) == 0);
+}
+
+TEST_CASE("protocols: a size between two measured ones at a switch is predicted from the crossing lines", "[model][fit][protocols]")
+{
+    // Two protocols crossing near 40 KB, measured every factor 4 from 8 B: 32 KiB is the first
+    // line's, 128 KiB the second's; 64 KiB, unmeasured, is the second's.
+    const Protocol small{10e-6, 1e9}, large{50e-6, 100e9};
+    auto t = [&](uint64_t n) { return std::min(small.Seconds(n), large.Seconds(n)); };
+    std::vector<FitSample> s;
+    for (uint64_t n = 8; n <= (uint64_t{1} << 32); n *= 4) s.push_back({n, t(n), 0});
+    const ProtocolFit p = FitProtocols(s);
+    const RegimeFit r = FitRegimes(s, Collective::AllReduce, 8, Algorithm::Ring);
+    REQUIRE(p.lines.size() == 2);
+    const uint64_t between = uint64_t{64} << 10;
+    CHECK(PredictProtocols(p.lines, between) == Approx(t(between)).epsilon(0.01));
+    // The regimes bend on log-log axes from one segment's end to the next's start: 7 % off here.
+    CHECK(std::fabs(PredictSegmented(r.segments, between) / t(between) - 1) > 0.05);
+}
+
+TEST_CASE("protocols in fits: lines, errors and each row's prediction, in JSON too", "[model][fit][protocols]")
+{
+    FitGroup g;
+    g.collective = Collective::AllReduce;
+    g.ranks = 8;
+    g.samples = EnvelopeSamples(0);
+    g.samples.push_back({0, 5e-6, 0}); // an empty collective: no protocol's
+    const FitResult r = FitAlphaBeta(g);
+    REQUIRE(r.protocols.size() == 3);
+    CHECK(r.protocolMapePct < 0.5);
+    for (const FitRow& row : r.rows) {
+        INFO(row.bytes);
+        if (row.bytes == 0) CHECK(row.protocolSec == 0);
+        else CHECK(row.protocolSec == Approx(EnvelopeSeconds(row.bytes)).epsilon(0.01));
+    }
+    FitFile file;
+    file.fits = {r};
+    const nlohmann::json j = nlohmann::json::parse(FitFileToJson(file))["fits"][0];
+    CHECK(j["protocols"].size() == 3);
+    CHECK(j["protocols"][2]["busBandwidthGBps"].get<double>() == Approx(300 * 14.0 / 8).epsilon(0.05));
+    CHECK(j["rows"][0].contains("protocolUs"));
 }

@@ -467,6 +467,8 @@ TEST_CASE("the model view of a measured log draws its regimes and marks where NC
     REQUIRE(j["regimeSwitchBytes"].size() == 1);
     CHECK(j["regimeSwitchBytes"][0].get<double>() > 128 * 1024);
     CHECK(j["regimeSwitchBytes"][0].get<double>() < 256 * 1024);
+    REQUIRE(j["protocols"] == 2); // the two lines, NCCL switching where they cross: 50 us / (1/4 - 1/200) us per KB
+    CHECK(j["protocolSwitchBytes"][0].get<double>() == Approx(50.0 / (1 / 4e3 - 1 / 200e3)).epsilon(0.01));
     const unsigned colour = Hex(j["regimesColour"]);
     auto count = [&](const Image& img) {
         size_t n = 0;
@@ -477,6 +479,7 @@ TEST_CASE("the model view of a measured log draws its regimes and marks where NC
     CHECK(count(Load(dir.File("m.png"))) > 2000); // the curve in both plots, the dashed switch, the protocols' names
     const nlohmann::json scenario = Render("--scenario ring-vs-tree --view model --size 1600x900", dir.File("s.png"));
     CHECK(scenario["regimes"] == 0); // no measurements, no regimes
+    CHECK(scenario["protocols"] == 0);
     CHECK(count(Load(dir.File("s.png"))) < 50);
 }
 
