@@ -15,6 +15,21 @@ namespace {
 
 double TreeDepth(int nodes) { return std::ceil(std::log2(static_cast<double>(std::max(nodes, 1)))); }
 
+} // namespace
+
+double NcclTreeEfficiency(uint64_t bytes)
+{
+    // NVIDIA/nccl src/graph/tuning.cc (5067397c): busBw * .92 for the tree's allreduce, and
+    // treeCorrectionFactor[NCCL_PROTO_SIMPLE][log2(bytes / 64)] for 64 B to 256 MiB ("trees are not
+    // perfectly sticking to the model for medium sizes").
+    static constexpr double kCorrection[23] = {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9};
+    const uint64_t units = bytes >> 6;
+    const int logSize = units == 0 ? -1 : static_cast<int>(std::floor(std::log2(static_cast<double>(units))));
+    return 0.92 * (logSize >= 0 && logSize < 23 ? kCorrection[logSize] : 1.0);
+}
+
+namespace {
+
 // A level's link at one size: alpha per hop from the smallest sizes' regime (a hop's latency does
 // not grow with the message), beta from the regime of the size, and that regime's line above the
 // smallest sizes' at no bytes (`extraSec`: the pipeline's fill and the protocol's overhead of
@@ -24,12 +39,36 @@ struct LinkAt {
     double extraSec = 0;
 };
 
+// A log's line at a size: the protocol envelope's lowest line there (ProtocolFit.hpp), and its
+// line at the smallest sizes; the regimes' segments where a fit has no envelope.
+struct Line {
+    double latencySec = 0, secPerByte = 0;
+};
+
+Line LineAt(const FitResult& fit, uint64_t bytes)
+{
+    if (fit.protocols.empty()) {
+        const FitSegment* s = SegmentFor(fit.segments, bytes);
+        return {s->latencySec, s->secPerByte};
+    }
+    const ProtocolLine* best = &fit.protocols.front();
+    for (const ProtocolLine& l : fit.protocols)
+        if (l.PredictSeconds(bytes) < best->PredictSeconds(bytes)) best = &l;
+    return {best->latencySec, best->secPerByte};
+}
+
+Line FirstLine(const FitResult& fit)
+{
+    if (fit.protocols.empty()) return {fit.segments.front().latencySec, fit.segments.front().secPerByte};
+    return LineAt(fit, fit.protocols.front().fromBytes);
+}
+
 // Alpha and beta per link within a node for an allreduce of n bytes (the one-node regime of n
 // through the ring's formula on q0 ranks).
 LinkAt NodeAt(const FitResult& node, uint64_t n)
 {
-    const FitSegment &at = *SegmentFor(node.segments, n), &first = node.segments.front();
-    auto read = [&](const FitSegment& s) { return ParamsFromLine(Collective::AllReduce, Algorithm::Ring, node.ranks, s.latencySec, s.secPerByte); };
+    const Line at = LineAt(node, n), first = FirstLine(node);
+    auto read = [&](const Line& s) { return ParamsFromLine(Collective::AllReduce, Algorithm::Ring, node.ranks, s.latencySec, s.secPerByte); };
     LinkAt l;
     l.params.alphaSec = std::max(0.0, read(first).alphaSec);
     l.params.betaSecPerByte = read(at).betaSecPerByte;
@@ -47,12 +86,14 @@ struct NetLog {
     {
         const double perUnit = NetworkBytesPerNic(fit.collective, nodes, fit.ranks, 1.0);
         const uint64_t size = static_cast<uint64_t>(std::max(1.0, std::round(bytesPerNic / perUnit)));
-        const FitSegment &at = *SegmentFor(fit.segments, size), &first = fit.segments.front();
-        const double alphaIntra = NodeAt(node, first.toBytes).params.alphaSec;
-        auto read = [&](const FitSegment& s) { return NcclNetworkReading(fit.collective, nodes, fit.ranks, s.latencySec, s.secPerByte, alphaIntra); };
+        const Line at = LineAt(fit, size), first = FirstLine(fit);
+        const double alphaIntra = NodeAt(node, 1).params.alphaSec;
+        auto read = [&](const Line& s) { return NcclNetworkReading(fit.collective, nodes, fit.ranks, s.latencySec, s.secPerByte, alphaIntra); };
         LinkAt l;
         l.params.alphaSec = read(first).alphaSec;
         l.params.betaSecPerByte = read(at).betaSecPerByte;
+        if (fit.collective == Collective::AllReduce && nodes == 2 && fit.ranks > 2) // NCCL's tree measured: its efficiency out
+            l.params.betaSecPerByte *= NcclTreeEfficiency(size);
         l.extraSec = std::max(0.0, at.latencySec - first.latencySec);
         return l;
     }
@@ -77,7 +118,8 @@ void Tree(ExtrapolationRow& row, const NetLog& net, const FitResult& node, int n
 {
     const double n = static_cast<double>(row.bytes), perNic = (nodes == 2 ? 1.0 : 2.0) * n / q;
     const LinkAt intra = NodeAt(node, row.bytes), link = net.At(perNic, node);
-    const double nic = perNic * link.params.betaSecPerByte + link.extraSec, nvlink = n * intra.params.betaSecPerByte + intra.extraSec;
+    const double nic = perNic * link.params.betaSecPerByte / NcclTreeEfficiency(row.bytes) + link.extraSec;
+    const double nvlink = n * intra.params.betaSecPerByte + intra.extraSec;
     row.treeNetSec = 2 * TreeDepth(nodes) * link.params.alphaSec + (nic >= nvlink ? nic : 0);
     row.treeIntraSec = 2 * (q - 1.0) * intra.params.alphaSec + (nic >= nvlink ? 0 : nvlink);
     row.treeSec = row.treeNetSec + row.treeIntraSec;

@@ -16,7 +16,8 @@
 //   tree: a chain through each node's GPUs, double binary trees between the nodes, pipelined:
 //         latency 2 (ceil(log2 N) network hops + q-1 NVLink hops); each NIC carries n/q up and
 //         n/q down when each node has a parent or children in both trees (N >= 3), half that on 2
-//         nodes (each node is the other's only neighbour), and each GPU n over NVLink.
+//         nodes (each node is the other's only neighbour), at the share of the bandwidth NCCL's
+//         own tuner gives its tree (NcclTreeEfficiency); each GPU n over NVLink.
 // `best` is the faster of the two. The textbook hierarchical allreduce (the one-node allreduce,
 // then 2(N-1) messages of n/p between nodes, not pipelined; model/CostModel.hpp PredictTwoLevel)
 // is shown beside them: NCCL does not run it, so it is not in `best`.
@@ -60,11 +61,18 @@ struct Extrapolation {
 //   sendrecv: one message of n between nodes per pair: alpha c0, beta c1;
 //   allgather, reduce-scatter (q' = 1): a ring of p' messages: c0 = (p'-1) alpha,
 //             c1 = (p'-1)/p' beta;
-//   allreduce on 2 nodes: the tree, c0 = 2 (alpha + (q'-1) alphaIntra), c1 = beta / q';
+//   allreduce on 2 nodes: the tree, c0 = 2 (alpha + (q'-1) alphaIntra), c1 = beta / q' (over
+//             NcclTreeEfficiency of the size when q' > 1: on 1 + 1 GPUs NCCL's ring is as fast);
 //   allreduce on 3 or more (q' = 1): latency of the tree, c0 = 2 ceil(log2 N') alpha, bandwidth of
 //             the ring, c1 = 2(p'-1)/p' beta.
 // `alphaIntraSec` is the node's alpha per link (for q' > 1). Alpha is not negative.
 CostParams NcclNetworkReading(Collective collective, int netNodes, int ranks, double c0, double c1, double alphaIntraSec);
+
+// The share of its model's bandwidth NCCL's tree reaches for an allreduce of `bytes`, as NCCL's
+// own tuner takes it (src/graph/tuning.cc: x 0.92, and its medium sizes' correction factors, 0.5
+// to 0.9 from 64 B to 256 MiB); the tree's bytes through a NIC are divided by it, and a two-node
+// allreduce log (a tree) read with it.
+double NcclTreeEfficiency(uint64_t bytes);
 
 // The bytes through one NIC of that log at size n (what the network's regime of a size stands for).
 double NetworkBytesPerNic(Collective collective, int netNodes, int ranks, double n);
