@@ -6,6 +6,7 @@
 #include "CliCommon.hpp"
 #include "Commands.hpp"
 
+#include "analysis/Extrapolation.hpp"
 #include "common/Error.hpp"
 #include "common/Units.hpp"
 #include "model/Fit.hpp"
@@ -89,12 +90,15 @@ core::ResolvedModel ModelOf(const PlanOptions& o)
 }
 
 // --network-fit / --nvlink-fit: a fit file whose regimes price that level's collectives and sends
-// by size; its 8-rank allreduce's one line is what the header shows.
+// by size (a network log across named hosts per NIC: analysis/Extrapolation.hpp
+// NetworkLinkFromFit); the header shows its link at 1 GiB a NIC, else its 8-rank allreduce's line.
 void ApplyLinkFit(const char* option, const std::string& path, bool insideNode, core::PlanCluster& c)
 {
     auto file = std::make_shared<const core::FitFile>(core::ParseFitFile(core::ReadFileDecompressed(path), path));
     std::string why;
-    const std::optional<core::CostParams> p = core::ModelFromFit(*file, core::Collective::AllReduce, 8, &why);
+    std::optional<core::CostParams> p;
+    if (!insideNode) p = core::NetworkLinkFromFit(*file, 1 << 30, c.nvlinkAlphaUs * 1e-6, &why);
+    if (!p) p = core::ModelFromFit(*file, core::Collective::AllReduce, 8, &why);
     Require(p.has_value() && p->betaSecPerByte > 0, std::string(option) + ": " + path + " holds no fit with a bandwidth");
     (insideNode ? c.nvlinkAlphaUs : c.networkAlphaUs) = p->alphaSec * 1e6;
     (insideNode ? c.nvlinkGBps : c.networkGBps) = 1e-9 / p->betaSecPerByte;

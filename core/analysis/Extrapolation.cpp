@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <set>
+#include <optional>
 
 namespace paralens::core {
 
@@ -76,27 +76,37 @@ LinkAt NodeAt(const FitResult& node, uint64_t n)
     return l;
 }
 
-// How a log across nodes is laid out, and its regimes.
+// Alpha per network hop and beta per byte per NIC where `bytesPerNic` go through each NIC, from
+// a log across `nodes` nodes: the line of the size whose bytes per NIC those are.
+LinkAt NetworkAt(const FitResult& fit, int nodes, double bytesPerNic, double alphaIntraSec)
+{
+    const double perUnit = NetworkBytesPerNic(fit.collective, nodes, fit.ranks, 1.0);
+    const uint64_t size = static_cast<uint64_t>(std::max(1.0, std::round(bytesPerNic / perUnit)));
+    const Line at = LineAt(fit, size), first = FirstLine(fit);
+    auto read = [&](const Line& s) { return NcclNetworkReading(fit.collective, nodes, fit.ranks, s.latencySec, s.secPerByte, alphaIntraSec); };
+    LinkAt l;
+    l.params.alphaSec = read(first).alphaSec;
+    l.params.betaSecPerByte = read(at).betaSecPerByte;
+    if (fit.collective == Collective::AllReduce && nodes == 2 && fit.ranks > 2) // NCCL's tree measured: its efficiency out
+        l.params.betaSecPerByte *= NcclTreeEfficiency(size);
+    l.extraSec = std::max(0.0, at.latencySec - first.latencySec);
+    return l;
+}
+
+// Whether a log of `collective` on `ranks` ranks across `nodes` nodes can be read so (see
+// CheckedNetNodes for what is said when not).
+bool ReadableLayout(Collective collective, int nodes, int ranks)
+{
+    if (!PricesNetwork(collective) || nodes < 2 || ranks % nodes != 0) return false;
+    const int q = ranks / nodes;
+    return q == 1 || collective == Collective::SendRecv || (collective == Collective::AllReduce && nodes == 2);
+}
+
+// A log across nodes, and the node log whose alpha its reading takes.
 struct NetLog {
     const FitResult& fit;
     int nodes;
-    // Alpha per network hop and beta per byte per NIC where `bytesPerNic` go through each NIC:
-    // the regime of the size whose bytes per NIC those are.
-    LinkAt At(double bytesPerNic, const FitResult& node) const
-    {
-        const double perUnit = NetworkBytesPerNic(fit.collective, nodes, fit.ranks, 1.0);
-        const uint64_t size = static_cast<uint64_t>(std::max(1.0, std::round(bytesPerNic / perUnit)));
-        const Line at = LineAt(fit, size), first = FirstLine(fit);
-        const double alphaIntra = NodeAt(node, 1).params.alphaSec;
-        auto read = [&](const Line& s) { return NcclNetworkReading(fit.collective, nodes, fit.ranks, s.latencySec, s.secPerByte, alphaIntra); };
-        LinkAt l;
-        l.params.alphaSec = read(first).alphaSec;
-        l.params.betaSecPerByte = read(at).betaSecPerByte;
-        if (fit.collective == Collective::AllReduce && nodes == 2 && fit.ranks > 2) // NCCL's tree measured: its efficiency out
-            l.params.betaSecPerByte *= NcclTreeEfficiency(size);
-        l.extraSec = std::max(0.0, at.latencySec - first.latencySec);
-        return l;
-    }
+    LinkAt At(double bytesPerNic, const FitResult& node) const { return NetworkAt(fit, nodes, bytesPerNic, NodeAt(node, 1).params.alphaSec); }
 };
 
 // NCCL's ring over N nodes of q (see the header): latency along a byte's path, bytes through the
@@ -205,13 +215,10 @@ NetworkLogGroup NetworkGroupOf(const NcclTestsLog& log, const std::string& path)
         one.blocks = {block};
         std::vector<FitGroup> groups = FitGroupsFromLog(one, LogHalf::OutOfPlace);
         if (groups.empty() || !PricesNetwork(groups[0].collective)) continue;
-        std::set<std::string> hosts;
-        for (const NcclTestsDevice& d : block.devices)
-            if (!d.host.empty()) hosts.insert(d.host);
-        Require(block.devices.size() < 2 || hosts.size() != 1, path + ": its " + std::to_string(block.devices.size()) + " ranks are all on " +
-                                                                   (hosts.empty() ? std::string("one host") : *hosts.begin()) +
-                                                                   "; the network needs a log across nodes");
-        return {std::move(groups[0]), static_cast<int>(hosts.size())};
+        const int hosts = groups[0].nodes;
+        Require(block.devices.size() < 2 || hosts != 1, path + ": its " + std::to_string(block.devices.size()) + " ranks are all on " +
+                                                            block.devices.front().host + "; the network needs a log across nodes");
+        return {std::move(groups[0]), hosts};
     }
     throw Error(path + " has no sendrecv, allreduce, allgather or reduce-scatter table");
 }
@@ -244,6 +251,20 @@ CostParams NcclNetworkReading(Collective collective, int netNodes, int ranks, do
     k.alphaSec = std::max(0.0, k.alphaSec);
     k.betaSecPerByte = c1 / NetworkBytesPerNic(collective, netNodes, ranks, 1.0);
     return k;
+}
+
+std::optional<CostParams> NetworkLinkFromFit(const FitFile& file, double bytesPerNic, double alphaIntraSec, std::string* why)
+{
+    for (const FitResult& fit : file.fits) {
+        const int nodes = fit.nodes > 0 ? fit.nodes : fit.ranks == 2 ? 0 : -1;
+        if (nodes < 0 || !ReadableLayout(fit.collective, nodes > 0 ? nodes : 2, fit.ranks)) continue;
+        if (fit.protocols.empty() && fit.segments.empty()) continue;
+        if (why)
+            *why = "per NIC from the " + std::string(Name(fit.collective)) + " on " + std::to_string(fit.ranks) + " ranks across " +
+                   std::to_string(nodes > 0 ? nodes : 2) + " nodes of " + (fit.source.empty() ? std::string("the fit") : fit.source);
+        return NetworkAt(fit, nodes > 0 ? nodes : 2, std::max(bytesPerNic, 1.0), alphaIntraSec).params;
+    }
+    return std::nullopt;
 }
 
 Extrapolation ExtrapolateAllReduce(const FitResult& node, const FitResult& net, int nodes, const std::vector<uint64_t>& sizes,

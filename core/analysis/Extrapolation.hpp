@@ -29,6 +29,7 @@
 #include "trace/NcclTestsLog.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,15 @@ Extrapolation ExtrapolateAllReduce(const FitResult& node, const FitResult& net, 
 
 // The collectives a log across nodes can price the network from.
 bool PricesNetwork(Collective c);
+
+// The network per NIC from a fit file (paralens fit --out) of a log across nodes: the first fit
+// whose log named its hosts (or has 2 ranks) and is read as NcclNetworkReading says; alpha per
+// hop and beta per byte through one NIC where `bytesPerNic` go through each (the regime of that
+// size: its protocol envelope's line). `alphaIntraSec`: alpha per NVLink hop (for a two-node log
+// of several GPUs a node). None when no fit of the file is such a log (a fit of one node, a fit
+// file of an older paralens, a trace's collectives without hosts). `why` says which fit priced it.
+// The planner prices its traffic between nodes with it (plan --network-fit).
+std::optional<CostParams> NetworkLinkFromFit(const FitFile& file, double bytesPerNic, double alphaIntraSec, std::string* why = nullptr);
 
 // A log's first table of such a collective (out-of-place), with the hosts its header names (0:
 // none). Throws Error naming `path` when it has none, or when its ranks are all on one host.

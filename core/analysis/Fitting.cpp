@@ -10,6 +10,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace paralens::core {
@@ -73,6 +74,10 @@ std::vector<FitGroup> FitGroupsFromLog(const NcclTestsLog& log, LogHalf half, st
             if (r.outOfPlace.present && r.inPlace.present) halves.push_back({r.outOfPlace.timeUs, r.inPlace.timeUs});
         }
         g.noise = RelativeNoise(halves);
+        std::set<std::string> hosts;
+        for (const NcclTestsDevice& d : b.devices)
+            if (!d.host.empty()) hosts.insert(d.host);
+        g.nodes = static_cast<int>(hosts.size());
         if (!g.samples.empty()) groups.push_back(std::move(g));
     }
     return groups;

@@ -209,6 +209,7 @@ FitResult FitAlphaBeta(const FitGroup& group)
     FitResult r;
     r.collective = group.collective;
     r.ranks = group.ranks;
+    r.nodes = group.nodes;
     r.algorithm = group.algorithm;
     r.dtype = group.dtype;
     r.label = group.label;
@@ -350,6 +351,7 @@ Json ToJson(const FitResult& r)
                              {"toBytes", l.toBytes}});
     Json j{{"collective", Name(r.collective)},
            {"ranks", r.ranks},
+           {"nodes", r.nodes},
            {"algorithm", Name(r.algorithm)},
            {"dtype", r.dtype},
            {"label", r.label},
@@ -443,6 +445,19 @@ FitResult FromJson(const Json& j, const std::string& where)
     r.segmentedMapePct = j.value("segmentedMapePct", 0.0);
     r.segmentedMaxErrorPct = j.value("segmentedMaxErrorPct", 0.0);
     r.noisePct = j.value("noisePct", 0.0);
+    r.nodes = j.value("nodes", 0);
+    if (auto lines = j.find("protocols"); lines != j.end() && lines->is_array())
+        for (const Json& l : *lines) {
+            ProtocolLine line;
+            line.latencySec = l.value("latencyUs", 0.0) * 1e-6;
+            line.secPerByte = l.value("secondsPerByte", 0.0);
+            line.fromBytes = l.value("fromBytes", uint64_t{0});
+            line.toBytes = l.value("toBytes", uint64_t{0});
+            line.protocol = l.value("protocol", "");
+            r.protocols.push_back(line);
+        }
+    r.protocolMapePct = j.value("protocolMapePct", 0.0);
+    r.protocolHeldOutMapePct = j.value("protocolHeldOutMapePct", 0.0);
     r.heldOutMapePct = j.value("heldOutMapePct", 0.0);
     if (auto segments = j.find("segments"); segments != j.end() && segments->is_array())
         for (const Json& s : *segments) r.segments.push_back(SegmentFromJson(s, where + ": segments[" + std::to_string(r.segments.size()) + "]"));

@@ -50,6 +50,7 @@ struct FitGroup {
     std::string source; // file name
     std::vector<FitSample> samples;
     double noise = 0;   // the measurements' own relative disagreement (nccl-tests' two halves), 0: unknown
+    int nodes = 0;      // the hosts the log's header names (0: not named)
 };
 
 // One regime of a segmented fit (RegimeFit.hpp): the measurements from fromBytes to toBytes and
@@ -87,6 +88,7 @@ struct FitRow {
 struct FitResult {
     Collective collective = Collective::AllReduce;
     int ranks = 2;
+    int nodes = 0; // the hosts its log named (0: not named)
     Algorithm algorithm = Algorithm::Ring;
     std::string dtype, label, source;
     CostParams params;           // alpha per message, beta per byte per link (gamma folded unless separated)

@@ -54,6 +54,7 @@
 // default order tp-cp-ep-dp-pp.
 #include "planner/Planner.hpp"
 
+#include "analysis/Extrapolation.hpp"
 #include "common/Error.hpp"
 #include "model/CostModel.hpp"
 #include "model/Fit.hpp"
@@ -74,13 +75,17 @@ struct LinkModel {
     bool insideNode;
 };
 
-// alpha and beta of `c` of `bytes` on `ranks` ranks over `link`: a measured fit's regime of that
-// size (PlanCluster::nvlinkFit / networkFit, as simulate --model prices it), else the cluster's
-// alpha and bandwidth.
+// alpha and beta of `c` of `bytes` on `ranks` ranks over `link`: between nodes, a network fit of a
+// log across nodes read per NIC as NCCL runs it (analysis/Extrapolation.hpp NetworkLinkFromFit:
+// each GPU of the group moves busbw factor x bytes through its NIC); else a measured fit's regime
+// of that size (PlanCluster::nvlinkFit / networkFit, as simulate --model prices it); else the
+// cluster's alpha and bandwidth.
 CostParams ParamsFor(const LinkModel& link, Collective c, int ranks, double bytes)
 {
     const PlanCluster& k = link.cluster;
     const std::shared_ptr<const FitFile>& fit = link.insideNode ? k.nvlinkFit : k.networkFit;
+    if (fit && !link.insideNode)
+        if (auto p = NetworkLinkFromFit(*fit, BusBwFactor(c, ranks) * bytes, k.nvlinkAlphaUs * 1e-6)) return *p;
     if (fit)
         if (auto p = ModelFromFit(*fit, c, ranks, static_cast<uint64_t>(std::max(bytes, 1.0)), nullptr)) return *p;
     const double gbps = link.insideNode ? k.NvlinkGBps() : k.networkGBps;

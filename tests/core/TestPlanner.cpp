@@ -2,6 +2,7 @@
 // published activation formulas (Korthikanti et al. 2022) and hand-counted weights, the time model
 // against a hand calculation, the pipeline timing against the pipeline simulator, a row's simulated
 // step against its predicted time, the search's constraints and messages, and the published runs.
+#include "analysis/Extrapolation.hpp"
 #include "common/Error.hpp"
 #include "model/CostModel.hpp"
 #include "planner/PipelineTiming.hpp"
@@ -707,6 +708,39 @@ TEST_CASE("planner: a measured fit prices each level's traffic with the regime o
     const double tp = Evaluate(r, c).time.tpComm;
     r.cluster.nvlinkFit = fit(1, 1);
     CHECK(Evaluate(r, c).time.tpComm > 10 * tp);
+}
+
+TEST_CASE("planner: a network fit of a log across named nodes prices each NIC as NCCL runs it", "[core][planner]")
+{
+    PlanRequest r = Request("llama3-8b", "h100-sxm", 16, 64); // 2 nodes: DP 2 of TP 8 crosses them
+    const TrainingConfig c = Config(2, 8, 1, 1, ScheduleKind::OneFOneB, 1, Recompute::None, 0, true);
+    r.cluster.networkAlphaUs = 10, r.cluster.networkGBps = 25;
+    const double flat = Evaluate(r, c).time.dpSyncSec;
+    // An allreduce on 2 nodes of 4 GPUs with 25 GB/s NICs, as NCCL's tree runs it (n/4 through each
+    // NIC at its tuner's efficiency): read per NIC, the same DP sync as the flat 25 GB/s.
+    FitGroup g;
+    g.collective = Collective::AllReduce;
+    g.ranks = 8;
+    g.nodes = 2;
+    const double aIntra = r.cluster.nvlinkAlphaUs * 1e-6;
+    for (uint64_t n = 8; n <= (uint64_t{1} << 33); n *= 2)
+        g.samples.push_back({n, 2 * (10e-6 + 3 * aIntra) + static_cast<double>(n) / 4 / 25e9 / NcclTreeEfficiency(n), 0});
+    FitFile file;
+    file.fits = {FitAlphaBeta(g)};
+    r.cluster.networkFit = std::make_shared<const FitFile>(file);
+    CHECK(Evaluate(r, c).time.dpSyncSec == Approx(flat).epsilon(0.05));
+    std::string why;
+    const auto link = NetworkLinkFromFit(file, 1 << 30, aIntra, &why);
+    REQUIRE(link);
+    CHECK(1e-9 / link->betaSecPerByte == Approx(25).epsilon(0.02));
+    CHECK(link->alphaSec == Approx(10e-6).epsilon(0.05));
+    CHECK_THAT(why, Catch::Contains("per NIC") && Catch::Contains("2 nodes"));
+    // The same fit without the hosts (a file of an older paralens): the ring's per-link reading,
+    // the bus bandwidth of 8 ranks, far faster than a NIC.
+    file.fits[0].nodes = 0;
+    CHECK_FALSE(NetworkLinkFromFit(file, 1 << 30, aIntra));
+    r.cluster.networkFit = std::make_shared<const FitFile>(file);
+    CHECK(Evaluate(r, c).time.dpSyncSec < 0.5 * flat);
 }
 
 TEST_CASE("planner: the memory-bound ops by hand: elementwise traffic, the loss over the vocabulary, the optimizer", "[core][planner]")

@@ -292,4 +292,13 @@ TEST_CASE("protocols in fits: lines, errors and each row's prediction, in JSON t
     CHECK(j["protocols"].size() == 3);
     CHECK(j["protocols"][2]["busBandwidthGBps"].get<double>() == Approx(300 * 14.0 / 8).epsilon(0.05));
     CHECK(j["rows"][0].contains("protocolUs"));
+    // A fit file keeps the envelope and the log's hosts (what plan --network-fit reads per NIC).
+    file.fits[0].nodes = 2;
+    const FitFile back = ParseFitFile(FitFileToJson(file), "fit.json");
+    REQUIRE(back.fits.size() == 1);
+    CHECK(back.fits[0].nodes == 2);
+    REQUIRE(back.fits[0].protocols.size() == 3);
+    CHECK(back.fits[0].protocols[1].latencySec == Approx(r.protocols[1].latencySec));
+    CHECK(back.fits[0].protocols[1].secPerByte == Approx(r.protocols[1].secPerByte));
+    CHECK(back.fits[0].protocols[2].toBytes == r.protocols[2].toBytes);
 }
