@@ -57,10 +57,16 @@ Line LineAt(const FitResult& fit, uint64_t bytes)
     return {best->latencySec, best->secPerByte};
 }
 
+// The line of a log's smallest sizes, the latency a hop takes when those sizes measured it: where
+// the line's bytes outweigh its latency already at its smallest size (a log from 32 MiB up), no
+// size of the log was latency-bound, so no hop's latency is known: its latency then is 0 (alpha
+// 0), and the whole line at no bytes is paid once (LinkAt::extraSec).
 Line FirstLine(const FitResult& fit)
 {
-    if (fit.protocols.empty()) return {fit.segments.front().latencySec, fit.segments.front().secPerByte};
-    return LineAt(fit, fit.protocols.front().fromBytes);
+    const uint64_t smallest = fit.protocols.empty() ? fit.segments.front().fromBytes : fit.protocols.front().fromBytes;
+    Line l = fit.protocols.empty() ? Line{fit.segments.front().latencySec, fit.segments.front().secPerByte} : LineAt(fit, smallest);
+    if (l.latencySec < l.secPerByte * static_cast<double>(smallest)) l.latencySec = 0;
+    return l;
 }
 
 // Alpha and beta per link within a node for an allreduce of n bytes (the one-node regime of n

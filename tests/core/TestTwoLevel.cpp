@@ -280,6 +280,18 @@ TEST_CASE("extrapolation: NCCL's ring and tree on the node's regimes and the net
     FitResult allGather22 = others.back().fit;
     allGather22.ranks = 4;
     CHECK_THROWS_WITH(ExtrapolateAllReduce(nodeFit, allGather22, 2, sizes, {}, 0, 2), Catch::Contains("one GPU per node"));
+    // Logs that start at 32 MiB measured no latency-bound size: no hop's latency is read from them
+    // (alpha 0), and their lines at no bytes are paid once.
+    FitGroup bigNode = ng, bigNet = pg;
+    bigNode.samples.clear();
+    bigNet.samples.clear();
+    for (uint64_t n = uint64_t{32} << 20; n <= (uint64_t{1} << 34); n *= 2) {
+        bigNode.samples.push_back({n, 60e-6 + static_cast<double>(n) / 200e9, 0});
+        bigNet.samples.push_back({n, aNet + static_cast<double>(n) * bNet, 0});
+    }
+    const ExtrapolationRow large = ExtrapolateAllReduce(FitAlphaBeta(bigNode), FitAlphaBeta(bigNet), 2, {uint64_t{1} << 30}, {}).rows.front();
+    CHECK(large.treeSec == Approx((1 << 30) / 8.0 * bNet / 0.92 + aNet).epsilon(1e-3)); // no 2 (alpha + 7 alphaIntra)
+    CHECK(large.treeIntraSec == Approx(0).margin(1e-12));
     // Another GPU count per node than the node's log: its links, NCCL's tree with a chain of 4.
     const ExtrapolationRow four = ExtrapolateAllReduce(nodeFit, netFit, 2, {uint64_t{1} << 30}, {}, 4).rows.front();
     CHECK(four.treeSec == Approx(tree(1 << 30, 2, 4)).epsilon(1e-3));
