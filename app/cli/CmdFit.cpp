@@ -115,16 +115,18 @@ void PrintRegimes(const core::FitResult& r)
 // cross, NCCL switches.
 void PrintProtocols(const core::FitResult& r)
 {
-    if (r.protocols.empty()) return;
+    if (r.protocols.size() < 2) return; // one line: nothing the line and the regimes do not say
     std::printf("  protocols: the lowest of %zu lines, MAPE %.1f %%", r.protocols.size(), r.protocolMapePct);
     if (r.protocolHeldOutMapePct > 0) std::printf("; on sizes held out of the fit %.1f %%", r.protocolHeldOutMapePct);
     std::printf("\n");
     const double factor = core::BusBwFactor(r.collective, r.ranks);
     for (size_t i = 0; i < r.protocols.size(); ++i) {
         const core::ProtocolLine& l = r.protocols[i];
-        std::printf("    likely %-19s latency %10s, bus bandwidth %7.1f GB/s, lowest %9s .. %-9s", l.protocol.c_str(),
-                    core::FormatSeconds(l.latencySec).c_str(), l.secPerByte > 0 ? factor / l.secPerByte / 1e9 : 0.0,
-                    core::FormatBytes(l.fromBytes).c_str(), core::FormatBytes(l.toBytes).c_str());
+        char bw[32] = "-";
+        if (l.secPerByte > 0) std::snprintf(bw, sizeof bw, "%.1f GB/s", factor / l.secPerByte / 1e9);
+        std::printf("    likely %-19s latency %10s, bus bandwidth %12s, lowest %9s .. %-9s", l.protocol.c_str(),
+                    core::FormatSeconds(l.latencySec).c_str(), bw, core::FormatBytes(l.fromBytes).c_str(),
+                    core::FormatBytes(l.toBytes).c_str());
         if (i + 1 < r.protocols.size()) {
             const core::ProtocolLine& next = r.protocols[i + 1];
             const double cross = (next.latencySec - l.latencySec) / (l.secPerByte - next.secPerByte);

@@ -89,7 +89,7 @@ void Regimes(ModelData& m, const core::FitResult& fit)
     for (size_t i = 0; i + 1 < m.regimes.size(); ++i)
         m.regimeSwitchBytes.push_back(std::sqrt(std::max(1.0, static_cast<double>(m.regimes[i].toBytes)) *
                                                 static_cast<double>(m.regimes[i + 1].fromBytes)));
-    m.protocols = fit.protocols;
+    if (fit.protocols.size() >= 2) m.protocols = fit.protocols; // one line: nothing the fit and the regimes do not show
     m.protocolMapePct = fit.protocolMapePct;
     m.protocolHeldOutPct = fit.protocolHeldOutMapePct;
     for (size_t i = 0; i + 1 < m.protocols.size(); ++i) {

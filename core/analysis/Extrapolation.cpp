@@ -11,12 +11,6 @@
 
 namespace paralens::core {
 
-namespace {
-
-double TreeDepth(int nodes) { return std::ceil(std::log2(static_cast<double>(std::max(nodes, 1)))); }
-
-} // namespace
-
 double NcclTreeEfficiency(uint64_t bytes)
 {
     // NVIDIA/nccl src/graph/tuning.cc (5067397c): busBw * .92 for the tree's allreduce, and
@@ -30,8 +24,10 @@ double NcclTreeEfficiency(uint64_t bytes)
 
 namespace {
 
-// A level's link at one size: alpha per hop from the smallest sizes' regime (a hop's latency does
-// not grow with the message), beta from the regime of the size, and that regime's line above the
+double TreeDepth(int nodes) { return std::ceil(std::log2(static_cast<double>(std::max(nodes, 1)))); }
+
+// A level's link at one size: alpha per hop from the line of the smallest sizes (a hop's latency
+// does not grow with the message), beta from the line of the size, and that line above the
 // smallest sizes' at no bytes (`extraSec`: the pipeline's fill and the protocol's overhead of
 // those sizes, paid once, not per hop).
 struct LinkAt {
@@ -74,7 +70,9 @@ Line FirstLine(const FitResult& fit)
 LinkAt NodeAt(const FitResult& node, uint64_t n)
 {
     const Line at = LineAt(node, n), first = FirstLine(node);
-    auto read = [&](const Line& s) { return ParamsFromLine(Collective::AllReduce, Algorithm::Ring, node.ranks, s.latencySec, s.secPerByte); };
+    auto read = [&](const Line& s) {
+        return ParamsFromLine(Collective::AllReduce, Algorithm::Ring, node.ranks, s.latencySec, s.secPerByte);
+    };
     LinkAt l;
     l.params.alphaSec = std::max(0.0, read(first).alphaSec);
     l.params.betaSecPerByte = read(at).betaSecPerByte;
@@ -89,7 +87,9 @@ LinkAt NetworkAt(const FitResult& fit, int nodes, double bytesPerNic, double alp
     const double perUnit = NetworkBytesPerNic(fit.collective, nodes, fit.ranks, 1.0);
     const uint64_t size = static_cast<uint64_t>(std::max(1.0, std::round(bytesPerNic / perUnit)));
     const Line at = LineAt(fit, size), first = FirstLine(fit);
-    auto read = [&](const Line& s) { return NcclNetworkReading(fit.collective, nodes, fit.ranks, s.latencySec, s.secPerByte, alphaIntraSec); };
+    auto read = [&](const Line& s) {
+        return NcclNetworkReading(fit.collective, nodes, fit.ranks, s.latencySec, s.secPerByte, alphaIntraSec);
+    };
     LinkAt l;
     l.params.alphaSec = read(first).alphaSec;
     l.params.betaSecPerByte = read(at).betaSecPerByte;
@@ -112,7 +112,10 @@ bool ReadableLayout(Collective collective, int nodes, int ranks)
 struct NetLog {
     const FitResult& fit;
     int nodes;
-    LinkAt At(double bytesPerNic, const FitResult& node) const { return NetworkAt(fit, nodes, bytesPerNic, NodeAt(node, 1).params.alphaSec); }
+    LinkAt At(double bytesPerNic, const FitResult& node) const
+    {
+        return NetworkAt(fit, nodes, bytesPerNic, NodeAt(node, 1).params.alphaSec);
+    }
 };
 
 // NCCL's ring over N nodes of q (see the header): latency along a byte's path, bytes through the

@@ -1,13 +1,15 @@
 // Predicting an allreduce on several nodes from measurements of its parts (issue "Predict NCCL at
 // scale"): a one-node allreduce log (q0 GPUs on NVLink) gives alpha and beta per link within a
-// node (the one-node regime of each size through the ring's formula on q0 ranks: another GPU count
+// node (the one-node line of each size through the ring's formula on q0 ranks: another GPU count
 // per node q takes the same links, as NVSwitch gives every GPU its own), and a log across nodes the
 // network, per NIC (every GPU its own NIC, as on rail-optimised clusters): a sendrecv, or an
 // allreduce, allgather or reduce-scatter, on two nodes or on more nodes of one GPU each, and for
 // allreduce on two nodes of any GPU count (the most common logs). Each is read through what NCCL
-// runs for it (NcclNetworkReading below); their regimes (model/RegimeFit.hpp) give each size its
-// own alpha and beta, the network's taken at the size whose bytes per NIC are those of the
-// predicted algorithm.
+// runs for it (NcclNetworkReading below). Each size takes the line of its log's protocol envelope
+// (model/ProtocolFit.hpp; the regimes where a fit has none) lowest at that size, the network's at
+// the size whose bytes per NIC are those of the predicted algorithm: its bandwidth per byte, alpha
+// per hop from the line of the smallest sizes (none when they were not latency-bound), and the
+// rest of its latency paid once.
 //
 // NCCL runs one of two algorithms on N nodes of q GPUs (p = q N), whichever it finds faster:
 //   ring: q rings (channels), one through each NIC, each carrying n/q: every GPU sends

@@ -110,6 +110,10 @@ void Describe(std::vector<ProtocolLine>& lines, const std::vector<FitSample>& ro
     }
     lines.erase(std::remove_if(lines.begin(), lines.end(), [](const ProtocolLine& l) { return l.toBytes == 0; }), lines.end());
     std::sort(lines.begin(), lines.end(), [](const ProtocolLine& a, const ProtocolLine& b) { return a.fromBytes < b.fromBytes; });
+    for (ProtocolLine& l : lines) { // what stayed at the floors kept only for scaling is none
+        if (l.latencySec <= 2 * kFloorSec) l.latencySec = 0;
+        if (l.secPerByte <= 2 * kFloorSecPerByte) l.secPerByte = 0;
+    }
     for (ProtocolLine& l : lines) l.protocol = LikelyProtocol(l.fromBytes, l.toBytes);
 }
 
