@@ -279,7 +279,7 @@ void PrintTable(const core::PlanRequest& r, const core::ResolvedModel& model, co
                     .c_str(),
                 core::GbText(r.cluster.UsableBytes()).c_str());
     if (r.cluster.nvlinkFit || r.cluster.networkFit)
-        std::printf("# measured links: %s%s%s, each collective and send at the regime of its size\n",
+        std::printf("# measured links: %s%s%s, each collective and send at the fit's line for its size\n",
                     r.cluster.nvlinkFit ? "inside a node the --nvlink-fit's" : "",
                     r.cluster.nvlinkFit && r.cluster.networkFit ? ", " : "", r.cluster.networkFit ? "between nodes the --network-fit's" : "");
     if (r.cluster.gpu.AttentionVsGemm() != 1.0 && r.cluster.attentionEfficiency <= 0)
@@ -496,8 +496,8 @@ void AddPlanCommand(CLI::App& root)
         ->expected(1, -1);
     cmd->add_option("--network-fit", o->networkFit,
                     "A fit file of logs between nodes (paralens fit --out): DP, PP, CP and EP traffic across nodes priced with the "
-                    "regime of each message's size");
-    cmd->add_option("--nvlink-fit", o->nvlinkFit, "A fit file of a one-node log: traffic inside a node (TP, ...) priced by its regimes");
+                    "fit's line for each message's size, per NIC where the log named its hosts");
+    cmd->add_option("--nvlink-fit", o->nvlinkFit, "A fit file of a one-node log: traffic inside a node (TP, ...) priced by its line for each size");
     cmd->add_option("--memory-fraction", o->request.cluster.memoryFraction, "Fraction of HBM usable for the model")->capture_default_str()
         ->check(CLI::Range(0.1, 1.0));
     cmd->add_option("--dp", o->dp, "Fix the data-parallel degree");

@@ -548,6 +548,19 @@ const FitResult* ChooseFit(const FitFile& file, Collective collective, int ranks
 std::optional<CostParams> ModelFromFit(const FitFile& file, Collective collective, int ranks, uint64_t bytes, std::string* why)
 {
     const FitResult* r = ChooseFit(file, collective, ranks);
+    if (r && !r->protocols.empty()) { // the protocol envelope's line lowest at this size (ProtocolFit.hpp)
+        const ProtocolLine* l = &r->protocols.front();
+        for (const ProtocolLine& x : r->protocols)
+            if (x.PredictSeconds(bytes) < l->PredictSeconds(bytes)) l = &x;
+        if (why) {
+            char text[240];
+            std::snprintf(text, sizeof text, "the protocol line lowest at %s (likely %s, the lowest from %s to %s) of the fit of %s on %d ranks%s",
+                          FormatBytes(bytes).c_str(), l->protocol.c_str(), FormatBytes(l->fromBytes).c_str(), FormatBytes(l->toBytes).c_str(),
+                          Name(r->collective).data(), r->ranks, r->ranks == ranks ? "" : ", the nearest rank count");
+            *why = text;
+        }
+        return ParamsFromLine(r->collective, r->algorithm, r->ranks, l->latencySec, l->secPerByte);
+    }
     const FitSegment* s = r ? SegmentFor(r->segments, bytes) : nullptr;
     if (!s) return ModelFromFit(file, collective, ranks, why); // a fit file without regimes
     if (why) {

@@ -153,8 +153,10 @@ const FitResult* ChooseFit(const FitFile& file, Collective collective, int ranks
 // The parameters to model `collective` on `ranks` ranks with: those of ChooseFit, else the joint
 // fit's, else the first fit's. `why` says which were chosen. nullopt when the file holds none.
 std::optional<CostParams> ModelFromFit(const FitFile& file, Collective collective, int ranks, std::string* why = nullptr);
-// The same for a size: when the chosen fit has regimes, the parameters of the one for `bytes`
-// (SegmentFor); a fit without them (a file of an older paralens) gives its one line.
+// The same for a size: when the chosen fit has a protocol envelope, its line lowest at `bytes`
+// through the fit's formula (ProtocolFit.hpp: what a size the log did not measure is best
+// predicted by); else, with regimes, the parameters of the one for `bytes` (SegmentFor); a fit
+// with neither (a file of an older paralens) gives its one line.
 std::optional<CostParams> ModelFromFit(const FitFile& file, Collective collective, int ranks, uint64_t bytes, std::string* why);
 
 } // namespace paralens::core

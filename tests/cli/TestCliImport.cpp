@@ -125,7 +125,7 @@ TEST_CASE("fit of an nccl-tests log, saved and used by simulate --model", "[cli]
     CHECK_THAT(over["modelFrom"].get<std::string>(), Catch::Contains("given explicitly: --alpha-us"));
 }
 
-TEST_CASE("fit finds a log's regimes, and simulate --model takes the regime of its size", "[cli][regimes]")
+TEST_CASE("fit finds a log's regimes and protocols, and simulate --model takes the line of its size", "[cli][regimes]")
 {
     CliTempDir dir;
     paralens::core::WriteFileAtomic(dir.File("ar.log"), TwoProtocolLog());
@@ -154,8 +154,15 @@ TEST_CASE("fit finds a log's regimes, and simulate --model takes the regime of i
         const double bytes = big ? 1073741824.0 : 4096.0;
         const double expected = big ? 60e-6 + bytes / 200e9 : 10e-6 + bytes / 4e9;
         CHECK(sim["simulatedSeconds"].get<double>() == Approx(expected).epsilon(0.01));
-        CHECK_THAT(sim["modelFrom"].get<std::string>(), Catch::Contains("regime"));
+        CHECK_THAT(sim["modelFrom"].get<std::string>(), Catch::Contains("protocol line lowest at"));
     }
+    // A fit file without the protocol envelope (an older paralens): the regime of the size.
+    Json old = Json::parse(paralens::core::ReadFileDecompressed(dir.File("fit.json")));
+    old["fits"][0].erase("protocols");
+    paralens::core::WriteFileAtomic(dir.File("old.json"), old.dump());
+    const Json sim = RunJson("simulate -c allreduce -a ring -p 8 -n 1GiB --model " + dir.File("old.json") + " --json");
+    CHECK(sim["simulatedSeconds"].get<double>() == Approx(60e-6 + 1073741824.0 / 200e9).epsilon(0.01));
+    CHECK_THAT(sim["modelFrom"].get<std::string>(), Catch::Contains("regime"));
 }
 
 TEST_CASE("extrapolate predicts an allreduce on several nodes from a one-node log and a log across nodes", "[cli][twolevel]")

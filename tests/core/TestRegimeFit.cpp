@@ -170,6 +170,14 @@ TEST_CASE("regimes in fits, fit files and the model chosen for a size", "[model]
     CHECK(back.fits[0].heldOutMapePct == Approx(r.heldOutMapePct));
 
     std::string why;
+    // With the protocol envelope: its line lowest at the size, through the ring's formula.
+    REQUIRE(back.fits[0].protocols.size() == 3);
+    auto line = ModelFromFit(back, Collective::AllReduce, 8, uint64_t{1} << 30, &why);
+    REQUIRE(line);
+    CHECK(line->alphaSec * 14 == Approx(r.protocols[2].latencySec));
+    CHECK(line->betaSecPerByte * 14.0 / 8.0 == Approx(r.protocols[2].secPerByte));
+    CHECK_THAT(why, Catch::Contains("protocol line") && Catch::Contains("Simple"));
+    back.fits[0].protocols.clear(); // a file without the envelope: the regime of the size
     auto big = ModelFromFit(back, Collective::AllReduce, 8, uint64_t{1} << 30, &why);
     REQUIRE(big);
     CHECK(big->alphaSec == Approx(r.segments[2].params.alphaSec));
