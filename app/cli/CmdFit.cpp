@@ -3,6 +3,7 @@
 #include "Commands.hpp"
 
 #include "analysis/Fitting.hpp"
+#include "model/ProtocolFit.hpp"
 #include "common/Error.hpp"
 #include "common/Units.hpp"
 #include "trace/FileIO.hpp"
@@ -128,9 +129,8 @@ void PrintProtocols(const core::FitResult& r)
                     core::FormatSeconds(l.latencySec).c_str(), bw, core::FormatBytes(l.fromBytes).c_str(),
                     core::FormatBytes(l.toBytes).c_str());
         if (i + 1 < r.protocols.size()) {
-            const core::ProtocolLine& next = r.protocols[i + 1];
-            const double cross = (next.latencySec - l.latencySec) / (l.secPerByte - next.secPerByte);
-            if (cross > 0 && std::isfinite(cross)) std::printf(" switch at %s", core::FormatBytes(static_cast<uint64_t>(cross)).c_str());
+            if (const double cross = core::SwitchBytes(l, r.protocols[i + 1]); cross > 0)
+                std::printf(" switch at %s", core::FormatBytes(static_cast<uint64_t>(cross)).c_str());
         }
         std::printf("\n");
     }

@@ -92,11 +92,8 @@ void Regimes(ModelData& m, const core::FitResult& fit)
     if (fit.protocols.size() >= 2) m.protocols = fit.protocols; // one line: nothing the fit and the regimes do not show
     m.protocolMapePct = fit.protocolMapePct;
     m.protocolHeldOutPct = fit.protocolHeldOutMapePct;
-    for (size_t i = 0; i + 1 < m.protocols.size(); ++i) {
-        const core::ProtocolLine &a = m.protocols[i], &b = m.protocols[i + 1];
-        const double cross = (b.latencySec - a.latencySec) / (a.secPerByte - b.secPerByte);
-        if (cross > 0 && std::isfinite(cross)) m.protocolSwitchBytes.push_back(cross);
-    }
+    for (size_t i = 0; i + 1 < m.protocols.size(); ++i)
+        if (const double cross = core::SwitchBytes(m.protocols[i], m.protocols[i + 1]); cross > 0) m.protocolSwitchBytes.push_back(cross);
 }
 
 // alpha and beta through the formula of `algorithm` (core/model/Fit.hpp) to these samples.

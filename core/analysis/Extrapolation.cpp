@@ -2,6 +2,7 @@
 
 #include "analysis/Fitting.hpp"
 #include "common/Error.hpp"
+#include "model/ProtocolFit.hpp"
 #include "model/RegimeFit.hpp"
 
 #include <algorithm>
@@ -47,9 +48,7 @@ Line LineAt(const FitResult& fit, uint64_t bytes)
         const FitSegment* s = SegmentFor(fit.segments, bytes);
         return {s->latencySec, s->secPerByte};
     }
-    const ProtocolLine* best = &fit.protocols.front();
-    for (const ProtocolLine& l : fit.protocols)
-        if (l.PredictSeconds(bytes) < best->PredictSeconds(bytes)) best = &l;
+    const ProtocolLine* best = LowestLine(fit.protocols, bytes);
     return {best->latencySec, best->secPerByte};
 }
 
@@ -172,10 +171,8 @@ int CheckedNetNodes(const FitResult& node, const FitResult& net, int nodes, int 
                 " ranks and no host names)");
     Require(n >= 2 && net.ranks % n == 0, layout + " has " + std::to_string(net.ranks) + " ranks on " + std::to_string(n) +
                                               " nodes: not the same GPU count on each");
-    const int q = net.ranks / n;
-    Require(q == 1 || net.collective == Collective::SendRecv || (net.collective == Collective::AllReduce && n == 2),
-            layout + " has " + std::to_string(q) + " GPUs on each of " + std::to_string(n) +
-                " nodes: use one GPU per node, or an allreduce on two nodes");
+    Require(ReadableLayout(net.collective, n, net.ranks), layout + " has " + std::to_string(net.ranks / n) + " GPUs on each of " +
+                                                          std::to_string(n) + " nodes: use one GPU per node, or an allreduce on two nodes");
     return n;
 }
 
@@ -265,13 +262,12 @@ CostParams NcclNetworkReading(Collective collective, int netNodes, int ranks, do
 std::optional<CostParams> NetworkLinkFromFit(const FitFile& file, double bytesPerNic, double alphaIntraSec, std::string* why)
 {
     for (const FitResult& fit : file.fits) {
-        const int nodes = fit.nodes > 0 ? fit.nodes : fit.ranks == 2 ? 0 : -1;
-        if (nodes < 0 || !ReadableLayout(fit.collective, nodes > 0 ? nodes : 2, fit.ranks)) continue;
-        if (fit.protocols.empty() && fit.segments.empty()) continue;
+        const int nodes = fit.nodes > 0 ? fit.nodes : fit.ranks == 2 ? 2 : 0; // 2 ranks without hosts: 1 + 1
+        if (!ReadableLayout(fit.collective, nodes, fit.ranks) || (fit.protocols.empty() && fit.segments.empty())) continue;
         if (why)
             *why = "per NIC from the " + std::string(Name(fit.collective)) + " on " + std::to_string(fit.ranks) + " ranks across " +
-                   std::to_string(nodes > 0 ? nodes : 2) + " nodes of " + (fit.source.empty() ? std::string("the fit") : fit.source);
-        return NetworkAt(fit, nodes > 0 ? nodes : 2, std::max(bytesPerNic, 1.0), alphaIntraSec).params;
+                   std::to_string(nodes) + " nodes of " + (fit.source.empty() ? std::string("the fit") : fit.source);
+        return NetworkAt(fit, nodes, std::max(bytesPerNic, 1.0), alphaIntraSec).params;
     }
     return std::nullopt;
 }

@@ -549,9 +549,7 @@ std::optional<CostParams> ModelFromFit(const FitFile& file, Collective collectiv
 {
     const FitResult* r = ChooseFit(file, collective, ranks);
     if (r && !r->protocols.empty()) { // the protocol envelope's line lowest at this size (ProtocolFit.hpp)
-        const ProtocolLine* l = &r->protocols.front();
-        for (const ProtocolLine& x : r->protocols)
-            if (x.PredictSeconds(bytes) < l->PredictSeconds(bytes)) l = &x;
+        const ProtocolLine* l = LowestLine(r->protocols, bytes);
         if (why) {
             char text[240];
             std::snprintf(text, sizeof text, "the protocol line lowest at %s (likely %s, the lowest from %s to %s) of the fit of %s on %d ranks%s",

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 namespace paralens::core {
 
@@ -23,10 +22,7 @@ double EnvelopeError(const std::vector<ProtocolLine>& lines, const std::vector<F
 
 size_t Lowest(const std::vector<ProtocolLine>& lines, uint64_t bytes)
 {
-    size_t best = 0;
-    for (size_t i = 1; i < lines.size(); ++i)
-        if (lines[i].PredictSeconds(bytes) < lines[best].PredictSeconds(bytes)) best = i;
-    return best;
+    return static_cast<size_t>(LowestLine(lines, bytes) - lines.data());
 }
 
 void Clamp(ProtocolLine& l)
@@ -132,11 +128,24 @@ std::vector<double> HeldOutErrors(const std::vector<FitSample>& rows)
 
 } // namespace
 
+const ProtocolLine* LowestLine(const std::vector<ProtocolLine>& lines, uint64_t bytes)
+{
+    const ProtocolLine* best = lines.empty() ? nullptr : &lines.front();
+    for (const ProtocolLine& l : lines)
+        if (l.PredictSeconds(bytes) < best->PredictSeconds(bytes)) best = &l;
+    return best;
+}
+
 double PredictProtocols(const std::vector<ProtocolLine>& lines, uint64_t bytes)
 {
-    double best = std::numeric_limits<double>::infinity();
-    for (const ProtocolLine& l : lines) best = std::min(best, l.PredictSeconds(bytes));
-    return lines.empty() ? 0 : best;
+    const ProtocolLine* l = LowestLine(lines, bytes);
+    return l ? l->PredictSeconds(bytes) : 0;
+}
+
+double SwitchBytes(const ProtocolLine& a, const ProtocolLine& b)
+{
+    const double cross = (b.latencySec - a.latencySec) / (a.secPerByte - b.secPerByte);
+    return cross > 0 && std::isfinite(cross) ? cross : 0;
 }
 
 ProtocolFit FitProtocols(const std::vector<FitSample>& samples)

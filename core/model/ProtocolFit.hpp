@@ -35,4 +35,11 @@ ProtocolFit FitProtocols(const std::vector<FitSample>& samples);
 // min over the lines at `bytes`; 0 without lines.
 double PredictProtocols(const std::vector<ProtocolLine>& lines, uint64_t bytes);
 
+// The line lowest at `bytes` (the first of equals); null without lines.
+const ProtocolLine* LowestLine(const std::vector<ProtocolLine>& lines, uint64_t bytes);
+
+// Where NCCL switches from `a` to `b`: the size at which their lines cross; 0 when they do not
+// cross at a positive size.
+double SwitchBytes(const ProtocolLine& a, const ProtocolLine& b);
+
 } // namespace paralens::core
