@@ -26,7 +26,10 @@ for s in "$src"/assets/scenarios/*.json; do need "share/paralens/scenarios/$(bas
 # Every command the binary has is a section of the man page.
 commands=$("$at/bin/paralens" --help | awk '/^Subcommands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }')
 [ -n "$commands" ] || { echo "no commands in paralens --help"; bad=1; }
+# Decompressed once: `zcat | grep -q` under pipefail fails at random when grep stops reading early
+# and zcat dies of SIGPIPE.
+man=$(zcat "$at/share/man/man1/paralens.1.gz")
 for c in $commands; do
-  if zcat "$at/share/man/man1/paralens.1.gz" | grep -q "^\.SS $c\$"; then echo "ok: man page section $c"; else echo "MISSING: man page section $c"; bad=1; fi
+  if grep -q "^\.SS $c\$" <<<"$man"; then echo "ok: man page section $c"; else echo "MISSING: man page section $c"; bad=1; fi
 done
 exit $bad
