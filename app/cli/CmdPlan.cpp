@@ -188,7 +188,7 @@ Json RowJson(const core::PlanRow& row)
         j["hfu"] = row.hfu;
         j["time"] = {{"compute", t.compute}, {"tpComm", t.tpComm}, {"cpComm", t.cpComm}, {"epComm", t.epComm}, {"bubble", t.bubble}, {"ppComm", t.ppComm},
                      {"dpComm", t.dpComm}, {"optimizer", t.optimizer}, {"forwardPerMicroBatch", t.forwardSec},
-                     {"backwardPerMicroBatch", t.backwardSec}, {"sendPerMicroBatch", t.sendSec}, {"dpSync", t.dpSyncSec}};
+                     {"backwardPerMicroBatch", t.backwardSec}, {"sendPerMicroBatch", t.sendSec}, {"dpSync", t.dpSyncSec}, {"dpExposed", t.dpExposedSec}};
     }
     return j;
 }
@@ -430,6 +430,7 @@ void Run(const PlanOptions& o)
         for (size_t i : res.pareto) pareto.push_back(RowJson(res.rows[i]));
         PrintJson({{"model", r.model.id}, {"modelSource", r.model.source}, {"mlp", core::Name(r.model.mlp)}, {"dropout", r.model.dropout},
                    {"fromPreset", model.fromPreset}, {"assumed", model.defaulted}, {"fp8", r.cluster.fp8}, {"tpCommOverlap", r.tpCommOverlap},
+                   {"dpCommOverlap", r.dpCommOverlap},
                    {"gradReduce", r.gradReduceFp32 ? "fp32" : "bf16"},
                    {"mfuPeakTflops", r.cluster.PeakFlops() * 1e-12},
                    {"parameters", r.model.TotalParams()}, {"gpus", r.cluster.gpus}, {"gpu", r.cluster.gpu.id},
@@ -485,7 +486,7 @@ void AddPlanCommand(CLI::App& root)
         ->check(CLI::Range(0.01, 1.0));
     cmd->add_option("--gemm-tflops", o->request.cluster.gemmTflops,
                     "Measured GEMM TFLOP/s per GPU (paralens run --workload gemm) instead of peak x --efficiency");
-    cmd->add_option("--gpus-per-node", o->request.cluster.gpusPerNode, "GPUs per node (NVLink inside)")->capture_default_str();
+    cmd->add_option("--gpus-per-node", o->request.cluster.gpusPerNode, "GPUs per node (NVLink inside; 72 for a GB200 or GB300 NVL72 rack)")->capture_default_str();
     cmd->add_option("--nvlink-GBps", o->request.cluster.nvlinkGBps, "NVLink bandwidth per GPU, one direction (default: the spec table's)");
     cmd->add_option("--network-GBps", o->request.cluster.networkGBps, "Network bandwidth per GPU between nodes, one direction")->capture_default_str();
     cmd->add_option("--nvlink-alpha-us", o->request.cluster.nvlinkAlphaUs, "Latency inside a node")->capture_default_str();
@@ -520,6 +521,10 @@ void AddPlanCommand(CLI::App& root)
     cmd->add_flag("--tp-across-nodes", o->request.tpAcrossNodes, "Allow TP groups larger than a node");
     cmd->add_flag("--tp-comm-overlap", o->request.tpCommOverlap,
                   "TP collectives overlapped with the linear GEMMs (Megatron-LM's --tp-comm-overlap): only what outlasts them counts");
+    cmd->add_flag("--dp-comm-overlap", o->request.dpCommOverlap,
+                  "Gradient reduce and weight gather overlapped per model chunk (Megatron-LM's --overlap-grad-reduce "
+                  "--overlap-param-gather, on in NeMo's and Megatron-Bridge's recipes): only what outlasts the backward "
+                  "and forward left shows");
     cmd->add_option("--grad-reduce", o->gradReduce,
                     "The gradient buffers' type, held and reduced over DP: fp32 (Megatron-LM with --bf16) or bf16 (NeMo's and "
                     "Megatron-Bridge's performance recipes, grad_reduce_in_fp32 = False)")

@@ -149,6 +149,7 @@ struct PlanParams {
     bool fp8 = false;                 // the layers' linear GEMMs in FP8 (core's PlanCluster::fp8)
     int cp = 0;                       // context parallelism: 0 searched, else fixed
     bool tpCommOverlap = false;       // TP collectives under the GEMMs (Transformer Engine's userbuffers)
+    bool dpCommOverlap = false;       // gradient reduce and weight gather per model chunk under the work left
     bool bf16Gradients = false;       // gradient buffers held and reduced in bf16 (NeMo's recipes), else fp32
     std::string calibrate;            // profiler trace files (comma-separated) whose GEMMs calibrate the efficiency by size
     int row = 1;                      // the ranked row (1: the best) the timeline simulates

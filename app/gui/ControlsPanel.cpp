@@ -490,6 +490,10 @@ bool ControlsPanel::DrawPlan(PlanParams& p)
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Megatron-LM's --tp-comm-overlap: Transformer Engine's userbuffers run the TP collectives under the linear GEMMs "
                           "(what they do not cover, and the 16 SMs they take, still cost)");
+    changed |= ImGui::Checkbox("DP comm overlap", &p.dpCommOverlap);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Megatron-LM's --overlap-grad-reduce --overlap-param-gather (on in NeMo's and Megatron-Bridge's recipes): "
+                          "each model chunk's gradients reduced under the backward left, its weights gathered under the next forward");
     changed |= ImGui::Checkbox("bf16 gradients", &p.bf16Gradients);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Gradient buffers held and reduced over DP in bf16, 2 bytes a parameter (NeMo's and Megatron-Bridge's performance "

@@ -237,6 +237,7 @@ void ReadPlan(Reader& r, PlanParams& p)
     r.Get("fp8", p.fp8);
     r.Get("cp", p.cp);
     r.Get("tpCommOverlap", p.tpCommOverlap);
+    r.Get("dpCommOverlap", p.dpCommOverlap);
     r.Get("bf16Gradients", p.bf16Gradients);
     r.Get("calibrate", p.calibrate);
     r.Get("row", p.row);

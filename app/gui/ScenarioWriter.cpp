@@ -112,6 +112,7 @@ void WritePlan(json& j, const PlanParams& p)
     j["fp8"] = p.fp8;
     j["cp"] = p.cp;
     j["tpCommOverlap"] = p.tpCommOverlap;
+    j["dpCommOverlap"] = p.dpCommOverlap;
     j["bf16Gradients"] = p.bf16Gradients;
     j["calibrate"] = p.calibrate;
     j["row"] = p.row;

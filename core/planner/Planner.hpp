@@ -89,6 +89,15 @@ struct TrainingConfig {
 // Layers on pipeline stage `stage` of `layers` (the heaviest middle stage's count for a middle one).
 int StageLayers(int layers, const TrainingConfig& c, int stage);
 
+// The layer count each of a pipeline's stages is a multiple of where Megatron-LM can cut it into v
+// model chunks of equal layers (v must divide it); 0 where no v > 1 can. An even split needs the
+// layers divisible by pp; the search's lighter ends, where the embedding and the output layer each
+// count as a layer and the split of L + 2 is even (--account-for-embedding-in-pipeline-split,
+// --account-for-loss-in-pipeline-split), that count; other uneven splits
+// (--decoder-first/last-pipeline-num-layers) the first, the last and each middle stage's layers
+// (megatron/core/transformer/transformer_config.py).
+int ChunkableLayers(int layers, const TrainingConfig& c);
+
 // "dp 6 tp 8 pp 64 cp 2 mb 1 interleaved v2 full zero1 sp"; uneven stages as "pp 16 stages 7-8-7"
 // (first, the others, last)
 std::string ConfigText(const TrainingConfig& c);
@@ -112,6 +121,12 @@ struct PlanRequest {
     // 4 or 2 bytes a parameter held, and reduced over the data-parallel ranks.
     bool gradReduceFp32 = true;
     double GradBytes() const { return gradReduceFp32 ? 4.0 : 2.0; }
+    // Megatron-LM's --overlap-grad-reduce and --overlap-param-gather (on in NeMo's and
+    // Megatron-Bridge's recipes): each model chunk's gradients are reduced as soon as its last
+    // backward ends, under the backward still to run, and its weights (ZeRO 1-2) gathered under the
+    // next step's forward. Off: the whole sync runs after the backward, its last micro-batch's
+    // backward aside.
+    bool dpCommOverlap = false;
     // Fixed choices (unset: searched).
     std::optional<int> dp, tp, pp, ep, cp, microBatch, chunks, zero;
     // Uneven stages fixed (unset: the search tries an even split and, where it differs, one
@@ -138,12 +153,13 @@ struct StepBreakdown { // seconds of one training step
     double epComm = 0;     // expert-parallel all-to-alls
     double bubble = 0;     // pipeline idle with free sends
     double ppComm = 0;     // what the stage-to-stage sends add to the pipeline
-    double dpComm = 0;     // gradient sync not hidden under the last backward
+    double dpComm = 0;     // gradient sync not hidden (dpExposedSec) + ZeRO 3's per-op gathers
     double optimizer = 0;
     double step = 0;
     // Per micro-batch on the heaviest stage (what the pipeline is timed with).
     double forwardSec = 0, backwardSec = 0, weightSec = 0, sendSec = 0;
     double dpSyncSec = 0;  // the whole gradient sync, before overlap
+    double dpExposedSec = 0; // the part of it the step waits for
 };
 
 struct PlanRow {

@@ -64,6 +64,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <numeric>
 
 namespace paralens::core {
 
@@ -219,6 +220,9 @@ void CheckConfig(const PlanRequest& r, const TrainingConfig& c)
     }
     Require(c.chunks == 1 || c.schedule == ScheduleKind::Interleaved, "v (--chunks) > 1 needs the interleaved schedule");
     if (c.Uneven()) CheckStages(m, c);
+    Require(c.chunks == 1 || ChunkableLayers(m.layers, c) % c.chunks == 0,
+            "v " + Num(c.chunks) + " model chunks do not divide each stage's layers (" + ConfigText(c) +
+                "): Megatron-LM gives every chunk of a stage the same number of layers");
     Require(c.schedule != ScheduleKind::PipeDream && c.schedule != ScheduleKind::Naive,
             "the planner times synchronous pipelines: gpipe, 1f1b, interleaved, zb-h1");
 }
@@ -233,6 +237,17 @@ int StageLayers(int layers, const TrainingConfig& c, int stage)
     const int others = c.pp - (c.firstStageLayers > 0) - (c.lastStageLayers > 0);
     const int rest = layers - c.firstStageLayers - c.lastStageLayers;
     return others > 0 ? (rest + others - 1) / others : 0;
+}
+
+int ChunkableLayers(int layers, const TrainingConfig& c)
+{
+    const int pp = c.pp;
+    if (!c.Uneven()) return layers % pp == 0 ? layers / pp : 0;
+    const int first = c.firstStageLayers, last = c.lastStageLayers;
+    if (first == last && (layers + 2) % pp == 0 && first + 1 == (layers + 2) / pp) return (layers + 2) / pp;
+    const int middles = pp - (first > 0) - (last > 0), rest = layers - first - last;
+    if (middles > 0 && rest % middles != 0) return 0;
+    return std::gcd(std::gcd(first, last), middles > 0 ? rest / middles : 0);
 }
 
 Shape ShapeOf(const PlanRequest& r, const TrainingConfig& c)
@@ -468,20 +483,39 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
 
 namespace {
 
-double DpSyncSec(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
+struct DpSync {
+    double reduce = 0; // the gradients' all-reduce (ZeRO 0) or reduce-scatter
+    double gather = 0; // ZeRO 1-2: the updated weights' all-gather
+};
+
+DpSync DpSyncOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
 {
     const StageParams p = ParamsOn(r, c, s, 0);
     const int group = c.GradientGroup();
     const LinkModel link{r.cluster, static_cast<long>(c.tp) * group <= r.cluster.gpusPerNode};
-    if (c.zero == 3) // the weights were gathered per op: only the gradients' reduce-scatter is left
-        return CollectiveSec(Collective::ReduceScatter, group, r.GradBytes() * p.dense, link) +
-               CollectiveSec(Collective::ReduceScatter, group / c.ep, r.GradBytes() * p.expert, link);
-    auto sync = [&](int ranks, double params) {
-        if (c.zero == 0) return CollectiveSec(Collective::AllReduce, ranks, r.GradBytes() * params, link);
-        return CollectiveSec(Collective::ReduceScatter, ranks, r.GradBytes() * params, link) +
-               CollectiveSec(Collective::AllGather, ranks, 2.0 * params, link);
+    DpSync out;
+    for (const auto& [ranks, params] : {std::pair{group, p.dense}, std::pair{group / c.ep, p.expert}}) {
+        const Collective reduce = c.zero == 0 ? Collective::AllReduce : Collective::ReduceScatter;
+        out.reduce += CollectiveSec(reduce, ranks, r.GradBytes() * params, link);
+        // ZeRO 3 gathered the weights per op (OpCosts' gathers): only the reduce-scatter is left.
+        if (c.zero == 1 || c.zero == 2) out.gather += CollectiveSec(Collective::AllGather, ranks, 2.0 * params, link);
+    }
+    return out;
+}
+
+// What the step waits for of the sync. Without overlap: all of it but what hides under the last
+// micro-batch's backward. With Megatron-LM's overlap, per model chunk (1 / v of each): a chunk's
+// reduce starts as its last backward runs (bucket by bucket), so only what outlasts that backward
+// shows, unless the v reduces queued on the link outlast the backward left after the first chunk
+// finishes: (v - 1) rounds of min(pp, N) chunk backwards, and its own. The gathers mirror it under
+// the next step's first forwards.
+double DpExposedSec(const DpSync& sync, const TrainingConfig& c, double forward, double backward, int microBatches)
+{
+    const double v = c.chunks, window = (v - 1.0) * std::min(c.pp, microBatches) + 1.0;
+    auto hidden = [&](double comm, double compute) {
+        return std::max({0.0, (comm - compute) / v, comm - window * compute / v});
     };
-    return sync(group, p.dense) + sync(group / c.ep, p.expert);
+    return hidden(sync.reduce, backward) + hidden(sync.gather, forward);
 }
 
 } // namespace
@@ -619,13 +653,16 @@ StepBreakdown PlannerTime(const PlanRequest& r, const TrainingConfig& c, const P
     t.epComm = N * (o.epF + o.epB);
     t.bubble = freeSends - work;
     t.ppComm = pipeline - freeSends;
-    t.dpSyncSec = DpSyncSec(r, c, s);
-    t.dpComm = std::max(0.0, t.dpSyncSec - o.times.backward) + N * (o.gatherF + o.gatherB);
+    const DpSync sync = DpSyncOf(r, c, s);
+    t.dpSyncSec = sync.reduce + sync.gather;
+    t.dpExposedSec = r.dpCommOverlap ? DpExposedSec(sync, c, o.times.forward, o.times.backward, s.microBatches)
+                                     : std::max(0.0, t.dpSyncSec - o.times.backward);
+    t.dpComm = t.dpExposedSec + N * (o.gatherF + o.gatherB);
     const StageParams p = ParamsOn(r, c, s, 0);
     const double group = c.GradientGroup();
     const double local = p.dense / (c.zero >= 1 ? group : 1.0) + p.expert / (c.zero >= 1 ? group / c.ep : 1.0);
     t.optimizer = r.cluster.gpu.hbmGBps > 0 ? 32.0 * local / (r.cluster.gpu.hbmGBps * 1e9) : 0.0;
-    t.step = pipeline + std::max(0.0, t.dpSyncSec - o.times.backward) + t.optimizer;
+    t.step = pipeline + t.dpExposedSec + t.optimizer;
     return t;
 }
 

@@ -76,6 +76,14 @@ void CheckFixed(const PlanRequest& r)
     for (const auto& [v, flag] : {std::pair{r.firstStageLayers, "--first-stage-layers"}, std::pair{r.lastStageLayers, "--last-stage-layers"}})
         if (v) Require(*v >= 1 && *v < r.model.layers, std::string(flag) + " must be between 1 and --layers " + Num(r.model.layers) + " - 1");
     if (r.pp) Require(*r.pp <= r.model.layers, "--pp " + Num(*r.pp) + " exceeds --layers " + Num(r.model.layers));
+    if (r.pp && *r.pp > 1 && r.chunks && *r.chunks > 1 && !r.firstStageLayers && !r.lastStageLayers) {
+        TrainingConfig even;
+        even.pp = *r.pp;
+        Require(ChunkableLayers(r.model.layers, even) % *r.chunks == 0,
+                "--chunks " + Num(*r.chunks) + " does not divide each stage's layers: --layers " + Num(r.model.layers) + " over --pp " +
+                    Num(*r.pp) + (r.model.layers % *r.pp == 0 ? " leave " + Num(r.model.layers / *r.pp) : " do not split evenly") +
+                    " (Megatron-LM gives each of a stage's v model chunks the same number of layers)");
+    }
     if (r.ep && !r.model.IsMoe()) Require(*r.ep == 1, "--ep needs a mixture-of-experts model (--experts)");
 }
 
@@ -92,11 +100,9 @@ std::vector<std::pair<ScheduleKind, int>> SchedulesFor(const PlanRequest& r, con
             continue;
         }
         if (microBatches % pp != 0) continue; // Megatron's interleaving needs N a multiple of pp
-        int perStage = r.model.layers / pp; // v chunks need v layers on the lightest stage
-        if (split.Uneven())
-            for (int stage : {0, pp / 2, pp - 1}) perStage = std::min(perStage, StageLayers(r.model.layers, split, stage));
-        for (int v : OneOr<int>(r.chunks, {2, 3, 4, 6, 8}))
-            if (v >= 2 && v <= perStage) out.push_back({k, v});
+        const int chunkable = ChunkableLayers(r.model.layers, split);
+        for (int v : OneOr<int>(r.chunks, Divisors(chunkable)))
+            if (v >= 2 && chunkable % v == 0) out.push_back({k, v});
     }
     return out;
 }
@@ -262,7 +268,8 @@ PlanResult PlanTraining(const PlanRequest& r)
                     "TP must divide --heads " + Num(r.model.heads) + " and --kv-heads " + Num(r.model.kvHeads) +
                     (r.tpAcrossNodes ? "" : " and stay inside a node of " + Num(r.cluster.gpusPerNode)) +
                     ", DP x micro-batch must divide --global-batch " + Num(r.globalBatch) +
-                    (r.firstStageLayers || r.lastStageLayers ? ", --first/--last-stage-layers must leave each other stage a layer" : ""));
+                    (r.firstStageLayers || r.lastStageLayers ? ", --first/--last-stage-layers must leave each other stage a layer" : "") +
+                    (r.chunks && *r.chunks > 1 ? ", --chunks must divide each stage's layers" : ""));
     PlanResult res;
     res.candidates = candidates.size();
     const double usable = r.cluster.UsableBytes();

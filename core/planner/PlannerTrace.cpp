@@ -97,7 +97,7 @@ Workload StepWorkload(const TrainingConfig& c, const OpCosts& o, const PipelineS
             any[static_cast<size_t>(dev)] = true;
         }
     }
-    const double dpExposed = std::max(0.0, t.dpSyncSec - o.times.backward);
+    const double dpExposed = t.dpExposedSec;
     const uint16_t dpName = w.Name("dp gradient sync (not hidden)"), optName = w.Name("optimizer");
     for (int dev = 0; dev < D * tp; ++dev) {
         if (!any[static_cast<size_t>(dev)]) continue;

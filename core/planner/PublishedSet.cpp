@@ -95,6 +95,8 @@ std::string GpuOf(const std::string& printed)
     if (printed.rfind("A100 80GB", 0) == 0) return "a100-sxm";
     if (printed.rfind("H100", 0) == 0) return "h100-sxm";
     if (printed == "B200") return "b200";
+    if (printed == "GB200") return "gb200";
+    if (printed == "GB300") return "gb300";
     return {};
 }
 
@@ -108,6 +110,9 @@ std::string Prepare(const std::map<std::string, std::string>& r, PublishedSetRun
     if (gpu.empty()) return "GPU " + r.at("gpu_type") + " is not in the spec table";
     const double tp = CsvNumber(r.at("tp")), pp = CsvNumber(r.at("pp")), seq = CsvNumber(r.at("seq_len")), gbs = CsvNumber(r.at("global_batch_size"));
     if (tp <= 0 || pp <= 0) return "TP and PP are not printed (FSDP only)";
+    // Megatron-Bridge's GB200/GB300 recipes for Llama 3 70B keep some layers' activations in the
+    // Grace CPU's memory (cpu_offloading_num_layers, named in the row's notes).
+    if (r.at("notes").find("offloads the activations") != std::string::npos) return "activations offloaded to the CPU's memory are not modelled";
     if (gbs <= 0 || seq <= 0) return "the global batch or sequence is not printed";
     PlanRequest& q = run.request;
     q.model = m;
@@ -116,6 +121,8 @@ std::string Prepare(const std::map<std::string, std::string>& r, PublishedSetRun
     run.fittedOn = std::find(fitted.begin(), fitted.end(), r.at("run_id")) != fitted.end();
     q.cluster.gpus = run.gpus;
     if (gpu == "a100-sxm") q.cluster.networkGBps = 25; // 200 Gb/s HDR per GPU, as on Selene
+    if (gpu == "gb200" || gpu == "gb300") q.cluster.gpusPerNode = 72; // NVL72: one NVLink domain per rack
+    if (gpu == "gb300") q.cluster.networkGBps = 100; // a ConnectX-8 (800 Gb/s) per GPU; GB200's ConnectX-7: 400 Gb/s
     q.cluster.fp8 = run.precision.rfind("FP8", 0) == 0 || run.precision == "amp_fp8";
     q.globalBatch = static_cast<int>(gbs);
     q.seq = static_cast<int>(seq);
@@ -147,9 +154,10 @@ std::string Prepare(const std::map<std::string, std::string>& r, PublishedSetRun
         q.sequenceParallel = q.tp.value() > 1;
         q.gradReduceFp32 = false; // their performance scripts: grad_reduce_in_fp32 = False
         q.tpCommOverlap = true;   // and TP communication overlap (userbuffers) wherever TP > 1
+        q.dpCommOverlap = true;   // overlap_grad_reduce, overlap_param_gather (their recipes' DDP config)
     }
     if (source == "S4") // the README's runs: "--overlap-grad-reduce --overlap-param-gather --tp-comm-overlap"
-        q.tpCommOverlap = true;
+        q.tpCommOverlap = q.dpCommOverlap = true;
     // Megatron-LM had no context parallelism before 2023: the 2021 and 2022 papers' runs rank
     // without it; the 2022 paper's runs hold DP at 1 by design (one model replica per run).
     run.held.cp = source == "S5" || source == "S6";
@@ -223,7 +231,7 @@ std::vector<PublishedSetRun> CheckPublishedSet(std::string_view csv)
     Require(!rows.empty(), "the published set is empty");
     for (const char* column : {"run_id", "source_id", "source", "model", "model_type", "layers", "hidden", "heads", "vocab", "gpu_type",
                                "num_gpus", "precision", "seq_len", "global_batch_size", "micro_batch_size", "tp", "pp", "cp", "vp", "fsdp",
-                               "recompute", "tokens_per_sec_per_gpu", "model_tflops_per_gpu", "step_time_s"})
+                               "recompute", "tokens_per_sec_per_gpu", "model_tflops_per_gpu", "step_time_s", "notes"})
         Require(std::find(rows[0].begin(), rows[0].end(), column) != rows[0].end(),
                 std::string("the published set has no column '") + column + "'");
     std::vector<PublishedSetRun> out;

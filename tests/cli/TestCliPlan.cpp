@@ -141,7 +141,7 @@ TEST_CASE("plan: --validate compares the published runs", "[cli][plan]")
     CHECK(predicted >= 30);
     const CliResult text = RunParalens("plan --validate");
     CHECK_THAT(text.out, Catch::Contains("# the published set") && Catch::Contains("# per source") && Catch::Contains("# not modelled") &&
-                             Catch::Contains("near the best") && Catch::Contains("held out  54 runs") && Catch::Contains("%*"));
+                             Catch::Contains("near the best") && Catch::Contains("held out  64 runs") && Catch::Contains("%*"));
 }
 
 TEST_CASE("plan: a model by hand inherits nothing, and a changed preset lists what it kept", "[cli][plan]")
@@ -203,6 +203,13 @@ TEST_CASE("plan: --cp fixes context parallelism, its ring time is in the breakdo
     CHECK(overlap["tpCommOverlap"] == true);
     const Json plain = RunParalensJson("plan --model gpt3-175b --gpus 64 --global-batch 64 --tp 8 --pp 8 --json");
     CHECK(overlap["rows"][0]["time"]["tpComm"].get<double>() < plain["rows"][0]["time"]["tpComm"].get<double>());
+    // --dp-comm-overlap: the same sync, less of it shown (DP 2 over the 25 GB/s network).
+    const std::string dp2 = "plan --model gpt3-175b --gpus 128 --global-batch 64 --tp 8 --pp 8 --network-GBps 25 --micro-batch 1 --schedule 1f1b --json";
+    const Json dpOn = RunParalensJson(dp2 + " --dp-comm-overlap"), dpOff = RunParalensJson(dp2);
+    CHECK(dpOn["dpCommOverlap"] == true);
+    CHECK(dpOff["dpCommOverlap"] == false);
+    CHECK(dpOn["rows"][0]["time"]["dpSync"].get<double>() == Approx(dpOff["rows"][0]["time"]["dpSync"].get<double>()));
+    CHECK(dpOn["rows"][0]["time"]["dpExposed"].get<double>() < dpOff["rows"][0]["time"]["dpExposed"].get<double>());
     const Json bf16 = RunParalensJson("plan --model gpt3-175b --gpus 64 --global-batch 64 --tp 8 --pp 8 --grad-reduce bf16 --json");
     CHECK(bf16["gradReduce"] == "bf16");
     CHECK(plain["gradReduce"] == "fp32");

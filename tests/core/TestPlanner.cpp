@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <string>
 
 using namespace paralens;
@@ -676,6 +677,63 @@ TEST_CASE("planner: uneven stages put their layers where told, memory is the hea
     tooMany.pp = 4;
     tooMany.firstStageLayers = 30;
     CHECK_THROWS_WITH(PlanTraining(tooMany), Catch::Contains("--first/--last-stage-layers"));
+}
+
+TEST_CASE("planner: interleaving offers the v Megatron-LM accepts: every stage's layers divisible by v", "[core][planner]")
+{
+    TrainingConfig c = Config(1, 1, 4, 1);
+    CHECK(ChunkableLayers(40, c) == 10);
+    c.pp = 3;
+    CHECK(ChunkableLayers(40, c) == 0); // no even split: no interleaving
+    c.pp = 16;
+    c.firstStageLayers = c.lastStageLayers = 7; // 126 + embedding + output = 128 over 16: 8 each
+    CHECK(ChunkableLayers(126, c) == 8);
+    c.pp = 4;
+    c.firstStageLayers = c.lastStageLayers = 6; // 20 middle layers: 10 each; first and last 6
+    CHECK(ChunkableLayers(32, c) == 2);
+    c.firstStageLayers = 5, c.lastStageLayers = 0; // 27 over 3 stages: 9 each
+    CHECK(ChunkableLayers(32, c) == 1);
+
+    // The GPT of 40 layers on 4 stages: v 2, 5 and 10 (never 8, which Megatron-LM refuses).
+    PlanRequest r = Request("gpt3-175b", "a100-sxm", 256, 1024);
+    r.model.id = "custom", r.model.layers = 40, r.model.hidden = 6144, r.model.heads = 48, r.model.kvHeads = 48, r.model.ffn = 4 * 6144;
+    r.pp = 4, r.tp = 2, r.schedule = ScheduleKind::Interleaved, r.recompute = Recompute::Full;
+    std::set<int> seen;
+    for (const PlanRow& row : PlanTraining(r).rows) seen.insert(row.config.chunks);
+    CHECK(seen == std::set<int>{2, 5, 10});
+    TrainingConfig eight = Config(32, 2, 4, 4, ScheduleKind::Interleaved, 8, Recompute::Full);
+    CHECK_THROWS_WITH(Evaluate(r, eight), Catch::Contains("v 8 model chunks do not divide each stage's layers"));
+    r.chunks = 8;
+    CHECK_THROWS_WITH(PlanTraining(r), Catch::Contains("--chunks 8 does not divide each stage's layers: --layers 40 over --pp 4 leave 10"));
+}
+
+TEST_CASE("planner: --dp-comm-overlap hides each chunk's gradient reduce and weight gather under the work left", "[core][planner]")
+{
+    // Llama 3 70B on 2 x 32 H100s over a slow network, so the sync outlasts a micro-batch.
+    PlanRequest r = Request("llama3-70b", "h100-sxm", 64, 64);
+    r.cluster.networkGBps = 5;
+    TrainingConfig c = Config(2, 8, 4, 1, ScheduleKind::Interleaved, 4, Recompute::None, 1, true);
+    const PlanRow off = Evaluate(r, c);
+    const StepBreakdown& t = off.time;
+    // Without overlap: everything but the last micro-batch's backward shows.
+    CHECK(t.dpExposedSec == Approx(std::max(0.0, t.dpSyncSec - t.backwardSec)).epsilon(1e-12));
+    REQUIRE(t.dpExposedSec > 0);
+    // ZeRO 1: a reduce-scatter of the fp32 gradient buffers, then an all-gather of the bf16 weights:
+    // the sync's two parts in the ratio of their bytes, 4 : 2 a parameter (the same ring; its
+    // latency, 1e-5 of it, aside).
+    const double reduce = t.dpSyncSec * 2.0 / 3.0, gather = t.dpSyncSec / 3.0;
+    r.dpCommOverlap = true;
+    const PlanRow on = Evaluate(r, c);
+    const double v = 4, window = (v - 1) * std::min(4, on.microBatches) + 1;
+    auto shows = [&](double comm, double compute) { return std::max({0.0, (comm - compute) / v, comm - window * compute / v}); };
+    CHECK(on.time.dpSyncSec == Approx(t.dpSyncSec).epsilon(1e-12));
+    CHECK(on.time.dpExposedSec == Approx(shows(reduce, t.backwardSec) + shows(gather, t.forwardSec)).epsilon(1e-4));
+    CHECK(on.time.dpExposedSec < t.dpExposedSec);
+    CHECK(on.time.step == Approx(off.time.step - t.dpExposedSec + on.time.dpExposedSec).epsilon(1e-9));
+    // Without interleaving (v 1) the whole reduce waits on the last backward, the gather on the first forward.
+    c = Config(2, 8, 4, 1, ScheduleKind::OneFOneB, 1, Recompute::None, 1, true);
+    const PlanRow one = Evaluate(r, c);
+    CHECK(one.time.dpExposedSec == Approx(std::max(0.0, reduce - one.time.backwardSec) + std::max(0.0, gather - one.time.forwardSec)).epsilon(1e-4));
 }
 
 TEST_CASE("planner: a measured fit prices each level's traffic with the regime of its size", "[core][planner]")
