@@ -261,10 +261,17 @@ std::string Fixed2(double v)
 void PrintTable(const core::PlanRequest& r, const core::ResolvedModel& model, const core::PlanResult& res, int top)
 {
     const core::TransformerModel& m = r.model;
-    std::printf("# %s: %.1f B parameters (%.1f B active), %d layers, hidden %d, %d heads (%d KV), ffn %d %s%s\n", m.id.c_str(),
-                m.TotalParams() * 1e-9, m.ActiveParams() * 1e-9, m.layers, m.hidden, m.heads, m.kvHeads, m.ffn,
-                std::string(core::Name(m.mlp)).c_str(),
-                m.IsMoe() ? (", " + std::to_string(m.experts) + " experts top-" + std::to_string(m.topK)).c_str() : "");
+    std::string experts;
+    if (m.IsMoe()) {
+        experts = ", " + std::to_string(m.experts) + " experts top-" + std::to_string(m.topK);
+        if (m.sharedExperts > 0) experts += " + " + std::to_string(m.sharedExperts) + " shared";
+        if (m.DenseLayers() > 0) experts += ", the first " + std::to_string(m.denseLayers) + " layers dense (ffn " + std::to_string(m.denseFfn) + ")";
+    }
+    const std::string attention = m.IsMla() ? " latent attention: q rank " + std::to_string(m.qLoraRank) + ", kv rank " +
+                                                  std::to_string(m.kvLoraRank) + "," : "";
+    std::printf("# %s: %.1f B parameters (%.1f B active), %d layers, hidden %d, %d heads (%d KV),%s ffn %d %s%s\n", m.id.c_str(),
+                m.TotalParams() * 1e-9, m.ActiveParams() * 1e-9, m.layers, m.hidden, m.heads, m.kvHeads, attention.c_str(), m.ffn,
+                std::string(core::Name(m.mlp)).c_str(), experts.c_str());
     if (m.id.back() == '*') // changed: say what still comes from the preset
         std::printf("# from the preset (%s): %s\n", m.source.c_str(), Joined(model.fromPreset).c_str());
     else if (!model.defaulted.empty())

@@ -135,8 +135,8 @@ TpOverlap TpOverlapSec(const TransformerModel& m, const GpuSpec& gpu, int tp, do
     constexpr double kCommSms = 16, kSplits = 4;
     const double sms = gpu.sms > kCommSms ? gpu.sms : 132.0;
     const double slow = sms / (sms - kCommSms) - 1.0; // a GEMM on the SMs left
-    const double mlpOut = m.MlpParams() / (m.Gated() ? 3.0 : 2.0) * (m.IsMoe() ? m.topK : 1);
-    const double rsShare = (m.hidden * m.QueryWidth() + mlpOut) / m.LayerActiveParams(); // out-projection + MLP-out
+    const double mlpOut = m.MlpParams() / (m.Gated() ? 3.0 : 2.0) * m.MlpsPerToken();
+    const double rsShare = (m.hidden * m.OutputWidth() + mlpOut) / m.LayerActiveParams(); // out-projection + MLP-out
     const double gRs = rsShare * linear, gAg = linear - gRs;
     const double ring = (tp - 1.0) / tp;
     TpOverlap t;
@@ -267,7 +267,8 @@ StageParams ParamsOn(const PlanRequest& r, const TrainingConfig& c, const Shape&
 {
     const TransformerModel& m = r.model;
     StageParams p;
-    const double denseLayer = m.AttentionParams() + (m.IsMoe() ? s.h * m.experts : m.MlpParams());
+    // Every layer as a MoE layer (a mixture of experts' dense first layers hold fewer weights).
+    const double denseLayer = m.AttentionParams() + (m.IsMoe() ? s.h * m.experts + m.sharedExperts * m.MlpParams() : m.MlpParams());
     const double layers = StageLayers(m.layers, c, stage);
     p.dense = layers * denseLayer / c.tp;
     p.expert = m.IsMoe() ? layers * m.experts * m.MlpParams() / (static_cast<double>(c.ep) * c.tp) : 0.0;
@@ -283,15 +284,19 @@ namespace {
 double LayerActivationBytes(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
 {
     const TransformerModel& m = r.model;
-    const double sbh = s.tokens * s.h, sbf = s.tokens * m.ffn * (m.IsMoe() ? m.topK : 1);
+    const double sbh = s.tokens * s.h, sbf = s.tokens * m.ffn * m.MlpsPerToken();
     // The linear layers' inputs (QKV and MLP-in among the whole-kept, attention output and MLP-out
     // among the split) take 1 byte instead of 2 with FP8; dropout masks 1 byte each, or none.
     const double fp8Saved = r.cluster.fp8 ? 1.0 : 0.0;
-    const double whole = (m.dropout ? 10.0 : 8.0) * sbh - 2.0 * fp8Saved * sbh;
+    double whole = (m.dropout ? 10.0 : 8.0) * sbh - 2.0 * fp8Saved * sbh;
+    // MLA: the query and key-value latents and their normalized copies, each GPU all of them (the
+    // down-projections are not split over TP).
+    if (m.IsMla()) whole += 4.0 * s.tokens * (m.qLoraRank + m.kvLoraRank + m.ropeDim);
     // Q and the attention output (heads x head-dim wide), K and V (kv-heads x head-dim): 4 sbh + 4 sbh kv/a
     // when the heads span the hidden width.
-    const double sbq = s.tokens * m.QueryWidth(), sbkv = s.tokens * m.kvHeads * static_cast<double>(m.HeadDim());
-    double split = (4.0 - fp8Saved) * sbq + 4.0 * sbkv;
+    const double sbq = s.tokens * m.QueryWidth(), sbo = s.tokens * m.OutputWidth();
+    const double sbkv = s.tokens * (m.KeyWidth() + m.ValueWidth()) / 2.0;
+    double split = 2.0 * sbq + (2.0 - fp8Saved) * sbo + 4.0 * sbkv;
     if (!r.flashAttention && c.recompute == Recompute::None) split += (m.dropout ? 5.0 : 4.0) * m.heads * s.seq * s.tokens;
     split += ((m.Gated() ? 6.0 : 4.0) - fp8Saved) * sbf;
     return c.sequenceParallel ? (whole + split) / c.tp : whole + split / c.tp;
@@ -335,7 +340,7 @@ MemoryBreakdown MemoryOn(const PlanRequest& r, const TrainingConfig& c, const Sh
 double ElementwiseBytes(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
 {
     const TransformerModel& m = r.model;
-    const double sbh = s.tokens * s.h, sbf = s.tokens * m.ffn * (m.IsMoe() ? m.topK : 1);
+    const double sbh = s.tokens * s.h, sbf = s.tokens * m.ffn * m.MlpsPerToken();
     return 22.0 * sbh / (c.sequenceParallel ? c.tp : 1) + (m.Gated() ? 6.0 : 4.0) * sbf / c.tp;
 }
 
@@ -349,10 +354,10 @@ double Fp8CastBytes(const PlanRequest& r, const TrainingConfig& c, const Shape& 
 {
     if (!r.cluster.fp8) return 0.0;
     const TransformerModel& m = r.model;
-    const double f = static_cast<double>(m.ffn) * (m.IsMoe() ? m.topK : 1), q = m.QueryWidth(),
-                 kv = static_cast<double>(m.kvHeads) * m.HeadDim();
+    const double f = static_cast<double>(m.ffn) * m.MlpsPerToken();
+    const double qkv = m.QueryWidth() + m.KeyWidth() + m.ValueWidth(); // MLA: its up-projections' outputs, roughly
     const double whole = 2.0 * s.h / (c.sequenceParallel ? c.tp : 1);
-    const double split = backward ? (q + 2.0 * kv + (m.Gated() ? 2.0 : 1.0) * f) / c.tp : (q + f) / c.tp;
+    const double split = backward ? (qkv + (m.Gated() ? 2.0 : 1.0) * f) / c.tp : (m.OutputWidth() + f) / c.tp;
     return 4.0 * s.tokens * (whole + split);
 }
 
@@ -371,13 +376,15 @@ double CalibratedGemmSec(const PlanRequest& r, const TrainingConfig& c, const Sh
     const PlanCluster& k = r.cluster;
     const double peak = k.fp8 ? k.gpu.PeakFlops("fp8") : k.PeakFlops();
     auto at = [&](double flops, double rate) { return flops > 0 ? flops / (rate * EfficiencyAt(k.gemmCurve, flops)) : 0.0; };
-    const double t = s.tokens, h = s.h, f = m.ffn, q = m.QueryWidth(), kv = static_cast<double>(m.kvHeads) * m.HeadDim();
-    // Experts: the tokens routed to each of the GPU's experts, one GEMM per expert.
+    const double t = s.tokens, h = s.h, f = m.ffn, out = m.OutputWidth() * h;
+    // Experts: the tokens routed to each of the GPU's experts, one GEMM per expert; the shared
+    // experts see every token.
     const double expertsHere = m.IsMoe() ? static_cast<double>(m.experts) / c.ep : 1.0;
-    const double mlpTokens = m.IsMoe() ? t * m.topK / m.experts * c.ep : t;
-    const double mlpIn = 2.0 * mlpTokens * h * f * (m.Gated() ? 2.0 : 1.0) / c.tp, mlpOut = 2.0 * mlpTokens * f * h / c.tp;
-    const double layer = at(2.0 * t * h * (q + 2.0 * kv) / c.tp, peak) + at(2.0 * t * q * h / c.tp, peak) +
-                         expertsHere * (at(mlpIn, peak) + at(mlpOut, peak));
+    auto mlp = [&](double tokens) {
+        return at(2.0 * tokens * h * f * (m.Gated() ? 2.0 : 1.0) / c.tp, peak) + at(2.0 * tokens * f * h / c.tp, peak);
+    };
+    const double layer = at(2.0 * t * (m.AttentionParams() - out) / c.tp, peak) + at(2.0 * t * out / c.tp, peak) +
+                         expertsHere * mlp(m.IsMoe() ? t * m.topK / m.experts * c.ep : t) + m.sharedExperts * (m.IsMoe() ? mlp(t) : 0.0);
     const double head = at(2.0 * t * static_cast<double>(m.vocab) * h / c.tp, k.PeakFlops()) / c.pp;
     return s.layers * layer + head;
 }
@@ -402,7 +409,7 @@ void ParallelComm(const PlanRequest& r, const TrainingConfig& c, const Shape& s,
     const PlanCluster& k = r.cluster;
     const int recomputed = c.recompute == Recompute::Full ? 1 : 0;
     if (c.cp > 1) { // K and V of this GPU's tokens round the CP ring (TP splits the heads)
-        const double kvBytes = 2.0 * 2.0 * s.tokens * m.kvHeads * m.HeadDim() / c.tp;
+        const double kvBytes = 2.0 * s.tokens * (m.KeyWidth() + m.ValueWidth()) / c.tp;
         const LinkModel cpLink{k, static_cast<long>(c.tp) * c.cp <= k.gpusPerNode};
         const double ringF = s.layers * RingExposedSec(c.cp, kvBytes, attentionSec, cpLink);
         const double ringB = s.layers * RingExposedSec(c.cp, 2.0 * kvBytes, 2.0 * attentionSec, cpLink);
@@ -441,7 +448,8 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     Require(rate > 0, "the GPU " + k.gpu.id + " has no " + k.dtype + " peak in the spec table");
     Require(linearRate > 0, "--fp8: the GPU " + k.gpu.id + " has no fp8 peak in the spec table");
     OpCosts o;
-    const double linearFlops = 2.0 * s.tokens * m.LayerActiveParams(), attentionFlops = 4.0 * s.tokens * s.seq * m.QueryWidth();
+    const double linearFlops = 2.0 * s.tokens * m.LayerActiveParams();
+    const double attentionFlops = 2.0 * s.tokens * s.seq * (m.QueryWidth() + m.OutputWidth());
     const double headFlops = 2.0 * s.tokens * static_cast<double>(m.vocab) * m.hidden / c.pp;
     const double hbm = k.gpu.hbmGBps * 1e9;
     const double memoryBound = hbm > 0 ? s.layers * ElementwiseBytes(r, c, s) / hbm : 0.0;

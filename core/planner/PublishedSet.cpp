@@ -68,7 +68,8 @@ TransformerModel ModelOf(const std::map<std::string, std::string>& r)
         {"LLAMA3_8B", "llama3-8b"},       {"LLAMA3-8B", "llama3-8b"},     {"LLAMA3_70B", "llama3-70b"},
         {"LLAMA3-70B", "llama3-70b"},     {"LLAMA3.1_405B", "llama3-405b"}, {"Llama 3 405B", "llama3-405b"},
         {"GPT3-175B", "gpt3-175b"},       {"Nemotron-340B", "nemotron4-340b"}, {"Qwen3_30B_a3B", "qwen3-30b-a3b"},
-        {"Qwen3_235B_a22B", "qwen3-235b-a22b"}};
+        {"Qwen3_235B_a22B", "qwen3-235b-a22b"}, {"DeepSeekV3 (w/o MTP)", "deepseek-v3"},
+        {"DeepSeek-V3 (671B total, 37B activated)", "deepseek-v3"}};
     if (auto it = presets.find(name); it != presets.end()) return *FindModelPreset(it->second);
     if (name == "LLAMA2-7B") return Llama2("llama2-7b", 32, 4096, 32, 32, 11008);
     if (name == "LLAMA2-13B") return Llama2("llama2-13b", 40, 5120, 40, 40, 13824);
@@ -104,6 +105,7 @@ std::string GpuOf(const std::string& printed)
 std::string Prepare(const std::map<std::string, std::string>& r, PublishedSetRun& run)
 {
     const TransformerModel m = ModelOf(r);
+    if (r.at("model").find("w/ MTP") != std::string::npos) return "multi-token prediction (DeepSeek-V3's extra layer and loss) is not modelled";
     if (r.at("model_type") == "MoE" && !m.IsMoe()) return "a mixture of experts the presets do not have";
     if (m.id.empty()) return "the file does not give the model's shape";
     const std::string gpu = GpuOf(r.at("gpu_type"));

@@ -7,10 +7,24 @@
 
 namespace paralens::core {
 
+double TransformerModel::QueryWidth() const { return static_cast<double>(heads) * (HeadDim() + (IsMla() ? ropeDim : 0)); }
+
+double TransformerModel::KeyWidth() const { return IsMla() ? QueryWidth() : static_cast<double>(kvHeads) * HeadDim(); }
+
+double TransformerModel::ValueWidth() const
+{
+    return IsMla() ? static_cast<double>(heads) * vHeadDim : static_cast<double>(kvHeads) * HeadDim();
+}
+
+double TransformerModel::OutputWidth() const { return IsMla() ? ValueWidth() : QueryWidth(); }
+
 double TransformerModel::AttentionParams() const
 {
-    const double h = hidden, kv = static_cast<double>(kvHeads) * HeadDim();
-    return 2.0 * h * QueryWidth() + 2.0 * h * kv;
+    const double h = hidden, out = OutputWidth() * h;
+    if (!IsMla()) return h * (QueryWidth() + KeyWidth() + ValueWidth()) + out;
+    const double query = qLoraRank > 0 ? h * qLoraRank + static_cast<double>(qLoraRank) * QueryWidth() : h * QueryWidth();
+    const double keyValue = h * (kvLoraRank + ropeDim) + static_cast<double>(kvLoraRank) * heads * (HeadDim() + vHeadDim);
+    return query + keyValue + out;
 }
 
 std::string_view Name(MlpKind k)
@@ -37,29 +51,50 @@ double TransformerModel::LayerExpertParams() const
     return IsMoe() ? experts * MlpParams() + static_cast<double>(hidden) * experts : 0.0;
 }
 
-double TransformerModel::LayerParams() const { return AttentionParams() + (IsMoe() ? LayerExpertParams() : MlpParams()); }
+double TransformerModel::LayerParams() const
+{
+    return AttentionParams() + (IsMoe() ? LayerExpertParams() + sharedExperts * MlpParams() : MlpParams());
+}
 
 double TransformerModel::LayerActiveParams() const
 {
-    return AttentionParams() + (IsMoe() ? topK * MlpParams() + static_cast<double>(hidden) * experts : MlpParams());
+    return AttentionParams() + MlpsPerToken() * MlpParams() + (IsMoe() ? static_cast<double>(hidden) * experts : 0.0);
 }
+
+namespace {
+
+// A mixture of experts' dense first layers: attention and one MLP of denseFfn.
+double DenseLayerParams(const TransformerModel& m)
+{
+    return m.AttentionParams() + (m.Gated() ? 3.0 : 2.0) * m.hidden * static_cast<double>(m.denseFfn);
+}
+
+} // namespace
 
 double TransformerModel::EmbeddingParams() const
 {
     return static_cast<double>(vocab) * hidden * (tiedEmbeddings ? 1.0 : 2.0);
 }
 
-double TransformerModel::TotalParams() const { return layers * LayerParams() + EmbeddingParams(); }
+double TransformerModel::TotalParams() const
+{
+    const int dense = DenseLayers();
+    return (layers - dense) * LayerParams() + dense * DenseLayerParams(*this) + EmbeddingParams();
+}
 
-double TransformerModel::ActiveParams() const { return layers * LayerActiveParams() + EmbeddingParams(); }
+double TransformerModel::ActiveParams() const
+{
+    const int dense = DenseLayers();
+    return (layers - dense) * LayerActiveParams() + dense * DenseLayerParams(*this) + EmbeddingParams();
+}
 
-double TransformerModel::AttentionScoreFlopsPerToken(int s) const { return 4.0 * s * QueryWidth() * layers; }
+double TransformerModel::AttentionScoreFlopsPerToken(int s) const { return 2.0 * s * (QueryWidth() + OutputWidth()) * layers; }
 
 double TransformerModel::ForwardFlopsPerToken(int s) const
 {
     // The input embedding is a lookup, not a matmul: only the output head counts.
     const double head = static_cast<double>(vocab) * hidden;
-    return 2.0 * (layers * LayerActiveParams() + head) + AttentionScoreFlopsPerToken(s);
+    return 2.0 * (ActiveParams() - EmbeddingParams() + head) + AttentionScoreFlopsPerToken(s);
 }
 
 namespace {
@@ -100,9 +135,23 @@ TransformerModel Qwen3Moe(std::string id, int layers, int hidden, int heads, int
     return m;
 }
 
-const std::array<TransformerModel, 12>& Presets()
+// DeepSeek-V3: 61 layers, the first 3 dense; 256 routed experts (8 a token) and 1 shared, each
+// 2048 wide; multi-head latent attention with 128 heads.
+TransformerModel DeepSeekV3()
 {
-    static const std::array<TransformerModel, 12> presets = {
+    TransformerModel m = Make("deepseek-v3", "DeepSeek-AI 2024, DeepSeek-V3 Technical Report (arXiv:2412.19437), section 4.2; "
+                                             "config.json of deepseek-ai/DeepSeek-V3 (the main model, without its MTP module)",
+                              61, 7168, 128, 128, 2048, 129280, 4096, MlpKind::SwiGlu, 256, 8);
+    m.sharedExperts = 1;
+    m.denseLayers = 3, m.denseFfn = 18432;
+    m.headDim = 128; // qk_nope_head_dim
+    m.qLoraRank = 1536, m.kvLoraRank = 512, m.ropeDim = 64, m.vHeadDim = 128;
+    return m;
+}
+
+const std::array<TransformerModel, 13>& Presets()
+{
+    static const std::array<TransformerModel, 13> presets = {
         Make("gpt3-175b", "Brown et al. 2020, Language Models are Few-Shot Learners, Table 2.1", 96, 12288, 96, 96, 49152,
              51200, 2048, kGelu),
         Make("llama3-8b", "Llama 3 Herd of Models (Dubey et al. 2024, the Llama 3.1 models), Table 3", 32, 4096, 32, 8, 14336,
@@ -124,6 +173,7 @@ const std::array<TransformerModel, 12>& Presets()
         Make("bloom-176b", "BigScience 2022, BLOOM (arXiv:2211.05100), Table 3", 70, 14336, 112, 112, 57344, 250880, 2048, kGelu),
         Qwen3Moe("qwen3-30b-a3b", 48, 2048, 32, 768),
         Qwen3Moe("qwen3-235b-a22b", 94, 4096, 64, 1536),
+        DeepSeekV3(),
     };
     return presets;
 }
@@ -217,7 +267,13 @@ ResolvedModel ResolveModel(const ModelInput& in)
     if (m.IsMoe()) {
         if (!in.topK && m.topK == 0) m.topK = 2;
         Take(m.topK, in.topK, "top-k", from);
+        if (m.sharedExperts > 0) from.push_back("shared experts " + std::to_string(m.sharedExperts));
+        if (m.DenseLayers() > 0)
+            from.push_back("first " + std::to_string(m.denseLayers) + " layers dense (ffn " + std::to_string(m.denseFfn) + ")");
     }
+    if (m.IsMla())
+        from.push_back("multi-head latent attention (q rank " + std::to_string(m.qLoraRank) + ", kv rank " + std::to_string(m.kvLoraRank) +
+                       ", rope " + std::to_string(m.ropeDim) + ", value head " + std::to_string(m.vHeadDim) + ")");
     from.push_back(m.tiedEmbeddings ? "embeddings tied to the output head" : "embeddings apart from the output head");
     if (in.dropout) m.dropout = *in.dropout;
     else from.push_back(m.dropout ? "dropout (its masks stored)" : "no dropout");
@@ -244,6 +300,8 @@ void CheckModel(const TransformerModel& m)
     Require(m.heads % m.kvHeads == 0,
             "--kv-heads " + std::to_string(m.kvHeads) + " must divide --heads " + std::to_string(m.heads));
     Require(m.experts >= 0, "--experts must not be negative");
+    Require(m.DenseLayers() < m.layers, "--layers " + std::to_string(m.layers) + " must exceed the model's " +
+                                            std::to_string(m.denseLayers) + " dense first layers");
     if (m.IsMoe())
         Require(m.topK >= 1 && m.topK <= m.experts, "--top-k must be between 1 and --experts " + std::to_string(m.experts) +
                                                         " (got " + std::to_string(m.topK) + ")");

@@ -38,21 +38,42 @@ struct TransformerModel {
     bool dropout = true;
     int experts = 0;          // 0: dense MLP; else every layer's MLP is `experts` experts
     int topK = 0;             // experts each token visits
+    int sharedExperts = 0;    // experts every token visits besides its top-k (DeepSeek), ffn wide each
+    // The first layers keep a dense MLP of denseFfn (DeepSeek-V3: 3 of 18432 = 9 x 2048, the FLOPs of
+    // its top-8 and shared expert); the planner times every layer as a MoE layer and counts the
+    // stages' weights so, an upper bound for the first stage.
+    int denseLayers = 0, denseFfn = 0;
+    // Multi-head latent attention (DeepSeek-V2/V3): queries through a rank-qLoraRank bottleneck (0:
+    // none), keys and values from one kvLoraRank latent plus a shared ropeDim-wide rotary key; each
+    // head's query and key are headDim + ropeDim wide, its value vHeadDim. 0: standard attention.
+    int qLoraRank = 0, kvLoraRank = 0, ropeDim = 0, vHeadDim = 0;
 
     bool IsMoe() const { return experts > 0; }
+    bool IsMla() const { return kvLoraRank > 0; }
     bool Gated() const { return mlp == MlpKind::SwiGlu; } // three matrices
     int HeadDim() const { return headDim > 0 ? headDim : hidden / heads; }
-    double QueryWidth() const { return static_cast<double>(heads) * HeadDim(); } // hidden unless headDim says otherwise
-    // Q and O projections h x (heads x headDim), K and V h x (kvHeads x headDim).
+    // Per token, the widths attention works with: queries (and keys) heads x their head width,
+    // hidden unless headDim says otherwise; keys and values kvHeads x headDim (MLA: every head's,
+    // decompressed); the attention output the out-projection reads (heads x the value width).
+    double QueryWidth() const;
+    double KeyWidth() const;
+    double ValueWidth() const;
+    double OutputWidth() const;
+    // Q, K, V and O projections: h x each width (MLA: the two down-projections, the up-projections
+    // from their latents, and O).
     double AttentionParams() const;
     // One MLP (one expert) of width ffn.
     double MlpParams() const;
-    // Per layer: attention + MLP (+ all experts and the router for a mixture of experts).
+    // Per layer: attention + MLP (+ all experts, the shared ones and the router for a mixture of experts).
     double LayerParams() const;
-    // Per layer, what one token uses: attention + one MLP, or topK experts and the router.
+    // Per layer, what one token uses: attention + one MLP, or topK and the shared experts and the router.
     double LayerActiveParams() const;
-    // The experts' share of a layer (0 for dense models).
+    // The routed experts' share of a layer and the router (0 for dense models).
     double LayerExpertParams() const;
+    // The experts' MLPs one token runs per layer: topK + the shared ones (1 for a dense model).
+    double MlpsPerToken() const { return IsMoe() ? static_cast<double>(topK) + sharedExperts : 1.0; }
+    // Layers with the dense MLP of denseFfn (a mixture of experts' first ones; 0 otherwise).
+    int DenseLayers() const { return IsMoe() ? denseLayers : 0; }
     // Input embedding, plus the output head unless tied.
     double EmbeddingParams() const;
     double TotalParams() const;
@@ -61,13 +82,14 @@ struct TransformerModel {
     // (output head included) + attention scores and values 4 x seq x heads x headDim per layer (the
     // full square, as Megatron-LM counts it). Training is 3x this (Flops.hpp).
     double ForwardFlopsPerToken(int seq) const;
-    // The attention-score part of it (4 x seq x heads x headDim x layers): what selective recomputation re-runs.
+    // The attention-score part of it (2 x seq x (query + output width) x layers, 4 x seq x heads x
+    // headDim x layers for standard attention): what selective recomputation re-runs.
     double AttentionScoreFlopsPerToken(int seq) const;
 };
 
 // The presets, each naming its source: gpt3-175b, llama3-8b, llama3-70b, llama3-405b (also as
 // llama3.1-8b/70b/405b: the Llama 3.1 models the paper describes), nemotron4-15b, nemotron4-340b,
-// mixtral-8x7b, mixtral-8x22b, megatron-1t, bloom-176b, qwen3-30b-a3b, qwen3-235b-a22b.
+// mixtral-8x7b, mixtral-8x22b, megatron-1t, bloom-176b, qwen3-30b-a3b, qwen3-235b-a22b, deepseek-v3.
 std::span<const TransformerModel> ModelPresets();
 // nullptr when `id` names none.
 const TransformerModel* FindModelPreset(std::string_view id);

@@ -421,6 +421,47 @@ TEST_CASE("planner: today's presets count their parameters as their sources stat
     for (const TransformerModel& m : ModelPresets()) CHECK_FALSE(m.source.empty());
 }
 
+TEST_CASE("planner: DeepSeek-V3's latent attention, shared expert and dense first layers as its report counts them", "[core][planner]")
+{
+    const TransformerModel& m = *FindModelPreset("deepseek-v3");
+    CHECK(m.TotalParams() * 1e-9 == Approx(671).epsilon(0.005));  // "671B total parameters"
+    CHECK(m.ActiveParams() * 1e-9 == Approx(37).epsilon(0.02));   // "37B activated for each token"
+    // Megatron-LM's MLA term (megatron/training/theoretical_memory_usage.py @ d98e8a64), norms aside:
+    // q_lora (h + heads (qk + rope)) + kv_lora (h + heads (qk + v)) + h rope + heads v h.
+    const double h = 7168, heads = 128, qk = 128, rope = 64, v = 128;
+    CHECK(m.AttentionParams() == 1536 * (h + heads * (qk + rope)) + 512 * (h + heads * (qk + v)) + h * rope + heads * v * h);
+    CHECK(m.QueryWidth() == heads * (qk + rope));
+    CHECK(m.KeyWidth() == heads * (qk + rope));
+    CHECK(m.ValueWidth() == heads * v);
+    CHECK(m.OutputWidth() == heads * v);
+    CHECK(m.MlpsPerToken() == 9); // 8 routed + 1 shared
+    // Scores (queries against keys, 192 wide a head) and values (128): 2 s (192 + 128) heads a layer.
+    CHECK(m.AttentionScoreFlopsPerToken(4096) == 2.0 * 4096 * heads * (qk + rope + v) * 61);
+    // Its dense first layers (ffn 18432 = 9 x 2048) do a MoE layer's active FLOPs: every layer timed as one.
+    CHECK(m.ForwardFlopsPerToken(4096) == Approx(2.0 * (61 * m.LayerActiveParams() + 129280.0 * h) + m.AttentionScoreFlopsPerToken(4096)).epsilon(1e-3));
+    // Standard attention is unchanged by the widths: Q and O heads x headDim, K and V kv-heads x headDim.
+    const TransformerModel& q = *FindModelPreset("qwen3-30b-a3b");
+    CHECK(q.AttentionParams() == 2.0 * 2048 * 32 * 128 + 2.0 * 2048 * 4 * 128);
+    CHECK(q.AttentionScoreFlopsPerToken(4096) == 4.0 * 4096 * 32 * 128 * 48);
+    // The planner: the preset fits 256 GB200s as Megatron-Bridge ran it (R014).
+    PlanRequest r = Request("deepseek-v3", "gb200", 256, 4096);
+    r.cluster.gpusPerNode = 72;
+    r.seq = 4096;
+    TrainingConfig c = Config(64, 1, 4, 1, ScheduleKind::Interleaved, 4, Recompute::None, 1, false, 64);
+    c.firstStageLayers = c.lastStageLayers = 15; // 61 + 2 over 4 stages: 16 each
+    const PlanRow row = Evaluate(r, c);
+    CHECK(row.fits);
+    CHECK(row.time.step > 0);
+    ModelInput in;
+    in.preset = "deepseek-v3";
+    in.layers = 30;
+    const ResolvedModel changed = ResolveModel(in);
+    CHECK(std::find(changed.fromPreset.begin(), changed.fromPreset.end(),
+                    "multi-head latent attention (q rank 1536, kv rank 512, rope 64, value head 128)") != changed.fromPreset.end());
+    CHECK(std::find(changed.fromPreset.begin(), changed.fromPreset.end(), "shared experts 1") != changed.fromPreset.end());
+    CHECK(std::find(changed.fromPreset.begin(), changed.fromPreset.end(), "first 3 layers dense (ffn 18432)") != changed.fromPreset.end());
+}
+
 namespace {
 
 // Megatron-LM's own estimate (megatron/training/theoretical_memory_usage.py, NVIDIA/Megatron-LM at
