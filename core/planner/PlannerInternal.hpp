@@ -14,7 +14,10 @@
 namespace paralens::core {
 
 struct Shape { // the derived quantities of one configuration
-    double layers = 0;     // on the heaviest stage
+    // The stage that bounds the pipeline (every stage is timed as it): its layers, and whether it
+    // is the last one, with the output layer and the loss (1) or not (0).
+    double layers = 0;
+    double head = 1;
     double tokens = 0;     // per micro-batch on one GPU: b x s / cp (its queries)
     double seq = 0, h = 0; // seq: the whole sequence (the keys each query attends to)
     int microBatches = 1;

@@ -253,10 +253,18 @@ int ChunkableLayers(int layers, const TrainingConfig& c)
 Shape ShapeOf(const PlanRequest& r, const TrainingConfig& c)
 {
     Shape s;
-    s.layers = StageLayers(r.model.layers, c, c.pp > 2 ? 1 : 0); // the heaviest: a middle stage, or the even split
-    if (c.Uneven()) s.layers = std::max({s.layers, static_cast<double>(StageLayers(r.model.layers, c, 0)),
-                                         static_cast<double>(StageLayers(r.model.layers, c, c.pp - 1))});
     s.seq = r.Seq();
+    // The last stage holds the output layer and the loss too: it bounds the pipeline when its
+    // layers and those outweigh the most layers another stage holds (by forward FLOPs a token).
+    const TransformerModel& m = r.model;
+    const double last = StageLayers(m.layers, c, c.pp - 1);
+    double others = 0.0;
+    if (c.pp > 1) others = std::max(StageLayers(m.layers, c, 0), StageLayers(m.layers, c, c.pp > 2 ? 1 : 0));
+    const double layerFlops = 2.0 * m.LayerActiveParams() + 2.0 * s.seq * (m.QueryWidth() + m.OutputWidth());
+    const double headFlops = 2.0 * static_cast<double>(m.vocab) * m.hidden;
+    const bool lastBounds = last * layerFlops + headFlops >= others * layerFlops;
+    s.layers = lastBounds ? last : others;
+    s.head = lastBounds ? 1.0 : 0.0;
     s.h = r.model.hidden;
     s.tokens = static_cast<double>(c.microBatch) * s.seq / c.cp;
     s.microBatches = r.globalBatch / (c.dp * c.microBatch);
@@ -368,8 +376,18 @@ double ScoreBytes(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     return 8.0 * r.model.heads / c.tp * s.seq * s.tokens;
 }
 
-// The linear GEMMs of the heaviest stage for one micro-batch, each at the calibrated efficiency of
-// its size (PlanCluster::gemmCurve), and the output layer's share of the stages.
+// The output layer's GEMM for one micro-batch on the stage that bounds the pipeline (none unless
+// it is the last): at the calibrated efficiency of its size, or peak x efficiency.
+double HeadSec(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
+{
+    const PlanCluster& k = r.cluster;
+    const double flops = s.head * 2.0 * s.tokens * static_cast<double>(r.model.vocab) * r.model.hidden / c.tp;
+    if (flops <= 0) return 0.0;
+    return k.gemmCurve.empty() ? flops / k.GemmFlops() : flops / (k.PeakFlops() * EfficiencyAt(k.gemmCurve, flops));
+}
+
+// The linear GEMMs of the bounding stage's layers for one micro-batch, each at the calibrated
+// efficiency of its size (PlanCluster::gemmCurve).
 double CalibratedGemmSec(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
 {
     const TransformerModel& m = r.model;
@@ -385,8 +403,7 @@ double CalibratedGemmSec(const PlanRequest& r, const TrainingConfig& c, const Sh
     };
     const double layer = at(2.0 * t * (m.AttentionParams() - out) / c.tp, peak) + at(2.0 * t * out / c.tp, peak) +
                          expertsHere * mlp(m.IsMoe() ? t * m.topK / m.experts * c.ep : t) + m.sharedExperts * (m.IsMoe() ? mlp(t) : 0.0);
-    const double head = at(2.0 * t * static_cast<double>(m.vocab) * h / c.tp, k.PeakFlops()) / c.pp;
-    return s.layers * layer + head;
+    return s.layers * layer;
 }
 
 constexpr double kLossForwardBytes = 24, kLossBackwardBytes = 12; // per fp32 logit (see OpCostsOf)
@@ -450,24 +467,25 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     OpCosts o;
     const double linearFlops = 2.0 * s.tokens * m.LayerActiveParams();
     const double attentionFlops = 2.0 * s.tokens * s.seq * (m.QueryWidth() + m.OutputWidth());
-    const double headFlops = 2.0 * s.tokens * static_cast<double>(m.vocab) * m.hidden / c.pp;
+    const double headFlops = s.head * 2.0 * s.tokens * static_cast<double>(m.vocab) * m.hidden; // the last stage's
+    const double headSec = HeadSec(r, c, s);
     const double hbm = k.gpu.hbmGBps * 1e9;
     const double memoryBound = hbm > 0 ? s.layers * ElementwiseBytes(r, c, s) / hbm : 0.0;
     const double castF = hbm > 0 ? s.layers * Fp8CastBytes(r, c, s, false) / hbm : 0.0,
                  castB = hbm > 0 ? s.layers * Fp8CastBytes(r, c, s, true) / hbm : 0.0;
-    const double gemmSec = k.gemmCurve.empty()
-                               ? (s.layers * linearFlops / linearRate + s.layers * attentionFlops / attentionRate + headFlops / rate) / c.tp
-                               : CalibratedGemmSec(r, c, s) + s.layers * attentionFlops / attentionRate / c.tp;
+    const double layersSec = k.gemmCurve.empty() ? s.layers * (linearFlops / linearRate + attentionFlops / attentionRate) / c.tp
+                                                 : CalibratedGemmSec(r, c, s) + s.layers * attentionFlops / attentionRate / c.tp;
+    const double gemmSec = layersSec + headSec;
     // The loss: Megatron-LM's vocabulary-parallel cross entropy over the fp32 logits (each GPU its
     // V / tp of them), memory-bound: the forward writes the bf16 logits, upcasts them, finds the
     // max, exponentiates and sums (24 bytes a logit), the backward reads the softmax and writes the
-    // gradient (12); on the last stage, spread over the stages as the output layer's FLOPs are.
+    // gradient (12); on the last stage, with the output layer.
     const double logits = s.tokens * static_cast<double>(m.vocab) / c.tp;
-    const double lossF = hbm > 0 ? kLossForwardBytes * logits / hbm / c.pp : 0.0, lossB = hbm > 0 ? kLossBackwardBytes * logits / hbm / c.pp : 0.0;
+    const double lossF = hbm > 0 ? s.head * kLossForwardBytes * logits / hbm : 0.0, lossB = hbm > 0 ? s.head * kLossBackwardBytes * logits / hbm : 0.0;
     o.computeF = gemmSec + memoryBound + castF + lossF;
     o.computeB = 2.0 * (gemmSec + memoryBound) + castB + lossB;
     const double scores = attentionFlops * s.layers / c.tp / attentionRate + (r.flashAttention ? 0.0 : s.layers * ScoreBytes(r, c, s) / hbm);
-    if (c.recompute == Recompute::Full) o.computeB += gemmSec + memoryBound + castF; // the layers again, not the loss
+    if (c.recompute == Recompute::Full) o.computeB += layersSec + memoryBound + castF; // the layers again, not the output layer or the loss
     if (c.recompute == Recompute::Selective) o.computeB += scores;
     ParallelComm(r, c, s, linearFlops / linearRate / c.tp, attentionFlops / c.tp / attentionRate, o);
     const int group = c.GradientGroup();

@@ -677,7 +677,18 @@ TEST_CASE("planner: uneven stages put their layers where told, memory is the hea
 
     PlanRequest r = Request("llama3-405b", "h100-sxm", 8192, 2048);
     const PlanRow a = Evaluate(r, even), b = Evaluate(r, ends);
-    CHECK(a.time.forwardSec == b.time.forwardSec); // the heaviest stage holds 8 layers either way
+    // The last stage holds the output layer and the loss: evenly split, its 8 layers and those bound
+    // the pipeline; with 7 there a middle stage's 8 layers do (the head weighs less than a layer),
+    // so every stage's forward is shorter by the head's GEMM and the loss's forward.
+    CHECK(ShapeOf(r, even).layers == 8);
+    CHECK(ShapeOf(r, even).head == 1);
+    CHECK(ShapeOf(r, ends).layers == 8);
+    CHECK(ShapeOf(r, ends).head == 0);
+    {
+        const double t = ShapeOf(r, even).tokens, V = 128256, h = 16384, tp = 8;
+        const double headSec = 2.0 * t * V * h / tp / r.cluster.GemmFlops(), lossSec = 24.0 * t * V / tp / 3350e9;
+        CHECK(a.time.forwardSec - b.time.forwardSec == Approx(headSec + lossSec).epsilon(1e-6));
+    }
     // The first stage holds 16 micro-batches (1F1B) of 8 layers and the embedding; with 7 there the
     // second stage's 15 micro-batches of 8 layers are the most: one layer's input less for 8 of them.
     REQUIRE(a.memory.stage == 0);
