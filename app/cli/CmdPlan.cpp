@@ -134,10 +134,7 @@ core::PlanRequest ToRequest(const PlanOptions& o, core::ResolvedModel* resolved 
     if (!o.nvlinkFit.empty()) ApplyLinkFit("--nvlink-fit", o.nvlinkFit, true, r.cluster);
     if (!o.calibrate.empty()) {
         const core::Calibration c = CalibrationOf(o.calibrate, *gpu, r.cluster.gpusPerNode);
-        r.cluster.gemmCurve = c.Curve();
-        r.cluster.attentionEfficiency = c.attentionEfficiency;
-        if (c.nvlinkFit && !r.cluster.nvlinkFit) r.cluster.nvlinkFit = c.nvlinkFit; // a fit given by option wins
-        if (c.networkFit && !r.cluster.networkFit) r.cluster.networkFit = c.networkFit;
+        core::ApplyCalibration(c, r.cluster); // fits given by option win
         if (calibration) *calibration = c;
     }
     r.flashAttention = !o.noFlash;
@@ -195,13 +192,18 @@ Json RowJson(const core::PlanRow& row)
 
 Json CalibrationJson(const core::Calibration& c)
 {
-    Json points = Json::array();
+    Json points = Json::array(), hbm = Json::array();
     for (const core::CalibrationPoint& p : c.points)
         points.push_back({{"flopsPerGemm", p.flops}, {"minFlops", p.minFlops}, {"maxFlops", p.maxFlops}, {"kernels", p.kernels},
                           {"seconds", p.seconds}, {"efficiency", p.efficiency}});
+    for (const core::BandwidthPoint& p : c.hbmPoints)
+        hbm.push_back({{"bytesPerKernel", p.bytes}, {"minBytes", p.minBytes}, {"maxBytes", p.maxBytes}, {"kernels", p.kernels},
+                       {"seconds", p.seconds}, {"efficiency", p.efficiency}});
     return {{"gpu", c.gpu}, {"gpuFrom", c.gpuFrom}, {"gemmKernels", c.gemmKernels}, {"gemmKernelsWithFlops", c.gemmKernelsWithFlops},
             {"gemmFlops", c.gemmFlops}, {"gemmSeconds", c.gemmSeconds}, {"efficiency", c.efficiency}, {"points", points},
             {"attentionKernelsWithFlops", c.attentionKernelsWithFlops}, {"attentionEfficiency", c.attentionEfficiency},
+            {"memoryKernelsWithBytes", c.memoryKernelsWithBytes}, {"memoryBytes", c.memoryBytes}, {"memorySeconds", c.memorySeconds},
+            {"hbmEfficiency", c.hbmEfficiency}, {"hbmPoints", hbm},
             {"collectives", c.collectiveFits}, {"measuresNvlink", c.nvlinkFit != nullptr}, {"measuresNetwork", c.networkFit != nullptr},
             {"dtypes", c.dtypes}, {"shares", {{"gemm", c.gemmShare}, {"attention", c.attentionShare}, {"collectives", c.collectiveShare},
                                               {"other", c.otherShare}}},
@@ -220,6 +222,12 @@ void PrintCalibration(const core::Calibration& c)
     if (c.attentionKernelsWithFlops > 0)
         std::printf("\n#   attention: %zu kernels with FLOPs, %.1f%% of %s's peak (the full square, as the planner counts it)",
                     c.attentionKernelsWithFlops, c.attentionEfficiency * 100, c.gpu.c_str());
+    if (c.memoryKernelsWithBytes > 0) {
+        std::printf("\n#   memory-bound kernels: %zu with bytes, %.1f GB/s, %.1f%% of %s's HBM bandwidth; by bytes per kernel (the planner's "
+                    "memory-bound ops at their size's):",
+                    c.memoryKernelsWithBytes, c.memoryBytes / c.memorySeconds * 1e-9, c.hbmEfficiency * 100, c.gpu.c_str());
+        for (const core::BandwidthPoint& p : c.hbmPoints) std::printf("  %.2g: %.3f (%zu)", p.bytes, p.efficiency, p.kernels);
+    }
     std::printf("\n#   GPU time: GEMMs %.0f%%, attention %.0f%%, collectives %.0f%%, other %.0f%%\n", c.gemmShare * 100,
                 c.attentionShare * 100, c.collectiveShare * 100, c.otherShare * 100);
     for (const std::string& f : c.collectiveFits) std::printf("#   collectives: %s\n", f.c_str());
@@ -289,6 +297,9 @@ void PrintTable(const core::PlanRequest& r, const core::ResolvedModel& model, co
         std::printf("# measured links: %s%s%s, each collective and send at the fit's line for its size\n",
                     r.cluster.nvlinkFit ? "inside a node the --nvlink-fit's" : "",
                     r.cluster.nvlinkFit && r.cluster.networkFit ? ", " : "", r.cluster.networkFit ? "between nodes the --network-fit's" : "");
+    if (!r.cluster.hbmCurve.empty())
+        std::printf("# memory-bound ops at the calibrated share of %s's %.0f GB/s HBM bandwidth for their size (%.0f%% for the largest)\n",
+                    r.cluster.gpu.id.c_str(), r.cluster.gpu.hbmGBps, r.cluster.hbmCurve.back().second * 100);
     if (r.cluster.gpu.AttentionVsGemm() != 1.0 && r.cluster.attentionEfficiency <= 0)
     {
         std::string runs;
@@ -500,7 +511,7 @@ void AddPlanCommand(CLI::App& root)
     cmd->add_option("--network-alpha-us", o->request.cluster.networkAlphaUs, "Latency between nodes")->capture_default_str();
     cmd->add_option("--calibrate", o->calibrate,
                     "Profiler traces of one step of your own model (PyTorch profiler with record_shapes, Nsight Systems, paralens): "
-                    "the GEMMs' efficiency by size, used for every row")
+                    "the GEMMs' efficiency and the memory-bound kernels' share of HBM bandwidth by size, attention's efficiency and the collectives' links, used for every row")
         ->expected(1, -1);
     cmd->add_option("--network-fit", o->networkFit,
                     "A fit file of logs between nodes (paralens fit --out): DP, PP, CP and EP traffic across nodes priced with the "

@@ -110,11 +110,7 @@ std::shared_ptr<RunResult> BuildTrainingPlan(const Experiment& e)
     const PlanParams& p = e.plan;
     core::PlanRequest planned = p.ToRequest();
     if (!p.calibrate.empty()) { // the profile is read here, on the run's thread (ToRequest validates without files)
-        const core::Calibration c = CalibrationOf(p.calibrate, planned.cluster.gpu, p.gpusPerNode);
-        planned.cluster.gemmCurve = c.Curve();
-        planned.cluster.attentionEfficiency = c.attentionEfficiency;
-        planned.cluster.nvlinkFit = c.nvlinkFit;
-        planned.cluster.networkFit = c.networkFit;
+        core::ApplyCalibration(CalibrationOf(p.calibrate, planned.cluster.gpu, p.gpusPerNode), planned.cluster);
     }
     auto request = std::make_shared<const core::PlanRequest>(std::move(planned));
     auto result = std::make_shared<const core::PlanResult>(core::PlanTraining(*request));

@@ -47,6 +47,9 @@ void PlannerView::Prepare(const RunResult& run)
     if (!r.cluster.gemmCurve.empty())
         m_header += ", GEMMs at the calibrated efficiency of their size (" + Format("%.0f%%", r.cluster.gemmCurve.back().second * 100) +
                     " of peak for the largest)";
+    if (!r.cluster.hbmCurve.empty())
+        m_header += ", memory-bound ops at the calibrated share of HBM bandwidth (" +
+                    Format("%.0f%%", r.cluster.hbmCurve.back().second * 100) + " for the largest)";
     const size_t shown = res.fitting > 0 ? std::min<size_t>(res.fitting, 50) : std::min<size_t>(res.rows.size(), 20);
     m_cells.clear();
     for (size_t i = 0; i < shown; ++i) {

@@ -3,6 +3,7 @@
 #include "analysis/Fitting.hpp"
 #include "common/Error.hpp"
 #include "common/Text.hpp"
+#include "planner/Planner.hpp"
 #include "trace/KinetoGemm.hpp"
 #include "trace/Trace.hpp"
 
@@ -58,6 +59,31 @@ struct Totals {
     double gemm = 0, attention = 0, collective = 0, other = 0;
 };
 
+struct Bin {
+    double work = 0, peakSeconds = 0, seconds = 0, logSum = 0; // work: FLOPs or bytes
+    size_t kernels = 0;
+    void Add(double w, double atPeak, double sec)
+    {
+        work += w, peakSeconds += atPeak, seconds += sec, logSum += std::log10(w);
+        ++kernels;
+    }
+};
+
+// The bins (by decade of work per kernel) with at least kMinKernels kernels as points, each at its
+// kernels' geometric mean; returns all the bins' time at peak (their work / the peak rate).
+template <class Point>
+double PointsOf(const std::map<int, Bin>& bins, std::vector<Point>& out)
+{
+    double peakSeconds = 0;
+    for (const auto& [decade, b] : bins) {
+        peakSeconds += b.peakSeconds;
+        if (b.kernels < Calibration::kMinKernels) continue;
+        out.push_back({std::pow(10.0, decade), std::pow(10.0, decade + 1), std::pow(10.0, b.logSum / b.kernels), b.kernels, b.seconds,
+                       b.peakSeconds / b.seconds});
+    }
+    return peakSeconds;
+}
+
 } // namespace
 
 std::vector<std::pair<double, double>> Calibration::Curve() const
@@ -65,6 +91,22 @@ std::vector<std::pair<double, double>> Calibration::Curve() const
     std::vector<std::pair<double, double>> out;
     for (const CalibrationPoint& p : points) out.push_back({p.flops, p.efficiency});
     return out;
+}
+
+std::vector<std::pair<double, double>> Calibration::HbmCurve() const
+{
+    std::vector<std::pair<double, double>> out;
+    for (const BandwidthPoint& p : hbmPoints) out.push_back({p.bytes, p.efficiency});
+    return out;
+}
+
+void ApplyCalibration(const Calibration& c, PlanCluster& k)
+{
+    k.gemmCurve = c.Curve();
+    k.attentionEfficiency = c.attentionEfficiency;
+    k.hbmCurve = c.HbmCurve();
+    if (c.nvlinkFit && !k.nvlinkFit) k.nvlinkFit = c.nvlinkFit; // a fit given by option wins
+    if (c.networkFit && !k.networkFit) k.networkFit = c.networkFit;
 }
 
 namespace {
@@ -110,11 +152,7 @@ Calibration CalibrateFromTrace(const Trace& t, const std::string& origin, const 
         c.notes.push_back("the trace names no GPU model: efficiencies are against " + fallback.id + "'s peaks (--gpu)");
     }
     c.gpu = gpu->id;
-    struct Bin {
-        double flops = 0, peakSeconds = 0, seconds = 0, logSum = 0;
-        size_t kernels = 0;
-    };
-    std::map<int, Bin> bins; // by floor(log10(FLOPs))
+    std::map<int, Bin> bins, memoryBins; // by floor(log10(FLOPs)), floor(log10(bytes))
     std::map<std::string, double> flopsByDtype;
     Totals busy;
     bool unsaid = false;
@@ -134,6 +172,14 @@ Calibration CalibrateFromTrace(const Trace& t, const std::string& origin, const 
             if (gemm || IsGemmKernelName(name)) ++c.gemmKernels;
             if (!gemm) {
                 (attention ? busy.attention : IsGemmKernelName(name) ? busy.gemm : busy.other) += sec;
+                const bool copy = s.category == SpanCategory::Memcpy || s.category == SpanCategory::Memset;
+                if (!attention && !IsGemmKernelName(name) && !copy && s.bytes > 0 && gpu->hbmGBps > 0) {
+                    const double bytes = static_cast<double>(s.bytes);
+                    ++c.memoryKernelsWithBytes;
+                    c.memoryBytes += bytes;
+                    c.memorySeconds += sec;
+                    memoryBins[static_cast<int>(std::floor(std::log10(bytes)))].Add(bytes, bytes / (gpu->hbmGBps * 1e9), sec);
+                }
                 if (s.flops > 0 && attention) {
                     std::string dtype = DtypeOf(t.Strings().Get(s.detail));
                     if (dtype.empty() || gpu->PeakFlops(dtype) <= 0) dtype = "bf16";
@@ -156,27 +202,20 @@ Calibration CalibrateFromTrace(const Trace& t, const std::string& origin, const 
             c.gemmFlops += s.flops;
             c.gemmSeconds += sec;
             flopsByDtype[dtype] += s.flops;
-            Bin& b = bins[static_cast<int>(std::floor(std::log10(s.flops)))];
-            b.flops += s.flops;
-            b.peakSeconds += s.flops / peak;
-            b.seconds += sec;
-            b.logSum += std::log10(s.flops);
-            ++b.kernels;
+            bins[static_cast<int>(std::floor(std::log10(s.flops)))].Add(s.flops, s.flops / peak, sec);
         }
     }
     Require(c.gemmKernelsWithFlops > 0, origin + ": no GEMM kernel with FLOPs to calibrate from (" + std::to_string(c.gemmKernels) +
                                             " GEMM kernels without shapes; record the PyTorch profile with record_shapes=True)");
-    double peakSeconds = 0;
-    for (const auto& [decade, b] : bins) {
-        peakSeconds += b.peakSeconds;
-        if (b.kernels < Calibration::kMinKernels) continue;
-        c.points.push_back({std::pow(10.0, decade), std::pow(10.0, decade + 1), std::pow(10.0, b.logSum / b.kernels), b.kernels, b.seconds,
-                            b.peakSeconds / b.seconds});
-    }
-    c.efficiency = peakSeconds / c.gemmSeconds;
+    c.efficiency = PointsOf(bins, c.points) / c.gemmSeconds;
     if (c.attentionSeconds > 0) c.attentionEfficiency = attentionPeakSeconds / c.attentionSeconds;
     if (c.points.empty()) // too few kernels per size: one point for all
         c.points.push_back({0, 0, c.gemmFlops / c.gemmKernelsWithFlops, c.gemmKernelsWithFlops, c.gemmSeconds, c.efficiency});
+    if (c.memorySeconds > 0) {
+        c.hbmEfficiency = PointsOf(memoryBins, c.hbmPoints) / c.memorySeconds;
+        if (c.hbmPoints.empty()) // too few kernels per size: one point for all
+            c.hbmPoints.push_back({0, 0, c.memoryBytes / c.memoryKernelsWithBytes, c.memoryKernelsWithBytes, c.memorySeconds, c.hbmEfficiency});
+    }
     const double total = busy.gemm + busy.attention + busy.collective + busy.other;
     if (total > 0) {
         c.gemmShare = busy.gemm / total;

@@ -8,8 +8,10 @@
 // planner uses for attention's products. Its collectives, fitted with their regimes (the fit of
 // analysis/Fitting.hpp, matched across ranks), price the links: groups that fit in a node
 // (ranks <= GPUs per node) NVLink's, larger ones the network's, each where at least
-// kMinFitSizes sizes were measured. The other kernels' share of the GPU time is reported, not yet
-// used by the planner.
+// kMinFitSizes sizes were measured. The memory-bound kernels with bytes (the elementwise, copy,
+// norm and reduction ops' tensors: KinetoGemm.hpp, or spans with bytes in a paralens trace) give
+// the fraction of the HBM bandwidth they reached by bytes per kernel, at which the planner runs
+// its memory-bound ops (PlanCluster::hbmCurve).
 #pragma once
 
 #include "model/Fit.hpp"
@@ -32,6 +34,14 @@ struct CalibrationPoint {
     double efficiency = 0;             // their FLOPs / (time x their dtype's peak)
 };
 
+struct BandwidthPoint {
+    double minBytes = 0, maxBytes = 0; // the decade of bytes per kernel
+    double bytes = 0;                  // the kernels' geometric mean bytes (where the point sits)
+    size_t kernels = 0;
+    double seconds = 0;
+    double efficiency = 0;             // their bytes / (time x the GPU's HBM bandwidth)
+};
+
 struct Calibration {
     std::string gpu;                   // the spec table's id the efficiencies are against
     std::string gpuFrom;               // "device name", "kernel names (sm80)", "--gpu"
@@ -43,6 +53,10 @@ struct Calibration {
     size_t attentionKernelsWithFlops = 0;
     double attentionFlops = 0, attentionSeconds = 0;
     double attentionEfficiency = 0;    // 0: no attention kernel with FLOPs
+    size_t memoryKernelsWithBytes = 0;
+    double memoryBytes = 0, memorySeconds = 0;
+    double hbmEfficiency = 0;          // all memory-bound kernels with bytes: bytes / (time x HBM bandwidth); 0: none
+    std::vector<BandwidthPoint> hbmPoints; // ascending bytes; bins of at least kMinKernels kernels
     // Shares of the GPUs' busy kernel time.
     double gemmShare = 0, attentionShare = 0, collectiveShare = 0, otherShare = 0;
     std::vector<std::string> dtypes;   // the GEMMs' dtypes, most FLOPs first
@@ -55,7 +69,14 @@ struct Calibration {
     static constexpr size_t kMinFitSizes = 3;
     // (FLOPs per GEMM, efficiency), ascending: PlanCluster::gemmCurve.
     std::vector<std::pair<double, double>> Curve() const;
+    // (bytes per kernel, fraction of HBM bandwidth), ascending: PlanCluster::hbmCurve.
+    std::vector<std::pair<double, double>> HbmCurve() const;
 };
+
+struct PlanCluster;
+// The calibration as the planner uses it: the GEMM curve, attention's and the memory-bound ops'
+// efficiency, and the collectives' fits where `cluster` has none of its own.
+void ApplyCalibration(const Calibration& c, PlanCluster& cluster);
 
 // Throws Error naming `origin` when the trace has no GPU kernel with FLOPs that is a GEMM (a
 // profile recorded without shapes). `fallback`: the GPU when neither the devices' names nor the

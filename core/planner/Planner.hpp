@@ -43,6 +43,9 @@ struct PlanCluster {
     // output layer at the efficiency of its size; attention's products keep `efficiency`.
     std::vector<std::pair<double, double>> gemmCurve;
     double attentionEfficiency = 0; // calibrated: attention's products at peak x this (0: `efficiency`)
+    // Calibrated: the fraction of HBM bandwidth memory-bound kernels reached by bytes per kernel,
+    // ascending; each memory-bound op runs at the fraction of its size. Empty: at HBM bandwidth.
+    std::vector<std::pair<double, double>> hbmCurve;
     // Measured links (plan --nvlink-fit / --network-fit: fits of nccl-tests logs, paralens fit
     // --out): each collective and send priced with the regime of its size, as simulate --model
     // prices it, instead of the alpha and bandwidth above. Null: those.

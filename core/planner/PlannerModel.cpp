@@ -342,14 +342,25 @@ MemoryBreakdown MemoryOn(const PlanRequest& r, const TrainingConfig& c, const Sh
     return mb;
 }
 
-// Bytes the memory-bound ops of one layer's forward move per GPU (read + write, bf16): the two
+// Seconds memory-bound ops moving `bytes` in all take, each about `opBytes`: at the GPU's HBM
+// bandwidth, or the calibrated fraction of it for kernels of that size (PlanCluster::hbmCurve).
+double HbmSec(const PlanCluster& k, double bytes, double opBytes)
+{
+    const double hbm = k.gpu.hbmGBps * 1e9;
+    if (hbm <= 0 || bytes <= 0) return 0.0;
+    return bytes / (hbm * (k.hbmCurve.empty() ? 1.0 : EfficiencyAt(k.hbmCurve, opBytes)));
+}
+
+// Seconds the memory-bound ops of one layer's forward take per GPU (read + write, bf16): the two
 // norms (8 s b h), the two dropout + residual adds (14 s b h), split over TP only with sequence
-// parallelism; the MLP activation (4 s b f, 6 gated; x top-k for experts) split over TP.
-double ElementwiseBytes(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
+// parallelism, each op about 4 s b h; the MLP activation (4 s b f, 6 gated; x top-k for experts)
+// split over TP, one op.
+double ElementwiseSec(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
 {
     const TransformerModel& m = r.model;
-    const double sbh = s.tokens * s.h, sbf = s.tokens * m.ffn * m.MlpsPerToken();
-    return 22.0 * sbh / (c.sequenceParallel ? c.tp : 1) + (m.Gated() ? 6.0 : 4.0) * sbf / c.tp;
+    const double sbh = s.tokens * s.h / (c.sequenceParallel ? c.tp : 1), sbf = s.tokens * m.ffn * m.MlpsPerToken();
+    const double activation = (m.Gated() ? 6.0 : 4.0) * sbf / c.tp;
+    return HbmSec(r.cluster, 22.0 * sbh, 4.0 * sbh) + HbmSec(r.cluster, activation, activation);
 }
 
 // FP8 (Transformer Engine): each linear GEMM's input is cast to fp8 with a transposed copy for its
@@ -469,10 +480,10 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     const double attentionFlops = 2.0 * s.tokens * s.seq * (m.QueryWidth() + m.OutputWidth());
     const double headFlops = s.head * 2.0 * s.tokens * static_cast<double>(m.vocab) * m.hidden; // the last stage's
     const double headSec = HeadSec(r, c, s);
-    const double hbm = k.gpu.hbmGBps * 1e9;
-    const double memoryBound = hbm > 0 ? s.layers * ElementwiseBytes(r, c, s) / hbm : 0.0;
-    const double castF = hbm > 0 ? s.layers * Fp8CastBytes(r, c, s, false) / hbm : 0.0,
-                 castB = hbm > 0 ? s.layers * Fp8CastBytes(r, c, s, true) / hbm : 0.0;
+    const double memoryBound = s.layers * ElementwiseSec(r, c, s);
+    const double castOp = 4.0 * s.tokens * s.h / (c.sequenceParallel ? c.tp : 1); // one h-wide cast
+    const double castF = s.layers * HbmSec(k, Fp8CastBytes(r, c, s, false), castOp),
+                 castB = s.layers * HbmSec(k, Fp8CastBytes(r, c, s, true), castOp);
     const double layersSec = k.gemmCurve.empty() ? s.layers * (linearFlops / linearRate + attentionFlops / attentionRate) / c.tp
                                                  : CalibratedGemmSec(r, c, s) + s.layers * attentionFlops / attentionRate / c.tp;
     const double gemmSec = layersSec + headSec;
@@ -481,10 +492,12 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     // max, exponentiates and sums (24 bytes a logit), the backward reads the softmax and writes the
     // gradient (12); on the last stage, with the output layer.
     const double logits = s.tokens * static_cast<double>(m.vocab) / c.tp;
-    const double lossF = hbm > 0 ? s.head * kLossForwardBytes * logits / hbm : 0.0, lossB = hbm > 0 ? s.head * kLossBackwardBytes * logits / hbm : 0.0;
+    const double lossF = s.head * HbmSec(k, kLossForwardBytes * logits, 12.0 * logits), // about two kernels each way
+                 lossB = s.head * HbmSec(k, kLossBackwardBytes * logits, 6.0 * logits);
     o.computeF = gemmSec + memoryBound + castF + lossF;
     o.computeB = 2.0 * (gemmSec + memoryBound) + castB + lossB;
-    const double scores = attentionFlops * s.layers / c.tp / attentionRate + (r.flashAttention ? 0.0 : s.layers * ScoreBytes(r, c, s) / hbm);
+    const double scores = attentionFlops * s.layers / c.tp / attentionRate +
+                          (r.flashAttention ? 0.0 : s.layers * HbmSec(k, ScoreBytes(r, c, s), ScoreBytes(r, c, s) / 2.0));
     if (c.recompute == Recompute::Full) o.computeB += layersSec + memoryBound + castF; // the layers again, not the output layer or the loss
     if (c.recompute == Recompute::Selective) o.computeB += scores;
     ParallelComm(r, c, s, linearFlops / linearRate / c.tp, attentionFlops / c.tp / attentionRate, o);
@@ -687,7 +700,7 @@ StepBreakdown PlannerTime(const PlanRequest& r, const TrainingConfig& c, const P
     const StageParams p = ParamsOn(r, c, s, 0);
     const double group = c.GradientGroup();
     const double local = p.dense / (c.zero >= 1 ? group : 1.0) + p.expert / (c.zero >= 1 ? group / c.ep : 1.0);
-    t.optimizer = r.cluster.gpu.hbmGBps > 0 ? 32.0 * local / (r.cluster.gpu.hbmGBps * 1e9) : 0.0;
+    t.optimizer = HbmSec(r.cluster, 32.0 * local, 32.0 * local / std::max(1.0, s.layers)); // a layer's parameters a launch
     t.step = pipeline + t.dpExposedSec + t.optimizer;
     return t;
 }

@@ -113,6 +113,82 @@ bool AttentionShape(std::string_view op, const Json& dims, double& flops, std::s
 
 bool IsFlopsOpName(std::string_view name) { return IsMatmulOp(name) || IsAttentionOp(name); }
 
+namespace {
+
+enum class MemoryRule : uint8_t { None, Elementwise, Copy, Rewrite, Fill, Norm, NormBackward, Reduce };
+
+MemoryRule MemoryRuleOf(std::string_view name)
+{
+    static const std::pair<std::string_view, MemoryRule> kOps[] = {
+        {"aten::add", MemoryRule::Elementwise}, {"aten::add_", MemoryRule::Elementwise}, {"aten::sub", MemoryRule::Elementwise},
+        {"aten::sub_", MemoryRule::Elementwise}, {"aten::mul", MemoryRule::Elementwise}, {"aten::mul_", MemoryRule::Elementwise},
+        {"aten::div", MemoryRule::Elementwise}, {"aten::div_", MemoryRule::Elementwise}, {"aten::neg", MemoryRule::Elementwise},
+        {"aten::exp", MemoryRule::Elementwise}, {"aten::log", MemoryRule::Elementwise}, {"aten::sqrt", MemoryRule::Elementwise},
+        {"aten::rsqrt", MemoryRule::Elementwise}, {"aten::pow", MemoryRule::Elementwise}, {"aten::tanh", MemoryRule::Elementwise},
+        {"aten::sigmoid", MemoryRule::Elementwise}, {"aten::relu", MemoryRule::Elementwise}, {"aten::relu_", MemoryRule::Elementwise},
+        {"aten::gelu", MemoryRule::Elementwise}, {"aten::silu", MemoryRule::Elementwise}, {"aten::silu_", MemoryRule::Elementwise},
+        {"aten::gelu_backward", MemoryRule::Elementwise}, {"aten::silu_backward", MemoryRule::Elementwise},
+        {"aten::threshold_backward", MemoryRule::Elementwise}, {"aten::where", MemoryRule::Elementwise},
+        {"aten::masked_fill", MemoryRule::Elementwise}, {"aten::masked_fill_", MemoryRule::Elementwise},
+        {"aten::clamp", MemoryRule::Elementwise}, {"aten::clamp_", MemoryRule::Elementwise}, {"aten::eq", MemoryRule::Elementwise},
+        {"aten::ne", MemoryRule::Elementwise}, {"aten::lt", MemoryRule::Elementwise}, {"aten::gt", MemoryRule::Elementwise},
+        {"aten::le", MemoryRule::Elementwise}, {"aten::ge", MemoryRule::Elementwise}, {"aten::addcmul_", MemoryRule::Elementwise},
+        {"aten::addcdiv_", MemoryRule::Elementwise}, {"aten::lerp_", MemoryRule::Elementwise},
+        {"aten::native_dropout", MemoryRule::Elementwise}, {"aten::native_dropout_backward", MemoryRule::Elementwise},
+        {"aten::copy_", MemoryRule::Copy}, {"aten::_to_copy", MemoryRule::Rewrite}, {"aten::clone", MemoryRule::Rewrite},
+        {"aten::cat", MemoryRule::Rewrite}, {"aten::fill_", MemoryRule::Fill}, {"aten::zero_", MemoryRule::Fill},
+        {"aten::native_layer_norm", MemoryRule::Norm}, {"aten::_softmax", MemoryRule::Norm}, {"aten::_log_softmax", MemoryRule::Norm},
+        {"aten::native_layer_norm_backward", MemoryRule::NormBackward}, {"aten::_softmax_backward_data", MemoryRule::NormBackward},
+        {"aten::_log_softmax_backward_data", MemoryRule::NormBackward}, {"aten::sum", MemoryRule::Reduce},
+        {"aten::mean", MemoryRule::Reduce}, {"aten::amax", MemoryRule::Reduce}, {"aten::norm", MemoryRule::Reduce},
+    };
+    for (const auto& [op, rule] : kOps)
+        if (name == op) return rule;
+    return MemoryRule::None;
+}
+
+} // namespace
+
+bool IsMemoryOpName(std::string_view name) { return MemoryRuleOf(name) != MemoryRule::None; }
+
+double MemoryOpBytes(std::string_view name, std::string_view dimsText, std::string_view typesText)
+{
+    const MemoryRule rule = MemoryRuleOf(name);
+    Json dims, types;
+    try {
+        dims = Json::parse(dimsText);
+        types = Json::parse(typesText);
+    } catch (const Json::exception&) {
+        return 0.0;
+    }
+    if (rule == MemoryRule::None || !dims.is_array() || !types.is_array()) return 0.0;
+    // Each tensor input's bytes (0 for scalars, lists and unknown types), in order.
+    std::vector<double> bytes;
+    for (size_t i = 0; i < dims.size(); ++i) {
+        const std::vector<double> d = DimsOf(dims[i]);
+        std::string type = i < types.size() && types[i].is_string() ? types[i].get<std::string>() : "";
+        if (type.rfind("c10::", 0) == 0) type.erase(0, 5);
+        const double size = static_cast<double>(DtypeSizeBytes(type));
+        double n = d.empty() || size <= 0 ? 0.0 : size;
+        for (double v : d) n *= v;
+        bytes.push_back(n);
+    }
+    if (bytes.empty() || bytes[0] <= 0) return 0.0;
+    double all = 0, largest = 0;
+    for (double b : bytes) all += b, largest = std::max(largest, b);
+    switch (rule) {
+    case MemoryRule::Elementwise: return all + largest;             // inputs read, the output written
+    case MemoryRule::Copy: return bytes[0] + (bytes.size() > 1 ? bytes[1] : bytes[0]); // destination written, source read
+    case MemoryRule::Rewrite: return 2.0 * all;                    // read and written again
+    case MemoryRule::Fill: return bytes[0];
+    case MemoryRule::Norm: return 2.0 * bytes[0];
+    case MemoryRule::NormBackward: return 3.0 * bytes[0];
+    case MemoryRule::Reduce: return bytes[0];
+    case MemoryRule::None: break;
+    }
+    return 0.0;
+}
+
 void KinetoGemms::OnKernel(const ChromeEvent& e, size_t track, size_t span)
 {
     Kernel k;
@@ -121,8 +197,24 @@ void KinetoGemms::OnKernel(const ChromeEvent& e, size_t track, size_t span)
     if (const ChromeArg* c = e.Arg("correlation")) c->AsInt64(k.correlation);
     const std::string s = LowerAscii(e.name);
     k.tf32 = Has(s, "tf32") || Has(s, "s1688") || Has(s, "s16816");
-    k.attention = IsAttentionKernelName(e.name);
+    k.kind = IsAttentionKernelName(e.name) ? Kind::Attention : IsGemmKernelName(e.name) ? Kind::Gemm : Kind::Memory;
     m_kernels.push_back(k);
+}
+
+void KinetoGemms::OnMemoryOp(const ChromeEvent& e)
+{
+    const ChromeArg* dims = e.Arg("Input Dims");
+    const ChromeArg* types = e.Arg("Input type");
+    if (!dims || !types || dims->kind != JsonKind::Array || types->kind != JsonKind::Array) return;
+    Op op;
+    op.kind = Kind::Memory;
+    op.bytes = MemoryOpBytes(e.name, dims->text, types->text);
+    if (op.bytes <= 0) return;
+    op.shape = std::string(e.name);
+    op.thread = m_threads.ThreadId(e.pid, e.tid);
+    op.startNs = e.tsNs;
+    op.endNs = e.tsNs + std::clamp<int64_t>(e.hasDur ? e.durNs : 0, 0, kMaxAbsTraceNs);
+    m_ops.push_back(std::move(op));
 }
 
 void KinetoGemms::OnFlopsOp(const ChromeEvent& e)
@@ -139,7 +231,7 @@ void KinetoGemms::OnFlopsOp(const ChromeEvent& e)
     Op op;
     size_t aIndex = 0;
     if (IsAttentionOp(e.name)) {
-        op.attention = true;
+        op.kind = Kind::Attention;
         if (!AttentionShape(e.name, parsed, op.flops, op.shape)) return;
         aIndex = e.name.find("backward") != std::string_view::npos ? 1 : 0;
     } else {
@@ -170,12 +262,12 @@ KinetoGemms::Op* KinetoGemms::Innermost(uint32_t thread, int64_t tsNs)
     return nullptr;
 }
 
-size_t KinetoGemms::KernelCount(bool attention) const
+size_t KinetoGemms::KernelCount(Kind kind) const
 {
-    return static_cast<size_t>(std::count_if(m_kernels.begin(), m_kernels.end(), [&](const Kernel& k) { return k.attention == attention; }));
+    return static_cast<size_t>(std::count_if(m_kernels.begin(), m_kernels.end(), [&](const Kernel& k) { return k.kind == kind; }));
 }
 
-size_t KinetoGemms::WithFlops(bool attention) const { return m_resolved[attention ? 1 : 0]; }
+size_t KinetoGemms::Resolved(Kind kind) const { return m_resolved[static_cast<size_t>(kind)]; }
 
 void KinetoGemms::Resolve(std::vector<PendingTrack>& tracks, TraceBuilder& builder)
 {
@@ -188,17 +280,22 @@ void KinetoGemms::Resolve(std::vector<PendingTrack>& tracks, TraceBuilder& build
         int64_t ts = 0;
         if (m_kernels[i].correlation < 0 || !m_threads.FindLaunch(m_kernels[i].correlation, thread, ts)) continue;
         opOf[i] = Innermost(thread, ts);
-        if (opOf[i] && opOf[i]->attention != m_kernels[i].attention) opOf[i] = nullptr; // a GEMM kernel of an attention op, or the reverse
+        if (opOf[i] && opOf[i]->kind != m_kernels[i].kind) opOf[i] = nullptr; // a GEMM kernel of an attention op, an elementwise one of a matmul, ...
         if (opOf[i]) ++opOf[i]->kernels;
     }
     for (size_t i = 0; i < m_kernels.size(); ++i) {
         const Op* op = opOf[i];
         if (!op) continue;
         Span& s = tracks[m_kernels[i].track].spans[m_kernels[i].span];
+        ++m_resolved[static_cast<size_t>(m_kernels[i].kind)];
+        if (op->kind == Kind::Memory) {
+            s.bytes = static_cast<uint64_t>(op->bytes / op->kernels);
+            if (s.detail == 0) s.detail = builder.Intern("memory " + op->shape);
+            continue;
+        }
         s.flops = op->flops / op->kernels;
         const std::string dtype = op->dtype == "fp32" && m_kernels[i].tf32 ? "tf32" : op->dtype;
-        if (s.detail == 0) s.detail = builder.Intern((op->attention ? "attention " : "gemm ") + op->shape + (dtype.empty() ? "" : " " + dtype));
-        ++m_resolved[m_kernels[i].attention ? 1 : 0];
+        if (s.detail == 0) s.detail = builder.Intern((op->kind == Kind::Attention ? "attention " : "gemm ") + op->shape + (dtype.empty() ? "" : " " + dtype));
     }
 }
 

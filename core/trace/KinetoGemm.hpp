@@ -9,7 +9,10 @@
 //   full square as Megatron-LM and the planner count it, twice that for their _backward ops,
 //   detail "attention BxHxSxSKxD DTYPE".
 // An op's FLOPs are split evenly over the kernels of its kind it launches. DTYPE is the spec
-// table's key: bf16, fp16, fp32 (tf32 when the kernel says so), fp8. Internal to the Kineto
+// table's key: bf16, fp16, fp32 (tf32 when the kernel says so), fp8.
+// The other kernels (elementwise, norms, softmax, copies, reductions) are given the bytes their
+// memory-bound op moves (Span::bytes, detail "memory OP"), from its tensors' "Input Dims" and
+// "Input type" (MemoryOpBytes), split evenly over the kernels it launches. Internal to the Kineto
 // reader; not thread-safe (one per read).
 #pragma once
 
@@ -33,39 +36,52 @@ bool IsAttentionKernelName(std::string_view name);
 // The matmul and attention ops whose shapes give FLOPs.
 bool IsFlopsOpName(std::string_view name);
 
+// The memory-bound ops whose tensors give the bytes they move: elementwise ops (every tensor
+// input read, the output written at the largest input's size in the first one's type), copies
+// (aten::copy_: the source read, the destination written; _to_copy, clone: the input read and
+// written), fills (written), aten::cat (read and written), norms and softmax (the input read, the
+// output written; their backward the gradient and the input read, the gradient written) and
+// reductions (the input read).
+bool IsMemoryOpName(std::string_view name);
+// The bytes such an op moves from its "Input Dims" and "Input type" lists (JSON arrays); 0 when
+// they do not say (no tensor, an unknown type).
+double MemoryOpBytes(std::string_view name, std::string_view dims, std::string_view types);
+
 class KinetoGemms {
 public:
     // `threads`: the collectives' thread ids, so that launches are found on the same threads.
     explicit KinetoGemms(KinetoCollectives& threads) : m_threads(threads) {}
     void OnKernel(const ChromeEvent& e, size_t track, size_t span);
     void OnFlopsOp(const ChromeEvent& e);
+    void OnMemoryOp(const ChromeEvent& e);
     // After KinetoCollectives::Resolve (its launches sorted): sets flops and detail of each kernel
     // whose op is found.
     void Resolve(std::vector<PendingTrack>& tracks, TraceBuilder& builder);
-    // GEMM (or attention) kernels seen, and of those how many got FLOPs.
-    size_t KernelCount(bool attention) const;
-    size_t WithFlops(bool attention) const;
+    enum class Kind : uint8_t { Gemm, Attention, Memory };
+    // Kernels of a kind seen, and of those how many got FLOPs (or bytes).
+    size_t KernelCount(Kind kind) const;
+    size_t Resolved(Kind kind) const;
 
 private:
     struct Kernel {
         size_t track = 0, span = 0;
         int64_t correlation = -1;
         bool tf32 = false;      // the kernel's name says TF32 tensor cores
-        bool attention = false; // an attention kernel (else a GEMM)
+        Kind kind = Kind::Gemm;
     };
     struct Op {
         uint32_t thread = 0;
         int64_t startNs = 0, endNs = 0;
-        double flops = 0;
-        std::string shape, dtype; // "8192x4096x4096", "bf16"
-        bool attention = false;
+        double flops = 0, bytes = 0;
+        std::string shape, dtype; // "8192x4096x4096", "bf16"; a memory op: its name
+        Kind kind = Kind::Gemm;
         int kernels = 0;          // kernels of its kind it launched (filled while resolving)
     };
     Op* Innermost(uint32_t thread, int64_t tsNs);
 
     KinetoCollectives& m_threads;
     std::vector<Kernel> m_kernels;
-    size_t m_resolved[2] = {0, 0}; // GEMMs, attention
+    size_t m_resolved[3] = {0, 0, 0}; // by Kind
     std::vector<Op> m_ops;
 };
 

@@ -16,7 +16,8 @@
 // ops that launched it (the nccl:* annotation, c10d::* and record_param_comms enclosing the
 // cudaLaunchKernel of the same correlation id: their Input Dims x Input type), else its name.
 // Bytes are nccl-tests' n: the larger of input and output (the full vector). GEMM kernels get
-// their FLOPs and shape from the matmul op that launched them (KinetoGemm.hpp).
+// their FLOPs and shape from the matmul op that launched them, the memory-bound kernels their
+// bytes from the elementwise, copy, norm or reduction op that did (KinetoGemm.hpp).
 #include "common/Error.hpp"
 #include "common/CharConv.hpp"
 #include "trace/ChromeAssembly.hpp"
@@ -184,7 +185,7 @@ void KinetoReader::OnComplete(const ChromeEvent& e)
         }
         if ((e.cat == "kernel" || e.cat == "Kernel") && e.name.find("ccl") != std::string_view::npos)
             m_collectives.OnKernel(e, track, index);
-        else if ((e.cat == "kernel" || e.cat == "Kernel") && (IsGemmKernelName(e.name) || IsAttentionKernelName(e.name)))
+        else if (e.cat == "kernel" || e.cat == "Kernel") // GEMMs, attention, and the memory-bound rest
             m_gemms.OnKernel(e, track, index);
         return;
     }
@@ -202,6 +203,7 @@ void KinetoReader::OnComplete(const ChromeEvent& e)
         m_collectives.OnLaunch(e, *c);
     if (IsCommOpName(e.name)) m_collectives.OnCommOp(e);
     if (e.cat == "cpu_op" && IsFlopsOpName(e.name)) m_gemms.OnFlopsOp(e);
+    else if (e.cat == "cpu_op" && IsMemoryOpName(e.name)) m_gemms.OnMemoryOp(e);
 }
 
 void KinetoReader::OnEvent(const ChromeEvent& e)
@@ -430,12 +432,14 @@ Trace KinetoReader::Finish()
     AddFlows(deviceOf, trackOf);
     FillMetadata();
     m_builder.Meta().results.Set("ncclKernels", static_cast<int64_t>(m_collectives.KernelCount()));
-    m_builder.Meta().results.Set("gemmKernels", static_cast<int64_t>(m_gemms.KernelCount(false)));
-    m_builder.Meta().results.Set("gemmKernelsWithFlops", static_cast<int64_t>(m_gemms.WithFlops(false)));
-    if (const size_t attention = m_gemms.KernelCount(true); attention > 0) {
+    using Kind = KinetoGemms::Kind;
+    m_builder.Meta().results.Set("gemmKernels", static_cast<int64_t>(m_gemms.KernelCount(Kind::Gemm)));
+    m_builder.Meta().results.Set("gemmKernelsWithFlops", static_cast<int64_t>(m_gemms.Resolved(Kind::Gemm)));
+    if (const size_t attention = m_gemms.KernelCount(Kind::Attention); attention > 0) {
         m_builder.Meta().results.Set("attentionKernels", static_cast<int64_t>(attention));
-        m_builder.Meta().results.Set("attentionKernelsWithFlops", static_cast<int64_t>(m_gemms.WithFlops(true)));
+        m_builder.Meta().results.Set("attentionKernelsWithFlops", static_cast<int64_t>(m_gemms.Resolved(Kind::Attention)));
     }
+    m_builder.Meta().results.Set("memoryKernelsWithBytes", static_cast<int64_t>(m_gemms.Resolved(Kind::Memory)));
     Trace trace = std::move(m_builder).Finish();
     if (trace.SpanCount() == 0)
         throw Error(m_origin + ": none of the trace's " + std::to_string(m_assembly.EventCount()) +

@@ -95,6 +95,111 @@ TEST_CASE("Kineto: GEMM kernels take their FLOPs and shape from the matmul op th
     CHECK_FALSE(IsGemmKernelName("fmha_cutlassF_f16_aligned_64x64_rf_sm80"));
 }
 
+TEST_CASE("Kineto: memory-bound kernels take the bytes their elementwise, copy or norm op moved", "[io][kineto][calibration]")
+{
+    // An in-place add of two bf16 1024 x 1024 tensors: both read, the first written.
+    CHECK(MemoryOpBytes("aten::add_", "[[1024,1024],[1024,1024],[]]", R"(["c10::BFloat16","c10::BFloat16","Scalar"])") == 3 * 2097152.0);
+    // A broadcast multiply: each input read, the output at the largest input's size in the first's type.
+    CHECK(MemoryOpBytes("aten::mul", "[[2048,1],[2048,1]]", R"(["float","bool"])") == 2048 * 4 + 2048 + 2048 * 4);
+    CHECK(MemoryOpBytes("aten::copy_", "[[4096],[4096],[]]", R"(["float","c10::BFloat16","Scalar"])") == 4096 * 4 + 4096 * 2);
+    CHECK(MemoryOpBytes("aten::fill_", "[[50],[]]", R"(["float","Scalar"])") == 200);
+    CHECK(MemoryOpBytes("aten::native_layer_norm", "[[8,1024],[1024],[1024],[]]", R"(["c10::BFloat16","c10::BFloat16","c10::BFloat16","Scalar"])") ==
+          2 * 16384);
+    CHECK(MemoryOpBytes("aten::mm", "[[8,8],[8,8]]", R"(["float","float"])") == 0);    // not a memory-bound op
+    CHECK(MemoryOpBytes("aten::mul", "[[],[]]", R"(["Scalar","Scalar"])") == 0);        // no tensor
+    CHECK(MemoryOpBytes("aten::mul", "[[8,8]]", R"(["c10::ComplexFloat"])") == 0);     // a type of unknown size
+    CHECK(IsMemoryOpName("aten::native_layer_norm_backward"));
+    CHECK_FALSE(IsMemoryOpName("aten::linear"));
+
+    const std::string text = R"J({"traceEvents":[
+      {"ph":"X","cat":"cpu_op","name":"aten::add_","pid":9,"tid":9,"ts":100,"dur":40,
+       "args":{"Input Dims":[[1024,1024],[1024,1024],[]],"Input type":["c10::BFloat16","c10::BFloat16","Scalar"]}},
+      {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":9,"tid":9,"ts":110,"dur":5,"args":{"correlation":5}},
+      {"ph":"X","cat":"kernel","name":"void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16> >","pid":0,"tid":7,
+       "ts":200,"dur":10,"args":{"correlation":5}},
+      {"ph":"X","cat":"cpu_op","name":"aten::layer_norm","pid":9,"tid":9,"ts":300,"dur":80,"args":{}},
+      {"ph":"X","cat":"cpu_op","name":"aten::native_layer_norm_backward","pid":9,"tid":9,"ts":301,"dur":60,
+       "args":{"Input Dims":[[8,1024],[8,1024],[],[8,1],[8,1],[1024],[1024],[]],
+               "Input type":["c10::BFloat16","c10::BFloat16","ScalarList","float","float","c10::BFloat16","c10::BFloat16","GenericList"]}},
+      {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":9,"tid":9,"ts":310,"dur":5,"args":{"correlation":6}},
+      {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":9,"tid":9,"ts":320,"dur":5,"args":{"correlation":7}},
+      {"ph":"X","cat":"kernel","name":"void at::native::layer_norm_grad_input_kernel<c10::BFloat16, float>","pid":0,"tid":7,"ts":400,"dur":3,
+       "args":{"correlation":6}},
+      {"ph":"X","cat":"kernel","name":"void at::native::GammaBetaBackwardCUDAKernel<c10::BFloat16, float>","pid":0,"tid":7,"ts":410,"dur":3,
+       "args":{"correlation":7}},
+      {"ph":"X","cat":"cpu_op","name":"aten::addmm","pid":9,"tid":9,"ts":500,"dur":40,
+       "args":{"Input Dims":[[4096],[8192,1024],[1024,4096]],"Input type":["c10::BFloat16","c10::BFloat16","c10::BFloat16"]}},
+      {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":9,"tid":9,"ts":510,"dur":5,"args":{"correlation":8}},
+      {"ph":"X","cat":"kernel","name":"void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float> >","pid":0,"tid":7,
+       "ts":600,"dur":3,"args":{"correlation":8}}
+    ]})J";
+    const Trace t = ReadTraceText(text, "step.json");
+    const Span* add = SpanAt(t, 200000);
+    REQUIRE(add);
+    CHECK(add->bytes == 3 * 2097152);
+    CHECK(t.Str(add->detail) == "memory aten::add_");
+    // The innermost op is the backward (aten::layer_norm launches nothing itself): its 3 x 16 KiB over its two kernels.
+    REQUIRE(SpanAt(t, 400000));
+    CHECK(SpanAt(t, 400000)->bytes == 3 * 16384 / 2);
+    CHECK(SpanAt(t, 410000)->bytes == 3 * 16384 / 2);
+    CHECK(SpanAt(t, 600000)->bytes == 0); // an elementwise kernel of a matmul op: no bytes from it
+    CHECK(t.Meta().results.GetNumber("memoryKernelsWithBytes") == 3);
+}
+
+TEST_CASE("calibration: memory-bound kernels at a known fraction of HBM bandwidth give it back, and the planner runs its memory-bound ops at it",
+          "[core][calibration][planner]")
+{
+    TraceBuilder b;
+    const uint32_t track = b.AddTrack(b.AddDevice("GPU 0 (NVIDIA H100 80GB HBM3)", DeviceKind::Gpu, 0), "stream 7");
+    const double hbm = 3350e9;
+    int64_t at = 0;
+    auto add = [&](double bytes, double fraction, int count, const char* name) {
+        for (int i = 0; i < count; ++i) {
+            Span s;
+            s.startNs = at;
+            s.endNs = at + static_cast<int64_t>(std::llround(bytes / (hbm * fraction) * 1e9));
+            s.bytes = static_cast<uint64_t>(bytes);
+            s.category = SpanCategory::Compute;
+            s.name = b.Intern(name);
+            b.AddSpan(track, s);
+            at = s.endNs + 1000;
+        }
+    };
+    add(2e6, 0.30, 10, "void at::native::vectorized_elementwise_kernel<4>");
+    add(2e8, 0.80, 10, "void at::native::vectorized_elementwise_kernel<4>");
+    add(5e5, 0.10, 2, "void at::native::reduce_kernel<512>"); // too few for a point of their own, but in the whole
+    Span gemm;
+    gemm.startNs = at, gemm.endNs = at + 1000000, gemm.flops = 1e11, gemm.category = SpanCategory::Compute;
+    gemm.name = b.Intern("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n");
+    b.AddSpan(track, gemm);
+    const Calibration c = CalibrateFromTrace(std::move(b).Finish(), "synthetic", *FindGpu("h100-sxm"));
+    CHECK(c.memoryKernelsWithBytes == 22);
+    REQUIRE(c.hbmPoints.size() == 2);
+    CHECK(c.hbmPoints[0].bytes == Approx(2e6));
+    CHECK(c.hbmPoints[0].efficiency == Approx(0.30).epsilon(1e-3));
+    CHECK(c.hbmPoints[1].efficiency == Approx(0.80).epsilon(1e-3));
+    const double bytes = 10 * 2e6 + 10 * 2e8 + 2 * 5e5;
+    CHECK(c.hbmEfficiency == Approx(bytes / (10 * 2e6 / 0.3 + 10 * 2e8 / 0.8 + 2 * 5e5 / 0.1)).epsilon(1e-3));
+    // The planner: Adam's update (a layer's parameters a launch, far beyond 2e8 bytes) at 80% of HBM.
+    PlanRequest r;
+    r.model = *FindModelPreset("llama3-8b");
+    r.cluster.gpu = *FindGpu("h100-sxm");
+    r.cluster.gpus = 8;
+    r.globalBatch = 32;
+    TrainingConfig one;
+    one.dp = 8;
+    const PlanRow plain = Evaluate(r, one);
+    ApplyCalibration(c, r.cluster);
+    CHECK(r.cluster.hbmCurve.size() == 2);
+    CHECK_FALSE(r.cluster.gemmCurve.empty());
+    const PlanRow calibrated = Evaluate(r, one);
+    CHECK(calibrated.time.optimizer == Approx(plain.time.optimizer / 0.8).epsilon(1e-4)); // durations to the nanosecond
+    // The layers' norms and residual adds (each 4 s b h = 134 MB here) run between the points: slower than at full bandwidth.
+    r.cluster.gemmCurve.clear();
+    r.cluster.attentionEfficiency = 0;
+    CHECK(Evaluate(r, one).time.forwardSec > plain.time.forwardSec);
+}
+
 TEST_CASE("calibration: a trace whose GEMMs ran at a known efficiency by size gives it back", "[core][calibration]")
 {
     const Trace t = GemmTrace({{1e9, 0.30, 10}, {1e11, 0.60, 10}, {2e12, 0.75, 5}, {5e12, 0.80, 2}}, "NVIDIA H100 80GB HBM3");
@@ -166,6 +271,14 @@ TEST_CASE("calibration from real PyTorch profiles: the efficiencies those A100s 
     REQUIRE(c.points.size() >= 4);
     CHECK(c.points.back().efficiency > 5 * c.points[c.points.size() - 4].efficiency);
     CHECK(c.collectiveShare > 0.3);
+    // Their memory-bound kernels (elementwise, copies, norms, reductions with shapes): far below
+    // A100's 2039 GB/s for kilobyte kernels, nearer it for the largest.
+    CHECK(c.memoryKernelsWithBytes > 600);
+    CHECK(c.hbmEfficiency > 0.3);
+    CHECK(c.hbmEfficiency < 0.8);
+    REQUIRE(c.hbmPoints.size() >= 4);
+    CHECK(c.hbmPoints.front().efficiency < 0.01);
+    CHECK(c.hbmPoints.back().efficiency > 0.4);
     const std::string alexnet = RefFile("kineto/alexnet_1gpu.json.gz"); // recorded without shapes
     if (!alexnet.empty()) CHECK_THROWS_WITH(CalibrateFromTrace(ReadTraceFile(alexnet), "alexnet", *FindGpu("h100-sxm")),
                                             Catch::Contains("record_shapes"));
