@@ -56,6 +56,17 @@ Trace GemmTrace(const std::vector<std::tuple<double, double, int>>& kernels, con
     return std::move(b).Finish();
 }
 
+// Llama 3 8B on `gpus` H100s, 32 sequences a step.
+PlanRequest Llama8b(int gpus)
+{
+    PlanRequest r;
+    r.model = *FindModelPreset("llama3-8b");
+    r.cluster.gpu = *FindGpu("h100-sxm");
+    r.cluster.gpus = gpus;
+    r.globalBatch = 32;
+    return r;
+}
+
 } // namespace
 
 TEST_CASE("Kineto: GEMM kernels take their FLOPs and shape from the matmul op that launched them", "[io][kineto][calibration]")
@@ -181,11 +192,7 @@ TEST_CASE("calibration: memory-bound kernels at a known fraction of HBM bandwidt
     const double bytes = 10 * 2e6 + 10 * 2e8 + 2 * 5e5;
     CHECK(c.hbmEfficiency == Approx(bytes / (10 * 2e6 / 0.3 + 10 * 2e8 / 0.8 + 2 * 5e5 / 0.1)).epsilon(1e-3));
     // The planner: Adam's update (a layer's parameters a launch, far beyond 2e8 bytes) at 80% of HBM.
-    PlanRequest r;
-    r.model = *FindModelPreset("llama3-8b");
-    r.cluster.gpu = *FindGpu("h100-sxm");
-    r.cluster.gpus = 8;
-    r.globalBatch = 32;
+    PlanRequest r = Llama8b(8);
     TrainingConfig one;
     one.dp = 8;
     const PlanRow plain = Evaluate(r, one);
@@ -230,11 +237,7 @@ TEST_CASE("calibration: a trace whose GEMMs ran at a known efficiency by size gi
 
 TEST_CASE("calibration: the planner times its GEMMs at their size's efficiency", "[core][calibration][planner]")
 {
-    PlanRequest r;
-    r.model = *FindModelPreset("llama3-8b");
-    r.cluster.gpu = *FindGpu("h100-sxm");
-    r.cluster.gpus = 8;
-    r.globalBatch = 32;
+    PlanRequest r = Llama8b(8);
     r.cluster.efficiency = 0.55;
     TrainingConfig c;
     c.dp = 8;
@@ -394,11 +397,7 @@ TEST_CASE("calibration: the profile's collectives price the links they ran on, w
     CHECK(std::count_if(c.collectiveFits.begin(), c.collectiveFits.end(),
                         [](const std::string& s) { return s.find("too few") != std::string::npos; }) == 1);
     // The planner then prices DP's gradient sync across nodes by the network's fit.
-    PlanRequest r;
-    r.model = *FindModelPreset("llama3-8b");
-    r.cluster.gpu = *FindGpu("h100-sxm");
-    r.cluster.gpus = 16;
-    r.globalBatch = 32;
+    PlanRequest r = Llama8b(16);
     TrainingConfig cfg;
     cfg.dp = 2, cfg.tp = 8;
     const double assumed = Evaluate(r, cfg).time.dpSyncSec; // 50 GB/s per GPU by default
