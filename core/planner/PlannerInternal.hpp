@@ -29,6 +29,11 @@ struct StageParams {
 };
 StageParams ParamsOn(const PlanRequest& r, const TrainingConfig& c, const Shape& s, int stage);
 
+// Bytes a mixture of experts' token dispatch moves through HBM in one layer's forward per GPU, for
+// `sbh` = tokens x hidden on it (0 for a dense model): Megatron-LM's all-to-all dispatcher's
+// permutation, sort by local expert and back, and unpermutation.
+double DispatchBytes(const TransformerModel& m, const TrainingConfig& c, double sbh);
+
 // One micro-batch through the heaviest stage: its parts and the op times the pipeline is timed with.
 struct OpCosts {
     double computeF = 0, computeB = 0, tpF = 0, tpB = 0, cpF = 0, cpB = 0, epF = 0, epB = 0, gatherF = 0, gatherB = 0;

@@ -286,6 +286,19 @@ StageParams ParamsOn(const PlanRequest& r, const TrainingConfig& c, const Shape&
     return p;
 }
 
+// Bytes a mixture of experts' token dispatch moves through HBM in one layer's forward per GPU, as
+// Megatron-LM's all-to-all dispatcher does it (megatron/core/transformer/moe/token_dispatcher.py):
+// the tokens permuted into top-k copies (k s b h read and written), sorted by local expert after
+// the all-to-all and back before it (each k s b h read and written, with more than one expert on
+// the GPU), and unpermuted into their weighted sum (k s b h read, s b h written); bf16. The
+// all-to-alls themselves are communication (epComm).
+double DispatchBytes(const TransformerModel& m, const TrainingConfig& c, double sbh)
+{
+    if (!m.IsMoe()) return 0.0;
+    const double k = m.topK, passes = m.experts / c.ep > 1 ? 3.0 : 1.0; // permute (+ sort, unsort): read and write each
+    return 2.0 * (2.0 * passes * k * sbh + k * sbh + sbh);
+}
+
 namespace {
 
 // Activation bytes one micro-batch leaves stored per layer, and the working set of one layer.
@@ -354,13 +367,15 @@ double HbmSec(const PlanCluster& k, double bytes, double opBytes)
 // Seconds the memory-bound ops of one layer's forward take per GPU (read + write, bf16): the two
 // norms (8 s b h), the two dropout + residual adds (14 s b h), split over TP only with sequence
 // parallelism, each op about 4 s b h; the MLP activation (4 s b f, 6 gated; x top-k for experts)
-// split over TP, one op.
+// split over TP, one op; a mixture of experts' token dispatch (DispatchBytes), each pass about
+// 4 k s b h.
 double ElementwiseSec(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
 {
     const TransformerModel& m = r.model;
     const double sbh = s.tokens * s.h / (c.sequenceParallel ? c.tp : 1), sbf = s.tokens * m.ffn * m.MlpsPerToken();
     const double activation = (m.Gated() ? 6.0 : 4.0) * sbf / c.tp;
-    return HbmSec(r.cluster, 22.0 * sbh, 4.0 * sbh) + HbmSec(r.cluster, activation, activation);
+    return HbmSec(r.cluster, 22.0 * sbh, 4.0 * sbh) + HbmSec(r.cluster, activation, activation) +
+           HbmSec(r.cluster, DispatchBytes(m, c, sbh), 4.0 * m.topK * sbh);
 }
 
 // FP8 (Transformer Engine): each linear GEMM's input is cast to fp8 with a transposed copy for its
@@ -368,14 +383,15 @@ double ElementwiseSec(const PlanRequest& r, const TrainingConfig& c, const Shape
 // backward: the QKV and MLP-in inputs (h wide, split over TP with sequence parallelism, cast
 // before the fp8 all-gather), the out-projection's and MLP-out's (query width, ffn); backward the
 // gradients of QKV's output (query + 2 kv width), MLP-in's (ffn, twice gated) and the two h-wide
-// outputs. Weights are cast once a step (cached over micro-batches) and left out.
+// outputs. A mixture of experts casts each routed copy's MLP-in input and MLP-out output gradient.
+// Weights are cast once a step (cached over micro-batches) and left out.
 double Fp8CastBytes(const PlanRequest& r, const TrainingConfig& c, const Shape& s, bool backward)
 {
     if (!r.cluster.fp8) return 0.0;
     const TransformerModel& m = r.model;
     const double f = static_cast<double>(m.ffn) * m.MlpsPerToken();
     const double qkv = m.QueryWidth() + m.KeyWidth() + m.ValueWidth(); // MLA: its up-projections' outputs, roughly
-    const double whole = 2.0 * s.h / (c.sequenceParallel ? c.tp : 1);
+    const double whole = (1.0 + m.MlpsPerToken()) * s.h / (c.sequenceParallel ? c.tp : 1);
     const double split = backward ? (qkv + (m.Gated() ? 2.0 : 1.0) * f) / c.tp : (m.OutputWidth() + f) / c.tp;
     return 4.0 * s.tokens * (whole + split);
 }

@@ -883,4 +883,22 @@ TEST_CASE("planner: the memory-bound ops by hand: elementwise traffic, the loss 
     const double casts = 4 * tokens * m.layers * N * ((2 * h + q + f) + (2 * h + q + 2 * kv + 2 * f)) / hbm;
     CHECK(fp8.time.step == Approx(gemms - linear / (989e12 * 0.5) + linear / (1979e12 * 0.5) + elementwise + loss + optimizer + casts)
                                .epsilon(1e-9));
+
+    // A mixture of experts (8 experts, 2 a token, all on the one GPU): the MLP activation of each
+    // routed copy, and Megatron-LM's all-to-all dispatcher moving the copies through HBM: permuted,
+    // sorted by local expert and back (each k s b h read and written), unpermuted (k s b h read,
+    // s b h written); bf16.
+    r.cluster.fp8 = false;
+    r.model.experts = 8, r.model.topK = 2;
+    const PlanRow moe = Evaluate(r, Config(1, 1, 1, 2));
+    const TransformerModel& e = r.model;
+    const double k = 2, dispatch = 2.0 * (2 * 3 * k + k + 1) * tokens * h;
+    const double moeElementwise = 3 * e.layers * (22 * tokens * h + 6 * tokens * f * k + dispatch) / hbm * N;
+    const double moeGemms = (3 * e.ForwardFlopsPerToken(1024) * 4 * 1024 - attention) / (989e12 * 0.5) +
+                            attention / (989e12 * 0.5 * FlashAttentionBlockFactor(1024));
+    const double moeOptimizer = 32 * (e.layers * e.LayerParams() + 2 * V * h) / hbm;
+    CHECK(moe.time.step == Approx(moeGemms + moeElementwise + loss + moeOptimizer).epsilon(1e-9));
+    // With one expert a GPU (EP 8 over 8 GPUs) there is nothing to sort: the permutation and its inverse.
+    CHECK(DispatchBytes(e, Config(8, 1, 1, 1, ScheduleKind::OneFOneB, 1, Recompute::None, 0, false, 8), 1.0) == 2.0 * (2 * k + k + 1));
+    CHECK(DispatchBytes(*FindModelPreset("llama3-8b"), Config(1, 1, 1, 1), 1.0) == 0); // dense: no dispatch
 }
