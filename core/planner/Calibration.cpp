@@ -142,6 +142,119 @@ void FitCollectives(const Trace& t, const std::string& origin, int gpusPerNode, 
 
 } // namespace
 
+namespace {
+
+// One pass over a trace's GPU kernels: each GEMM, attention and memory-bound kernel measured into
+// the calibration, the busy time by kind.
+class Measurer {
+public:
+    Measurer(const Trace& t, const GpuSpec& gpu, Calibration& c) : m_t(t), m_gpu(gpu), m_c(c) {}
+    void Run();
+    void Finish(); // points, efficiencies, shares, dtypes, notes
+
+private:
+    void Gemm(const Span& s, double sec);
+    void Other(const Span& s, const std::string& name, double sec, bool attention);
+    std::string DtypeOfSpan(const Span& s) const { return DtypeOf(m_t.Strings().Get(s.detail)); }
+
+    const Trace& m_t;
+    const GpuSpec& m_gpu;
+    Calibration& m_c;
+    std::map<int, Bin> m_bins, m_memoryBins; // by floor(log10(FLOPs)), floor(log10(bytes))
+    std::map<std::string, double> m_flopsByDtype;
+    Totals m_busy;
+    bool m_unsaid = false;
+    double m_attentionPeakSeconds = 0;
+};
+
+void Measurer::Run()
+{
+    for (const Track& track : m_t.Tracks()) {
+        if (m_t.Devices()[track.device].kind != DeviceKind::Gpu) continue;
+        for (const Span& s : track.spans) {
+            const double sec = static_cast<double>(s.DurationNs()) * 1e-9;
+            if (s.category == SpanCategory::Collective || s.category == SpanCategory::Send || s.category == SpanCategory::Recv) {
+                m_busy.collective += sec;
+                continue;
+            }
+            if (s.category == SpanCategory::Annotation || s.category == SpanCategory::Idle || sec <= 0) continue;
+            const std::string name = LowerAscii(m_t.Strings().Get(s.name));
+            const bool attention = IsAttentionKernelName(name);
+            const bool gemm = s.flops > 0 && !attention;
+            if (gemm || IsGemmKernelName(name)) ++m_c.gemmKernels;
+            if (gemm) Gemm(s, sec);
+            else Other(s, name, sec, attention);
+        }
+    }
+}
+
+void Measurer::Gemm(const Span& s, double sec)
+{
+    m_busy.gemm += sec;
+    std::string dtype = DtypeOfSpan(s);
+    if (dtype.empty() || m_gpu.PeakFlops(dtype) <= 0) {
+        m_unsaid |= dtype.empty();
+        dtype = "bf16";
+    }
+    const double peak = m_gpu.PeakFlops(dtype);
+    if (peak <= 0) return;
+    ++m_c.gemmKernelsWithFlops;
+    m_c.gemmFlops += s.flops;
+    m_c.gemmSeconds += sec;
+    m_flopsByDtype[dtype] += s.flops;
+    m_bins[static_cast<int>(std::floor(std::log10(s.flops)))].Add(s.flops, s.flops / peak, sec);
+}
+
+// Attention kernels with FLOPs, and the memory-bound rest with bytes (copies and memsets aside).
+void Measurer::Other(const Span& s, const std::string& name, double sec, bool attention)
+{
+    (attention ? m_busy.attention : IsGemmKernelName(name) ? m_busy.gemm : m_busy.other) += sec;
+    const bool copy = s.category == SpanCategory::Memcpy || s.category == SpanCategory::Memset;
+    if (!attention && !IsGemmKernelName(name) && !copy && s.bytes > 0 && m_gpu.hbmGBps > 0) {
+        const double bytes = static_cast<double>(s.bytes);
+        ++m_c.memoryKernelsWithBytes;
+        m_c.memoryBytes += bytes;
+        m_c.memorySeconds += sec;
+        m_memoryBins[static_cast<int>(std::floor(std::log10(bytes)))].Add(bytes, bytes / (m_gpu.hbmGBps * 1e9), sec);
+    }
+    if (s.flops > 0 && attention) {
+        std::string dtype = DtypeOfSpan(s);
+        if (dtype.empty() || m_gpu.PeakFlops(dtype) <= 0) dtype = "bf16";
+        ++m_c.attentionKernelsWithFlops;
+        m_c.attentionFlops += s.flops;
+        m_c.attentionSeconds += sec;
+        m_attentionPeakSeconds += s.flops / m_gpu.PeakFlops(dtype);
+    }
+}
+
+void Measurer::Finish()
+{
+    Calibration& c = m_c;
+    c.efficiency = PointsOf(m_bins, c.points) / c.gemmSeconds;
+    if (c.attentionSeconds > 0) c.attentionEfficiency = m_attentionPeakSeconds / c.attentionSeconds;
+    if (c.points.empty()) // too few kernels per size: one point for all
+        c.points.push_back({0, 0, c.gemmFlops / c.gemmKernelsWithFlops, c.gemmKernelsWithFlops, c.gemmSeconds, c.efficiency});
+    if (c.memorySeconds > 0) {
+        c.hbmEfficiency = PointsOf(m_memoryBins, c.hbmPoints) / c.memorySeconds;
+        if (c.hbmPoints.empty()) // too few kernels per size: one point for all
+            c.hbmPoints.push_back({0, 0, c.memoryBytes / c.memoryKernelsWithBytes, c.memoryKernelsWithBytes, c.memorySeconds, c.hbmEfficiency});
+    }
+    const double total = m_busy.gemm + m_busy.attention + m_busy.collective + m_busy.other;
+    if (total > 0) {
+        c.gemmShare = m_busy.gemm / total;
+        c.attentionShare = m_busy.attention / total;
+        c.collectiveShare = m_busy.collective / total;
+        c.otherShare = m_busy.other / total;
+    }
+    std::vector<std::pair<double, std::string>> order;
+    for (const auto& [d, f] : m_flopsByDtype) order.push_back({-f, d});
+    std::sort(order.begin(), order.end());
+    for (const auto& [f, d] : order) c.dtypes.push_back(d);
+    if (m_unsaid) c.notes.push_back("some GEMMs do not say their dtype: counted against the bf16 peak");
+}
+
+} // namespace
+
 Calibration CalibrateFromTrace(const Trace& t, const std::string& origin, const GpuSpec& fallback, int gpusPerNode)
 {
     Calibration c;
@@ -152,82 +265,11 @@ Calibration CalibrateFromTrace(const Trace& t, const std::string& origin, const 
         c.notes.push_back("the trace names no GPU model: efficiencies are against " + fallback.id + "'s peaks (--gpu)");
     }
     c.gpu = gpu->id;
-    std::map<int, Bin> bins, memoryBins; // by floor(log10(FLOPs)), floor(log10(bytes))
-    std::map<std::string, double> flopsByDtype;
-    Totals busy;
-    bool unsaid = false;
-    double attentionPeakSeconds = 0;
-    for (const Track& track : t.Tracks()) {
-        if (t.Devices()[track.device].kind != DeviceKind::Gpu) continue;
-        for (const Span& s : track.spans) {
-            const double sec = static_cast<double>(s.DurationNs()) * 1e-9;
-            if (s.category == SpanCategory::Collective || s.category == SpanCategory::Send || s.category == SpanCategory::Recv) {
-                busy.collective += sec;
-                continue;
-            }
-            if (s.category == SpanCategory::Annotation || s.category == SpanCategory::Idle || sec <= 0) continue;
-            const std::string name = LowerAscii(t.Strings().Get(s.name));
-            const bool attention = IsAttentionKernelName(name);
-            const bool gemm = s.flops > 0 && !attention;
-            if (gemm || IsGemmKernelName(name)) ++c.gemmKernels;
-            if (!gemm) {
-                (attention ? busy.attention : IsGemmKernelName(name) ? busy.gemm : busy.other) += sec;
-                const bool copy = s.category == SpanCategory::Memcpy || s.category == SpanCategory::Memset;
-                if (!attention && !IsGemmKernelName(name) && !copy && s.bytes > 0 && gpu->hbmGBps > 0) {
-                    const double bytes = static_cast<double>(s.bytes);
-                    ++c.memoryKernelsWithBytes;
-                    c.memoryBytes += bytes;
-                    c.memorySeconds += sec;
-                    memoryBins[static_cast<int>(std::floor(std::log10(bytes)))].Add(bytes, bytes / (gpu->hbmGBps * 1e9), sec);
-                }
-                if (s.flops > 0 && attention) {
-                    std::string dtype = DtypeOf(t.Strings().Get(s.detail));
-                    if (dtype.empty() || gpu->PeakFlops(dtype) <= 0) dtype = "bf16";
-                    ++c.attentionKernelsWithFlops;
-                    c.attentionFlops += s.flops;
-                    c.attentionSeconds += sec;
-                    attentionPeakSeconds += s.flops / gpu->PeakFlops(dtype);
-                }
-                continue;
-            }
-            busy.gemm += sec;
-            std::string dtype = DtypeOf(t.Strings().Get(s.detail));
-            if (dtype.empty() || gpu->PeakFlops(dtype) <= 0) {
-                unsaid |= dtype.empty();
-                dtype = "bf16";
-            }
-            const double peak = gpu->PeakFlops(dtype);
-            if (peak <= 0) continue;
-            ++c.gemmKernelsWithFlops;
-            c.gemmFlops += s.flops;
-            c.gemmSeconds += sec;
-            flopsByDtype[dtype] += s.flops;
-            bins[static_cast<int>(std::floor(std::log10(s.flops)))].Add(s.flops, s.flops / peak, sec);
-        }
-    }
+    Measurer m(t, *gpu, c);
+    m.Run();
     Require(c.gemmKernelsWithFlops > 0, origin + ": no GEMM kernel with FLOPs to calibrate from (" + std::to_string(c.gemmKernels) +
                                             " GEMM kernels without shapes; record the PyTorch profile with record_shapes=True)");
-    c.efficiency = PointsOf(bins, c.points) / c.gemmSeconds;
-    if (c.attentionSeconds > 0) c.attentionEfficiency = attentionPeakSeconds / c.attentionSeconds;
-    if (c.points.empty()) // too few kernels per size: one point for all
-        c.points.push_back({0, 0, c.gemmFlops / c.gemmKernelsWithFlops, c.gemmKernelsWithFlops, c.gemmSeconds, c.efficiency});
-    if (c.memorySeconds > 0) {
-        c.hbmEfficiency = PointsOf(memoryBins, c.hbmPoints) / c.memorySeconds;
-        if (c.hbmPoints.empty()) // too few kernels per size: one point for all
-            c.hbmPoints.push_back({0, 0, c.memoryBytes / c.memoryKernelsWithBytes, c.memoryKernelsWithBytes, c.memorySeconds, c.hbmEfficiency});
-    }
-    const double total = busy.gemm + busy.attention + busy.collective + busy.other;
-    if (total > 0) {
-        c.gemmShare = busy.gemm / total;
-        c.attentionShare = busy.attention / total;
-        c.collectiveShare = busy.collective / total;
-        c.otherShare = busy.other / total;
-    }
-    std::vector<std::pair<double, std::string>> order;
-    for (const auto& [d, f] : flopsByDtype) order.push_back({-f, d});
-    std::sort(order.begin(), order.end());
-    for (const auto& [f, d] : order) c.dtypes.push_back(d);
-    if (unsaid) c.notes.push_back("some GEMMs do not say their dtype: counted against the bf16 peak");
+    m.Finish();
     FitCollectives(t, origin, gpusPerNode, c);
     if (c.gemmKernelsWithFlops < c.gemmKernels)
         c.notes.push_back(std::to_string(c.gemmKernels - c.gemmKernelsWithFlops) + " GEMM kernels without a shape are left out");
