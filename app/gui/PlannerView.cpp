@@ -102,9 +102,11 @@ void PlannerView::Draw(ViewSettings& settings, ImVec2 size)
     m_drawn = true;
     const core::PlanResult& res = *run->trainingPlan;
     ImGui::PushFont(th.Bold());
-    dl->AddText(ImVec2(origin.x + pad, origin.y + pad), th.text, m_header.c_str());
+    const float wrap = std::max(size.x - 2 * pad, 1.0f); // a calibrated plan's header runs long: wrapped
+    dl->AddText(ImGui::GetFont(), ImGui::GetFontSize(), ImVec2(origin.x + pad, origin.y + pad), th.text, m_header.c_str(), nullptr, wrap);
+    const float extraLines = ImGui::CalcTextSize(m_header.c_str(), nullptr, false, wrap).y - ImGui::GetFontSize();
     ImGui::PopFont();
-    float top = origin.y + pad + ImGui::GetTextLineHeightWithSpacing() * 1.4f;
+    float top = origin.y + pad + extraLines + ImGui::GetTextLineHeightWithSpacing() * 1.4f;
     if (!run->trainingPlanNote.empty()) {
         dl->AddText(ImVec2(origin.x + pad, top), res.fitting ? th.textDim : th.warning, run->trainingPlanNote.c_str());
         top += ImGui::GetTextLineHeightWithSpacing();
