@@ -93,7 +93,9 @@ struct TrainingConfig {
 int StageLayers(int layers, const TrainingConfig& c, int stage);
 
 // The layer count each of a pipeline's stages is a multiple of where Megatron-LM can cut it into v
-// model chunks of equal layers (v must divide it); 0 where no v > 1 can. An even split needs the
+// model chunks of equal layers with its standard flags (v must divide it; the search offers those
+// v); 0 where no v > 1 can. Other v need a pipeline layout (--pipeline-model-parallel-layout,
+// chunks of unequal layers), which a fixed --chunks may give and the planner times as equal chunks. An even split needs the
 // layers divisible by pp; the search's lighter ends, where the embedding and the output layer each
 // count as a layer and the split of L + 2 is even (--account-for-embedding-in-pipeline-split,
 // --account-for-loss-in-pipeline-split), that count; other uneven splits

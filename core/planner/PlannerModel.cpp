@@ -220,9 +220,6 @@ void CheckConfig(const PlanRequest& r, const TrainingConfig& c)
     }
     Require(c.chunks == 1 || c.schedule == ScheduleKind::Interleaved, "v (--chunks) > 1 needs the interleaved schedule");
     if (c.Uneven()) CheckStages(m, c);
-    Require(c.chunks == 1 || ChunkableLayers(m.layers, c) % c.chunks == 0,
-            "v " + Num(c.chunks) + " model chunks do not divide each stage's layers (" + ConfigText(c) +
-                "): Megatron-LM gives every chunk of a stage the same number of layers");
     Require(c.schedule != ScheduleKind::PipeDream && c.schedule != ScheduleKind::Naive,
             "the planner times synchronous pipelines: gpipe, 1f1b, interleaved, zb-h1");
 }
@@ -249,6 +246,7 @@ int ChunkableLayers(int layers, const TrainingConfig& c)
     if (middles > 0 && rest % middles != 0) return 0;
     return std::gcd(std::gcd(first, last), middles > 0 ? rest / middles : 0);
 }
+
 
 Shape ShapeOf(const PlanRequest& r, const TrainingConfig& c)
 {

@@ -49,6 +49,27 @@ std::vector<T> OneOr(const std::optional<T>& fixed, std::vector<T> all)
 
 std::string Num(int v) { return std::to_string(v); }
 
+// The layer splits over `pp` stages: as fixed; else even and, where it makes the first and last
+// stages lighter without a heavier middle one, Megatron-LM's split counting the embedding and the
+// output layer as one layer each (the ends one layer lighter than the even split of L + 2).
+std::vector<std::pair<int, int>> StageSplits(const PlanRequest& r, int pp)
+{
+    if (r.firstStageLayers || r.lastStageLayers) {
+        const int first = r.firstStageLayers.value_or(0), last = r.lastStageLayers.value_or(0);
+        const int others = pp - (first > 0) - (last > 0), rest = r.model.layers - first - last;
+        if (pp < 2 || (others == 0 ? rest != 0 : rest < others)) return {}; // CheckStages' rule, without the throw
+        return {{first, last}};
+    }
+    std::vector<std::pair<int, int>> out = {{0, 0}};
+    const int L = r.model.layers, ends = (L + 2 + pp - 1) / pp - 1;
+    if (pp < 3 || ends < 1 || L - 2 * ends < pp - 2) return out;
+    TrainingConfig lighter; // worth trying when the ends get lighter and no middle stage heavier than the even split
+    lighter.pp = pp, lighter.firstStageLayers = lighter.lastStageLayers = ends;
+    const int even = (L + pp - 1) / pp;
+    if (ends < even && StageLayers(L, lighter, 1) <= even) out.push_back({ends, ends});
+    return out;
+}
+
 // Constraints that hold for the whole request: a fixed degree that cannot work says so at once.
 void CheckFixed(const PlanRequest& r)
 {
@@ -76,14 +97,6 @@ void CheckFixed(const PlanRequest& r)
     for (const auto& [v, flag] : {std::pair{r.firstStageLayers, "--first-stage-layers"}, std::pair{r.lastStageLayers, "--last-stage-layers"}})
         if (v) Require(*v >= 1 && *v < r.model.layers, std::string(flag) + " must be between 1 and --layers " + Num(r.model.layers) + " - 1");
     if (r.pp) Require(*r.pp <= r.model.layers, "--pp " + Num(*r.pp) + " exceeds --layers " + Num(r.model.layers));
-    if (r.pp && *r.pp > 1 && r.chunks && *r.chunks > 1 && !r.firstStageLayers && !r.lastStageLayers) {
-        TrainingConfig even;
-        even.pp = *r.pp;
-        Require(ChunkableLayers(r.model.layers, even) % *r.chunks == 0,
-                "--chunks " + Num(*r.chunks) + " does not divide each stage's layers: --layers " + Num(r.model.layers) + " over --pp " +
-                    Num(*r.pp) + (r.model.layers % *r.pp == 0 ? " leave " + Num(r.model.layers / *r.pp) : " do not split evenly") +
-                    " (Megatron-LM gives each of a stage's v model chunks the same number of layers)");
-    }
     if (r.ep && !r.model.IsMoe()) Require(*r.ep == 1, "--ep needs a mixture-of-experts model (--experts)");
 }
 
@@ -100,9 +113,16 @@ std::vector<std::pair<ScheduleKind, int>> SchedulesFor(const PlanRequest& r, con
             continue;
         }
         if (microBatches % pp != 0) continue; // Megatron's interleaving needs N a multiple of pp
-        const int chunkable = ChunkableLayers(r.model.layers, split);
-        for (int v : OneOr<int>(r.chunks, Divisors(chunkable)))
-            if (v >= 2 && chunkable % v == 0) out.push_back({k, v});
+        if (r.chunks) { // as given: with unequal chunks where it does not divide (a pipeline layout), timed as equal
+            int lightest = r.model.layers / pp;
+            if (split.Uneven())
+                for (int stage : {0, pp / 2, pp - 1}) lightest = std::min(lightest, StageLayers(r.model.layers, split, stage));
+            const int chunkable = ChunkableLayers(r.model.layers, split);
+            if (*r.chunks >= 2 && (*r.chunks <= lightest || (chunkable > 0 && chunkable % *r.chunks == 0))) out.push_back({k, *r.chunks});
+            continue;
+        }
+        for (int v : Divisors(ChunkableLayers(r.model.layers, split))) // searched: equal chunks, Megatron-LM's standard flags
+            if (v >= 2) out.push_back({k, v});
     }
     return out;
 }
@@ -120,26 +140,6 @@ std::vector<int> CpChoices(const PlanRequest& r, int gpusLeft)
     return out;
 }
 
-// The layer splits over `pp` stages: as fixed; else even and, where it makes the first and last
-// stages lighter without a heavier middle one, Megatron-LM's split counting the embedding and the
-// output layer as one layer each (the ends one layer lighter than the even split of L + 2).
-std::vector<std::pair<int, int>> StageSplits(const PlanRequest& r, int pp)
-{
-    if (r.firstStageLayers || r.lastStageLayers) {
-        const int first = r.firstStageLayers.value_or(0), last = r.lastStageLayers.value_or(0);
-        const int others = pp - (first > 0) - (last > 0), rest = r.model.layers - first - last;
-        if (pp < 2 || (others == 0 ? rest != 0 : rest < others)) return {}; // CheckStages' rule, without the throw
-        return {{first, last}};
-    }
-    std::vector<std::pair<int, int>> out = {{0, 0}};
-    const int L = r.model.layers, ends = (L + 2 + pp - 1) / pp - 1;
-    if (pp < 3 || ends < 1 || L - 2 * ends < pp - 2) return out;
-    TrainingConfig lighter; // worth trying when the ends get lighter and no middle stage heavier than the even split
-    lighter.pp = pp, lighter.firstStageLayers = lighter.lastStageLayers = ends;
-    const int even = (L + pp - 1) / pp;
-    if (ends < even && StageLayers(L, lighter, 1) <= even) out.push_back({ends, ends});
-    return out;
-}
 
 // Every DP x TP x PP x CP split of the GPUs the request allows (ep and the rest left at their defaults).
 std::vector<TrainingConfig> Splits(const PlanRequest& r)
@@ -269,7 +269,7 @@ PlanResult PlanTraining(const PlanRequest& r)
                     (r.tpAcrossNodes ? "" : " and stay inside a node of " + Num(r.cluster.gpusPerNode)) +
                     ", DP x micro-batch must divide --global-batch " + Num(r.globalBatch) +
                     (r.firstStageLayers || r.lastStageLayers ? ", --first/--last-stage-layers must leave each other stage a layer" : "") +
-                    (r.chunks && *r.chunks > 1 ? ", --chunks must divide each stage's layers" : ""));
+                    (r.chunks && *r.chunks > 1 ? ", --chunks must leave each stage a layer a chunk" : ""));
     PlanResult res;
     res.candidates = candidates.size();
     const double usable = r.cluster.UsableBytes();

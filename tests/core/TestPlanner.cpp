@@ -731,12 +731,12 @@ TEST_CASE("planner: uneven stages put their layers where told, memory is the hea
     CHECK_THROWS_WITH(PlanTraining(tooMany), Catch::Contains("--first/--last-stage-layers"));
 }
 
-TEST_CASE("planner: interleaving offers the v Megatron-LM accepts: every stage's layers divisible by v", "[core][planner]")
+TEST_CASE("planner: the search offers the v Megatron-LM's standard flags accept, and takes a v given as a layout", "[core][planner]")
 {
     TrainingConfig c = Config(1, 1, 4, 1);
     CHECK(ChunkableLayers(40, c) == 10);
     c.pp = 3;
-    CHECK(ChunkableLayers(40, c) == 0); // no even split: no interleaving
+    CHECK(ChunkableLayers(40, c) == 0); // no even split: no interleaving with the standard flags
     c.pp = 16;
     c.firstStageLayers = c.lastStageLayers = 7; // 126 + embedding + output = 128 over 16: 8 each
     CHECK(ChunkableLayers(126, c) == 8);
@@ -745,18 +745,32 @@ TEST_CASE("planner: interleaving offers the v Megatron-LM accepts: every stage's
     CHECK(ChunkableLayers(32, c) == 2);
     c.firstStageLayers = 5, c.lastStageLayers = 0; // 27 over 3 stages: 9 each
     CHECK(ChunkableLayers(32, c) == 1);
+    c.firstStageLayers = 7; // 25 over 3 stages do not split evenly
+    CHECK(ChunkableLayers(32, c) == 0);
 
-    // The GPT of 40 layers on 4 stages: v 2, 5 and 10 (never 8, which Megatron-LM refuses).
+    // The GPT of 40 layers on 4 stages: the search offers v 2, 5 and 10 (never 8, which needs a
+    // pipeline layout of unequal chunks).
     PlanRequest r = Request("gpt3-175b", "a100-sxm", 256, 1024);
     r.model.id = "custom", r.model.layers = 40, r.model.hidden = 6144, r.model.heads = 48, r.model.kvHeads = 48, r.model.ffn = 4 * 6144;
     r.pp = 4, r.tp = 2, r.schedule = ScheduleKind::Interleaved, r.recompute = Recompute::Full;
     std::set<int> seen;
     for (const PlanRow& row : PlanTraining(r).rows) seen.insert(row.config.chunks);
     CHECK(seen == std::set<int>{2, 5, 10});
-    TrainingConfig eight = Config(32, 2, 4, 4, ScheduleKind::Interleaved, 8, Recompute::Full);
-    CHECK_THROWS_WITH(Evaluate(r, eight), Catch::Contains("v 8 model chunks do not divide each stage's layers"));
+    // Given, v 8 is taken as a layout (chunks of 1 and 2 layers), timed as equal chunks.
     r.chunks = 8;
-    CHECK_THROWS_WITH(PlanTraining(r), Catch::Contains("--chunks 8 does not divide each stage's layers: --layers 40 over --pp 4 leave 10"));
+    const PlanResult given = PlanTraining(r);
+    REQUIRE_FALSE(given.rows.empty());
+    CHECK(given.rows.front().config.chunks == 8);
+    CHECK_NOTHROW(Evaluate(r, Config(32, 2, 4, 4, ScheduleKind::Interleaved, 8, Recompute::Full)));
+    CHECK_THROWS_WITH(Evaluate(r, Config(32, 2, 4, 4, ScheduleKind::Interleaved, 12, Recompute::Full)),
+                      Catch::Contains("pp 4 x v 12 stages exceed --layers 40"));
+    // 61 layers over 9 stages: not evenly, but 61 + 2 over 9 gives 7 a stage with the ends counting
+    // the embedding and the loss, so v 7 is Megatron-LM's and the search offers it.
+    PlanRequest odd = Request("llama3-8b", "h100-sxm", 72, 144);
+    odd.model.layers = 61, odd.pp = 9, odd.schedule = ScheduleKind::Interleaved;
+    bool sawSeven = false;
+    for (const PlanRow& row : PlanTraining(odd).rows) sawSeven |= row.config.chunks == 7 && row.config.firstStageLayers == 6;
+    CHECK(sawSeven);
 }
 
 TEST_CASE("planner: --dp-comm-overlap hides each chunk's gradient reduce and weight gather under the work left", "[core][planner]")
