@@ -290,7 +290,10 @@ void PrintTable(const core::PlanRequest& r, const core::ResolvedModel& model, co
                 r.cluster.gpus, r.cluster.gpu.id.c_str(), r.cluster.gpusPerNode, r.cluster.NvlinkGBps(), r.cluster.networkGBps,
                 r.cluster.PeakFlops() * 1e-12, r.cluster.dtype.c_str(),
                 (r.cluster.gemmCurve.empty() ? "efficiency " + Fixed2(r.cluster.efficiency)
-                                             : "the calibrated efficiency of each GEMM's size (attention " + Fixed2(r.cluster.efficiency) + ")")
+                                             : "the calibrated efficiency of each GEMM's size (attention " +
+                                                   (r.cluster.attentionEfficiency > 0 ? Fixed2(r.cluster.attentionEfficiency) + ", calibrated"
+                                                                                      : Fixed2(r.cluster.efficiency)) +
+                                                   ")")
                     .c_str(),
                 core::GbText(r.cluster.UsableBytes()).c_str());
     if (r.cluster.nvlinkFit || r.cluster.networkFit)

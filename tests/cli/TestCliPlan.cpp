@@ -256,6 +256,19 @@ TEST_CASE("plan: --calibrate reads a profile's GEMMs and plans with their effici
                       std::to_string(base + 100) + R"(,"dur":)" + std::to_string(seconds * 1e6) + R"(,"args":{"correlation":)" +
                       std::to_string(corr) + "}}";
         }
+        // Attention (FlashAttention's forward: 4 b h s sk d FLOPs) at 50% of the bf16 peak, and an
+        // in-place add of two bf16 1024 x 1024 tensors (6 MiB moved) at 50% of H100's 3350 GB/s.
+        const double attentionUs = 4.0 * 32 * 4096 * 4096 * 128 / (989e12 * 0.5) * 1e6, addUs = 3 * 2097152 / (3350e9 * 0.5) * 1e6;
+        events += R"(,{"ph":"X","cat":"cpu_op","name":"aten::_scaled_dot_product_flash_attention","pid":1,"tid":1,"ts":900000,"dur":50,)"
+                  R"("args":{"Input Dims":[[1,32,4096,128],[1,32,4096,128],[1,32,4096,128]],"Input type":["c10::BFloat16","c10::BFloat16","c10::BFloat16"]}},)"
+                  R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":900010,"dur":5,"args":{"correlation":90}},)"
+                  R"({"ph":"X","cat":"kernel","name":"flash_fwd_kernel","pid":0,"tid":7,"ts":900100,"dur":)" +
+                  std::to_string(attentionUs) + R"(,"args":{"correlation":90}},)"
+                  R"({"ph":"X","cat":"cpu_op","name":"aten::add_","pid":1,"tid":1,"ts":950000,"dur":50,)"
+                  R"("args":{"Input Dims":[[1024,1024],[1024,1024],[]],"Input type":["c10::BFloat16","c10::BFloat16","Scalar"]}},)"
+                  R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":950010,"dur":5,"args":{"correlation":91}},)"
+                  R"({"ph":"X","cat":"kernel","name":"void at::native::vectorized_elementwise_kernel<4>","pid":0,"tid":7,"ts":950100,"dur":)" +
+                  std::to_string(addUs) + R"(,"args":{"correlation":91}})";
         FILE* f = std::fopen(step.c_str(), "w");
         REQUIRE(f);
         std::fprintf(f, R"({"deviceProperties":[{"id":0,"name":"NVIDIA H100 80GB HBM3"}],"traceEvents":[%s]})", events.c_str());
@@ -268,10 +281,15 @@ TEST_CASE("plan: --calibrate reads a profile's GEMMs and plans with their effici
     CHECK(j["calibration"]["efficiency"].get<double>() == Approx(0.4).epsilon(1e-3));
     CHECK(j["calibration"]["collectives"].empty()); // none in this step
     CHECK(j["calibration"]["measuresNetwork"] == false);
+    CHECK(j["calibration"]["attentionEfficiency"].get<double>() == Approx(0.5).epsilon(1e-3));
+    CHECK(j["calibration"]["memoryKernelsWithBytes"] == 1);
+    CHECK(j["calibration"]["hbmEfficiency"].get<double>() == Approx(0.5).epsilon(1e-3));
     const Json plain = RunParalensJson("plan --model llama3-8b --gpus 8 --global-batch 32 --json");
     CHECK(j["rows"][0]["stepSeconds"].get<double>() > plain["rows"][0]["stepSeconds"].get<double>()); // 0.4 < the default 0.55
     const CliResult text = RunParalens("plan --model llama3-8b --gpus 8 --global-batch 32 --calibrate " + step + " --top 1");
     CHECK_THAT(text.out, Catch::Contains("# calibrated: 4 of 4 GEMM kernels") && Catch::Contains("calibrated efficiency"));
+    CHECK_THAT(text.out, Catch::Contains("(attention 0.50, calibrated)") &&
+                             Catch::Contains("memory-bound ops at the calibrated share of h100-sxm's 3350 GB/s HBM bandwidth for their size (50% for the largest)"));
     const CliResult none = RunParalens("plan --calibrate " + dir.File("missing.json"));
     CHECK(none.exitCode != 0);
     CHECK_THAT(none.err, Catch::Contains("missing.json"));
