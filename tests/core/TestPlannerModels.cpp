@@ -1,0 +1,147 @@
+// The planner's models: the presets' parameter counts as their sources state them (DeepSeek-V3's
+// latent attention, shared expert and dense first layers included), and a model described by hand
+// or changed from a preset saying what it kept.
+#include "PlannerTestSupport.hpp"
+#include "planner/PlannerInternal.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <string>
+
+using namespace paralens;
+using namespace paralens::core;
+using test::Config;
+using test::Request;
+
+TEST_CASE("planner: the presets have their published parameter counts", "[planner]")
+{
+    auto params = [](const char* id) { return FindModelPreset(id)->TotalParams() * 1e-9; };
+    CHECK(params("gpt3-175b") == Approx(175.0).epsilon(0.01));
+    CHECK(params("llama3-8b") == Approx(8.03).epsilon(0.01));
+    CHECK(params("llama3-70b") == Approx(70.6).epsilon(0.01));
+    CHECK(params("llama3-405b") == Approx(405.8).epsilon(0.01));
+    CHECK(params("megatron-1t") == Approx(1008.0).epsilon(0.01));
+    CHECK(params("mixtral-8x7b") == Approx(46.7).epsilon(0.01));
+    CHECK(FindModelPreset("mixtral-8x7b")->ActiveParams() * 1e-9 == Approx(12.9).epsilon(0.01));
+    // Qwen3's mixtures of experts (the report's Table 2: 30.5B / 3.3B and 235B / 22B), heads 128 wide.
+    CHECK(params("qwen3-30b-a3b") == Approx(30.5).epsilon(0.01));
+    CHECK(FindModelPreset("qwen3-30b-a3b")->ActiveParams() * 1e-9 == Approx(3.3).epsilon(0.02));
+    CHECK(params("qwen3-235b-a22b") == Approx(235).epsilon(0.01));
+    CHECK(FindModelPreset("qwen3-235b-a22b")->ActiveParams() * 1e-9 == Approx(22).epsilon(0.02));
+    CHECK(FindModelPreset("qwen3-30b-a3b")->QueryWidth() == 4096); // 32 heads x 128, not the hidden 2048
+    CHECK(FindModelPreset("nope") == nullptr);
+    TransformerModel bad = *FindModelPreset("llama3-8b");
+    bad.kvHeads = 5;
+    CHECK_THROWS_WITH(CheckModel(bad), Catch::Contains("--kv-heads 5 must divide --heads 32"));
+}
+
+TEST_CASE("planner: a model by hand starts neutral, a changed preset says what it kept", "[core][planner]")
+{
+    // By hand: the fields the user gave for GPT-3, nothing inherited from a preset.
+    ModelInput hand;
+    hand.layers = 96, hand.hidden = 12288, hand.heads = 96;
+    CHECK_THROWS_WITH(ResolveModel(hand), Catch::Contains("--vocab") && Catch::Contains("--model"));
+    hand.vocab = 51200;
+    const ResolvedModel gpt = ResolveModel(hand);
+    CHECK(gpt.model.id == "custom");
+    CHECK(gpt.model.kvHeads == 96);
+    CHECK(gpt.model.ffn == 4 * 12288);
+    CHECK(gpt.model.mlp == MlpKind::Gelu);
+    CHECK(gpt.model.seq == 2048);
+    CHECK(gpt.fromPreset.empty());
+    CHECK(gpt.defaulted.size() == 6);
+    CHECK(gpt.model.dropout); // Megatron-LM's default
+    CHECK(gpt.model.TotalParams() == Approx(FindModelPreset("gpt3-175b")->TotalParams()).epsilon(1e-12)); // the same model
+    ModelInput custom = hand;
+    custom.preset = "custom";
+    CHECK(ResolveModel(custom).model.TotalParams() == gpt.model.TotalParams());
+
+    // A preset changed: its id says so and every field it still gives is listed.
+    ModelInput changed;
+    changed.preset = "llama3-70b";
+    changed.layers = 40;
+    const ResolvedModel l = ResolveModel(changed);
+    CHECK(l.model.id == "llama3-70b*");
+    CHECK(l.model.layers == 40);
+    const auto has = [&](const std::string& field) { return std::find(l.fromPreset.begin(), l.fromPreset.end(), field) != l.fromPreset.end(); };
+    CHECK(has("kv-heads 8"));
+    CHECK(has("mlp swiglu"));
+    CHECK(has("ffn 28672"));
+    CHECK_FALSE(has("layers 80"));
+    CHECK(has("no dropout"));
+    CHECK_FALSE(l.model.dropout);
+    changed.dropout = true;
+    CHECK(ResolveModel(changed).model.dropout);
+    changed.dropout.reset();
+    changed.heads = 128; // 8 KV heads still divide 128: kept, and said
+    CHECK(ResolveModel(changed).model.kvHeads == 8);
+    changed.heads = 4; // they do not divide 4: multi-head attention
+    CHECK(ResolveModel(changed).model.kvHeads == 4);
+
+    ModelInput plain;
+    plain.preset = "llama3.1-405b";
+    const ResolvedModel alias = ResolveModel(plain);
+    CHECK(alias.model.id == "llama3.1-405b");
+    CHECK(alias.model.layers == 126);
+    plain.preset = "llama4";
+    CHECK_THROWS_WITH(ResolveModel(plain), Catch::Contains("--model") && Catch::Contains("nemotron4-340b"));
+}
+
+TEST_CASE("planner: today's presets count their parameters as their sources state", "[core][planner]")
+{
+    auto billions = [](const char* id) { return FindModelPreset(id)->TotalParams() * 1e-9; };
+    CHECK(billions("nemotron4-15b") == Approx(15.6).epsilon(0.01));  // "15-billion-parameter"
+    CHECK(billions("nemotron4-340b") == Approx(341).epsilon(0.01));  // 340B
+    CHECK(billions("mixtral-8x22b") == Approx(140.6).epsilon(0.01)); // 141B total
+    CHECK(FindModelPreset("mixtral-8x22b")->ActiveParams() * 1e-9 == Approx(39).epsilon(0.01)); // 39B active
+    const TransformerModel* n = FindModelPreset("nemotron4-15b");
+    CHECK(n->mlp == MlpKind::SquaredRelu);
+    CHECK(n->MlpParams() == 2.0 * n->hidden * n->ffn); // squared ReLU: two matrices, as GeLU
+    CHECK(ParseMlpKind("squared-relu") == MlpKind::SquaredRelu);
+    CHECK_FALSE(ParseMlpKind("swish").has_value());
+    for (const TransformerModel& m : ModelPresets()) CHECK_FALSE(m.source.empty());
+}
+
+TEST_CASE("planner: DeepSeek-V3's latent attention, shared expert and dense first layers as its report counts them", "[core][planner]")
+{
+    const TransformerModel& m = *FindModelPreset("deepseek-v3");
+    CHECK(m.TotalParams() * 1e-9 == Approx(671).epsilon(0.005));  // "671B total parameters"
+    CHECK(m.ActiveParams() * 1e-9 == Approx(37).epsilon(0.02));   // "37B activated for each token"
+    // Megatron-LM's MLA term (megatron/training/theoretical_memory_usage.py @ d98e8a64), norms aside:
+    // q_lora (h + heads (qk + rope)) + kv_lora (h + heads (qk + v)) + h rope + heads v h.
+    const double h = 7168, heads = 128, qk = 128, rope = 64, v = 128;
+    CHECK(m.AttentionParams() == 1536 * (h + heads * (qk + rope)) + 512 * (h + heads * (qk + v)) + h * rope + heads * v * h);
+    CHECK(m.QueryWidth() == heads * (qk + rope));
+    CHECK(m.KeyWidth() == heads * (qk + rope));
+    CHECK(m.ValueWidth() == heads * v);
+    CHECK(m.OutputWidth() == heads * v);
+    CHECK(m.MlpsPerToken() == 9); // 8 routed + 1 shared
+    // Scores (queries against keys, 192 wide a head) and values (128): 2 s (192 + 128) heads a layer.
+    CHECK(m.AttentionScoreFlopsPerToken(4096) == 2.0 * 4096 * heads * (qk + rope + v) * 61);
+    // Its dense first layers (ffn 18432 = 9 x 2048) do a MoE layer's active FLOPs: every layer timed as one.
+    CHECK(m.ForwardFlopsPerToken(4096) == Approx(2.0 * (61 * m.LayerActiveParams() + 129280.0 * h) + m.AttentionScoreFlopsPerToken(4096)).epsilon(1e-3));
+    // Standard attention is unchanged by the widths: Q and O heads x headDim, K and V kv-heads x headDim.
+    const TransformerModel& q = *FindModelPreset("qwen3-30b-a3b");
+    CHECK(q.AttentionParams() == 2.0 * 2048 * 32 * 128 + 2.0 * 2048 * 4 * 128);
+    CHECK(q.AttentionScoreFlopsPerToken(4096) == 4.0 * 4096 * 32 * 128 * 48);
+    // The planner: the preset fits 256 GB200s as Megatron-Bridge ran it (R014).
+    PlanRequest r = Request("deepseek-v3", "gb200", 256, 4096);
+    r.cluster.gpusPerNode = 72;
+    r.seq = 4096;
+    TrainingConfig c = Config(64, 1, 4, 1, ScheduleKind::Interleaved, 4, Recompute::None, 1, false, 64);
+    c.firstStageLayers = c.lastStageLayers = 15; // 61 + 2 over 4 stages: 16 each
+    const PlanRow row = Evaluate(r, c);
+    CHECK(row.fits);
+    CHECK(row.time.step > 0);
+    ModelInput in;
+    in.preset = "deepseek-v3";
+    in.layers = 30;
+    const ResolvedModel changed = ResolveModel(in);
+    CHECK(std::find(changed.fromPreset.begin(), changed.fromPreset.end(),
+                    "multi-head latent attention (q rank 1536, kv rank 512, rope 64, value head 128)") != changed.fromPreset.end());
+    CHECK(std::find(changed.fromPreset.begin(), changed.fromPreset.end(), "shared experts 1") != changed.fromPreset.end());
+    CHECK(std::find(changed.fromPreset.begin(), changed.fromPreset.end(), "first 3 layers dense (ffn 18432)") != changed.fromPreset.end());
+}

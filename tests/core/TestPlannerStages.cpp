@@ -1,0 +1,156 @@
+// The planner's pipeline stages and their data-parallel sync: uneven stages, the model chunks the
+// search offers (Megatron-LM's rule) and takes, and the gradient reduce and weight gather hidden
+// per chunk with --dp-comm-overlap.
+#include "PlannerTestSupport.hpp"
+#include "planner/PlannerInternal.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <string>
+
+using namespace paralens;
+using namespace paralens::core;
+using test::Config;
+using test::Request;
+
+TEST_CASE("planner: uneven stages put their layers where told, memory is the heaviest stage's, the search tries Megatron's split", "[core][planner]")
+{
+    TrainingConfig ends = Config(64, 8, 16, 1, ScheduleKind::OneFOneB, 1, Recompute::Full, 1, true);
+    ends.firstStageLayers = ends.lastStageLayers = 7;
+    CHECK(StageLayers(126, ends, 0) == 7);
+    CHECK(StageLayers(126, ends, 1) == 8); // 112 layers over 14 stages
+    CHECK(StageLayers(126, ends, 15) == 7);
+    CHECK(ConfigText(ends) == "dp 64 tp 8 pp 16 layers 7+..+7 mb 1 1f1b recompute full zero1 sp");
+    TrainingConfig even = ends;
+    even.firstStageLayers = even.lastStageLayers = 0;
+    CHECK(StageLayers(126, even, 0) == 8);
+
+    PlanRequest r = Request("llama3-405b", "h100-sxm", 8192, 2048);
+    const PlanRow a = Evaluate(r, even), b = Evaluate(r, ends);
+    // The last stage holds the output layer and the loss: evenly split, its 8 layers and those bound
+    // the pipeline; with 7 there a middle stage's 8 layers do (the head weighs less than a layer),
+    // so every stage's forward is shorter by the head's GEMM and the loss's forward.
+    CHECK(ShapeOf(r, even).layers == 8);
+    CHECK(ShapeOf(r, even).head == 1);
+    CHECK(ShapeOf(r, ends).layers == 8);
+    CHECK(ShapeOf(r, ends).head == 0);
+    {
+        const double t = ShapeOf(r, even).tokens, V = 128256, h = 16384, tp = 8;
+        const double headSec = 2.0 * t * V * h / tp / r.cluster.GemmFlops(), lossSec = 24.0 * t * V / tp / 3350e9;
+        CHECK(a.time.forwardSec - b.time.forwardSec == Approx(headSec + lossSec).epsilon(1e-6));
+    }
+    // The first stage holds 16 micro-batches (1F1B) of 8 layers and the embedding; with 7 there the
+    // second stage's 15 micro-batches of 8 layers are the most: one layer's input less for 8 of them.
+    REQUIRE(a.memory.stage == 0);
+    CHECK(b.memory.stage == 1);
+    CHECK(b.memory.inFlight == 15);
+    const Shape s = ShapeOf(r, even);
+    const double perLayer = 2.0 * s.tokens * s.h / 8; // full recomputation keeps each layer's input, over TP with SP
+    const double embedding = 16 * (8.0 * s.tokens + s.tokens * s.h) / 8;
+    CHECK(a.memory.activations - b.memory.activations == Approx(8 * perLayer + embedding).epsilon(1e-9));
+    CHECK(a.memory.Total() > b.memory.Total());
+
+    // A light first stage makes a middle one the most loaded: every stage is counted.
+    TrainingConfig light = Config(1, 1, 4, 1, ScheduleKind::OneFOneB);
+    light.firstStageLayers = 2;
+    PlanRequest small = Request("llama3-8b", "h100-sxm", 4, 16);
+    const PlanRow l = Evaluate(small, light);
+    CHECK(l.memory.stage == 1);
+    CHECK(StageLayers(32, light, 1) == 10);
+
+    // The search tries the split counting the embedding and the output layer as layers where it differs.
+    r.tp = 8, r.pp = 16, r.dp = 64;
+    bool sawEven = false, sawEnds = false;
+    for (const PlanRow& row : PlanTraining(r).rows) {
+        sawEven |= !row.config.Uneven();
+        sawEnds |= row.config.firstStageLayers == 7 && row.config.lastStageLayers == 7;
+    }
+    CHECK(sawEven);
+    CHECK(sawEnds);
+    PlanRequest big = Request("megatron-1t", "a100-sxm", 3072, 3072); // 128 + 2 layers split no better: not tried
+    big.tp = 8, big.pp = 64;
+    for (const PlanRow& row : PlanTraining(big).rows) CHECK_FALSE(row.config.Uneven());
+
+    // Impossible splits name the options.
+    TrainingConfig bad = Config(8, 1, 1, 1);
+    bad.firstStageLayers = 3;
+    CHECK_THROWS_WITH(Evaluate(Request("llama3-8b", "h100-sxm", 8, 16), bad), Catch::Contains("need a pipeline"));
+    PlanRequest tooMany = Request("llama3-8b", "h100-sxm", 8, 16);
+    tooMany.pp = 4;
+    tooMany.firstStageLayers = 30;
+    CHECK_THROWS_WITH(PlanTraining(tooMany), Catch::Contains("--first/--last-stage-layers"));
+}
+
+TEST_CASE("planner: the search offers the v Megatron-LM's standard flags accept, and takes a v given as a layout", "[core][planner]")
+{
+    TrainingConfig c = Config(1, 1, 4, 1);
+    CHECK(ChunkableLayers(40, c) == 10);
+    c.pp = 3;
+    CHECK(ChunkableLayers(40, c) == 0); // no even split: no interleaving with the standard flags
+    c.pp = 16;
+    c.firstStageLayers = c.lastStageLayers = 7; // 126 + embedding + output = 128 over 16: 8 each
+    CHECK(ChunkableLayers(126, c) == 8);
+    c.pp = 4;
+    c.firstStageLayers = c.lastStageLayers = 6; // 20 middle layers: 10 each; first and last 6
+    CHECK(ChunkableLayers(32, c) == 2);
+    c.firstStageLayers = 5, c.lastStageLayers = 0; // 27 over 3 stages: 9 each
+    CHECK(ChunkableLayers(32, c) == 1);
+    c.firstStageLayers = 7; // 25 over 3 stages do not split evenly
+    CHECK(ChunkableLayers(32, c) == 0);
+
+    // The GPT of 40 layers on 4 stages: the search offers v 2, 5 and 10 (never 8, which needs a
+    // pipeline layout of unequal chunks).
+    PlanRequest r = Request("gpt3-175b", "a100-sxm", 256, 1024);
+    r.model.id = "custom", r.model.layers = 40, r.model.hidden = 6144, r.model.heads = 48, r.model.kvHeads = 48, r.model.ffn = 4 * 6144;
+    r.pp = 4, r.tp = 2, r.schedule = ScheduleKind::Interleaved, r.recompute = Recompute::Full;
+    std::set<int> seen;
+    for (const PlanRow& row : PlanTraining(r).rows) seen.insert(row.config.chunks);
+    CHECK(seen == std::set<int>{2, 5, 10});
+    // Given, v 8 is taken as a layout (chunks of 1 and 2 layers), timed as equal chunks.
+    r.chunks = 8;
+    const PlanResult given = PlanTraining(r);
+    REQUIRE_FALSE(given.rows.empty());
+    CHECK(given.rows.front().config.chunks == 8);
+    CHECK_NOTHROW(Evaluate(r, Config(32, 2, 4, 4, ScheduleKind::Interleaved, 8, Recompute::Full)));
+    CHECK_THROWS_WITH(Evaluate(r, Config(32, 2, 4, 4, ScheduleKind::Interleaved, 12, Recompute::Full)),
+                      Catch::Contains("pp 4 x v 12 stages exceed --layers 40"));
+    // 61 layers over 9 stages: not evenly, but 61 + 2 over 9 gives 7 a stage with the ends counting
+    // the embedding and the loss, so v 7 is Megatron-LM's and the search offers it.
+    PlanRequest odd = Request("llama3-8b", "h100-sxm", 72, 144);
+    odd.model.layers = 61, odd.pp = 9, odd.schedule = ScheduleKind::Interleaved;
+    bool sawSeven = false;
+    for (const PlanRow& row : PlanTraining(odd).rows) sawSeven |= row.config.chunks == 7 && row.config.firstStageLayers == 6;
+    CHECK(sawSeven);
+}
+
+TEST_CASE("planner: --dp-comm-overlap hides each chunk's gradient reduce and weight gather under the work left", "[core][planner]")
+{
+    // Llama 3 70B on 2 x 32 H100s over a slow network, so the sync outlasts a micro-batch.
+    PlanRequest r = Request("llama3-70b", "h100-sxm", 64, 64);
+    r.cluster.networkGBps = 5;
+    TrainingConfig c = Config(2, 8, 4, 1, ScheduleKind::Interleaved, 4, Recompute::None, 1, true);
+    const PlanRow off = Evaluate(r, c);
+    const StepBreakdown& t = off.time;
+    // Without overlap: everything but the last micro-batch's backward shows.
+    CHECK(t.dpExposedSec == Approx(std::max(0.0, t.dpSyncSec - t.backwardSec)).epsilon(1e-12));
+    REQUIRE(t.dpExposedSec > 0);
+    // ZeRO 1: a reduce-scatter of the fp32 gradient buffers, then an all-gather of the bf16 weights:
+    // the sync's two parts in the ratio of their bytes, 4 : 2 a parameter (the same ring; its
+    // latency, 1e-5 of it, aside).
+    const double reduce = t.dpSyncSec * 2.0 / 3.0, gather = t.dpSyncSec / 3.0;
+    r.dpCommOverlap = true;
+    const PlanRow on = Evaluate(r, c);
+    const double v = 4, window = (v - 1) * std::min(4, on.microBatches) + 1;
+    auto shows = [&](double comm, double compute) { return std::max({0.0, (comm - compute) / v, comm - window * compute / v}); };
+    CHECK(on.time.dpSyncSec == Approx(t.dpSyncSec).epsilon(1e-12));
+    CHECK(on.time.dpExposedSec == Approx(shows(reduce, t.backwardSec) + shows(gather, t.forwardSec)).epsilon(1e-4));
+    CHECK(on.time.dpExposedSec < t.dpExposedSec);
+    CHECK(on.time.step == Approx(off.time.step - t.dpExposedSec + on.time.dpExposedSec).epsilon(1e-9));
+    // Without interleaving (v 1) the whole reduce waits on the last backward, the gather on the first forward.
+    c = Config(2, 8, 4, 1, ScheduleKind::OneFOneB, 1, Recompute::None, 1, true);
+    const PlanRow one = Evaluate(r, c);
+    CHECK(one.time.dpExposedSec == Approx(std::max(0.0, reduce - one.time.backwardSec) + std::max(0.0, gather - one.time.forwardSec)).epsilon(1e-4));
+}
