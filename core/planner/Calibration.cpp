@@ -154,7 +154,7 @@ public:
 
 private:
     void Gemm(const Span& s, double sec);
-    void Other(const Span& s, const std::string& name, double sec, bool attention);
+    void Other(const Span& s, double sec, bool attention, bool gemmName);
     std::string DtypeOfSpan(const Span& s) const { return DtypeOf(m_t.Strings().Get(s.detail)); }
 
     const Trace& m_t;
@@ -179,11 +179,11 @@ void Measurer::Run()
             }
             if (s.category == SpanCategory::Annotation || s.category == SpanCategory::Idle || sec <= 0) continue;
             const std::string name = LowerAscii(m_t.Strings().Get(s.name));
-            const bool attention = IsAttentionKernelName(name);
+            const bool attention = IsAttentionKernelName(name), gemmName = IsGemmKernelName(name);
             const bool gemm = s.flops > 0 && !attention;
-            if (gemm || IsGemmKernelName(name)) ++m_c.gemmKernels;
+            if (gemm || gemmName) ++m_c.gemmKernels;
             if (gemm) Gemm(s, sec);
-            else Other(s, name, sec, attention);
+            else Other(s, sec, attention, gemmName);
         }
     }
 }
@@ -206,11 +206,11 @@ void Measurer::Gemm(const Span& s, double sec)
 }
 
 // Attention kernels with FLOPs, and the memory-bound rest with bytes (copies and memsets aside).
-void Measurer::Other(const Span& s, const std::string& name, double sec, bool attention)
+void Measurer::Other(const Span& s, double sec, bool attention, bool gemmName)
 {
-    (attention ? m_busy.attention : IsGemmKernelName(name) ? m_busy.gemm : m_busy.other) += sec;
+    (attention ? m_busy.attention : gemmName ? m_busy.gemm : m_busy.other) += sec;
     const bool copy = s.category == SpanCategory::Memcpy || s.category == SpanCategory::Memset;
-    if (!attention && !IsGemmKernelName(name) && !copy && s.bytes > 0 && m_gpu.hbmGBps > 0) {
+    if (!attention && !gemmName && !copy && s.bytes > 0 && m_gpu.hbmGBps > 0) {
         const double bytes = static_cast<double>(s.bytes);
         ++m_c.memoryKernelsWithBytes;
         m_c.memoryBytes += bytes;

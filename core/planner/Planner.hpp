@@ -92,15 +92,15 @@ struct TrainingConfig {
 // Layers on pipeline stage `stage` of `layers` (the heaviest middle stage's count for a middle one).
 int StageLayers(int layers, const TrainingConfig& c, int stage);
 
-// The layer count each of a pipeline's stages is a multiple of where Megatron-LM can cut it into v
-// model chunks of equal layers with its standard flags (v must divide it; the search offers those
-// v); 0 where no v > 1 can. Other v need a pipeline layout (--pipeline-model-parallel-layout,
-// chunks of unequal layers), which a fixed --chunks may give and the planner times as equal chunks. An even split needs the
+// The layer count each of a pipeline's stages is a multiple of where Megatron-LM's standard flags
+// cut it into v model chunks of equal layers (v must divide it; the search offers those v); 0
+// where no v > 1 can (megatron/core/transformer/transformer_config.py). An even split needs the
 // layers divisible by pp; the search's lighter ends, where the embedding and the output layer each
 // count as a layer and the split of L + 2 is even (--account-for-embedding-in-pipeline-split,
 // --account-for-loss-in-pipeline-split), that count; other uneven splits
-// (--decoder-first/last-pipeline-num-layers) the first, the last and each middle stage's layers
-// (megatron/core/transformer/transformer_config.py).
+// (--decoder-first/last-pipeline-num-layers) the first, the last and each middle stage's layers.
+// Other v need a pipeline layout (--pipeline-model-parallel-layout, chunks of unequal layers),
+// which a fixed --chunks may give and the planner times as equal chunks.
 int ChunkableLayers(int layers, const TrainingConfig& c);
 
 // "dp 6 tp 8 pp 64 cp 2 mb 1 interleaved v2 full zero1 sp"; uneven stages as "pp 16 stages 7-8-7"

@@ -401,12 +401,10 @@ double ScoreBytes(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     return 8.0 * r.model.heads / c.tp * s.seq * s.tokens;
 }
 
-// The output layer's GEMM for one micro-batch on the stage that bounds the pipeline (none unless
-// it is the last): at the calibrated efficiency of its size, or peak x efficiency.
-double HeadSec(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
+// The output layer's GEMM of `flops` on one GPU: at the calibrated efficiency of its size, or peak
+// x efficiency.
+double HeadSec(const PlanCluster& k, double flops)
 {
-    const PlanCluster& k = r.cluster;
-    const double flops = s.head * 2.0 * s.tokens * static_cast<double>(r.model.vocab) * r.model.hidden / c.tp;
     if (flops <= 0) return 0.0;
     return k.gemmCurve.empty() ? flops / k.GemmFlops() : flops / (k.PeakFlops() * EfficiencyAt(k.gemmCurve, flops));
 }
@@ -493,7 +491,7 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     const double linearFlops = 2.0 * s.tokens * m.LayerActiveParams();
     const double attentionFlops = 2.0 * s.tokens * s.seq * (m.QueryWidth() + m.OutputWidth());
     const double headFlops = s.head * 2.0 * s.tokens * static_cast<double>(m.vocab) * m.hidden; // the last stage's
-    const double headSec = HeadSec(r, c, s);
+    const double headSec = HeadSec(k, headFlops / c.tp);
     const double memoryBound = s.layers * ElementwiseSec(r, c, s);
     const double castOp = 4.0 * s.tokens * s.h / (c.sequenceParallel ? c.tp : 1); // one h-wide cast
     const double castF = s.layers * HbmSec(k, Fp8CastBytes(r, c, s, false), castOp),

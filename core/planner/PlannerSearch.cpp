@@ -49,27 +49,6 @@ std::vector<T> OneOr(const std::optional<T>& fixed, std::vector<T> all)
 
 std::string Num(int v) { return std::to_string(v); }
 
-// The layer splits over `pp` stages: as fixed; else even and, where it makes the first and last
-// stages lighter without a heavier middle one, Megatron-LM's split counting the embedding and the
-// output layer as one layer each (the ends one layer lighter than the even split of L + 2).
-std::vector<std::pair<int, int>> StageSplits(const PlanRequest& r, int pp)
-{
-    if (r.firstStageLayers || r.lastStageLayers) {
-        const int first = r.firstStageLayers.value_or(0), last = r.lastStageLayers.value_or(0);
-        const int others = pp - (first > 0) - (last > 0), rest = r.model.layers - first - last;
-        if (pp < 2 || (others == 0 ? rest != 0 : rest < others)) return {}; // CheckStages' rule, without the throw
-        return {{first, last}};
-    }
-    std::vector<std::pair<int, int>> out = {{0, 0}};
-    const int L = r.model.layers, ends = (L + 2 + pp - 1) / pp - 1;
-    if (pp < 3 || ends < 1 || L - 2 * ends < pp - 2) return out;
-    TrainingConfig lighter; // worth trying when the ends get lighter and no middle stage heavier than the even split
-    lighter.pp = pp, lighter.firstStageLayers = lighter.lastStageLayers = ends;
-    const int even = (L + pp - 1) / pp;
-    if (ends < even && StageLayers(L, lighter, 1) <= even) out.push_back({ends, ends});
-    return out;
-}
-
 // Constraints that hold for the whole request: a fixed degree that cannot work says so at once.
 void CheckFixed(const PlanRequest& r)
 {
@@ -140,6 +119,26 @@ std::vector<int> CpChoices(const PlanRequest& r, int gpusLeft)
     return out;
 }
 
+// The layer splits over `pp` stages: as fixed; else even and, where it makes the first and last
+// stages lighter without a heavier middle one, Megatron-LM's split counting the embedding and the
+// output layer as one layer each (the ends one layer lighter than the even split of L + 2).
+std::vector<std::pair<int, int>> StageSplits(const PlanRequest& r, int pp)
+{
+    if (r.firstStageLayers || r.lastStageLayers) {
+        const int first = r.firstStageLayers.value_or(0), last = r.lastStageLayers.value_or(0);
+        const int others = pp - (first > 0) - (last > 0), rest = r.model.layers - first - last;
+        if (pp < 2 || (others == 0 ? rest != 0 : rest < others)) return {}; // CheckStages' rule, without the throw
+        return {{first, last}};
+    }
+    std::vector<std::pair<int, int>> out = {{0, 0}};
+    const int L = r.model.layers, ends = (L + 2 + pp - 1) / pp - 1;
+    if (pp < 3 || ends < 1 || L - 2 * ends < pp - 2) return out;
+    TrainingConfig lighter; // worth trying when the ends get lighter and no middle stage heavier than the even split
+    lighter.pp = pp, lighter.firstStageLayers = lighter.lastStageLayers = ends;
+    const int even = (L + pp - 1) / pp;
+    if (ends < even && StageLayers(L, lighter, 1) <= even) out.push_back({ends, ends});
+    return out;
+}
 
 // Every DP x TP x PP x CP split of the GPUs the request allows (ep and the rest left at their defaults).
 std::vector<TrainingConfig> Splits(const PlanRequest& r)

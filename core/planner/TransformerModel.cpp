@@ -44,7 +44,7 @@ std::optional<MlpKind> ParseMlpKind(std::string_view name)
     return std::nullopt;
 }
 
-double TransformerModel::MlpParams() const { return (Gated() ? 3.0 : 2.0) * hidden * static_cast<double>(ffn); }
+double TransformerModel::MlpParamsOf(int width) const { return (Gated() ? 3.0 : 2.0) * hidden * static_cast<double>(width); }
 
 double TransformerModel::LayerExpertParams() const
 {
@@ -64,10 +64,7 @@ double TransformerModel::LayerActiveParams() const
 namespace {
 
 // A mixture of experts' dense first layers: attention and one MLP of denseFfn.
-double DenseLayerParams(const TransformerModel& m)
-{
-    return m.AttentionParams() + (m.Gated() ? 3.0 : 2.0) * m.hidden * static_cast<double>(m.denseFfn);
-}
+double DenseLayerParams(const TransformerModel& m) { return m.AttentionParams() + m.MlpParamsOf(m.denseFfn); }
 
 } // namespace
 

@@ -62,8 +62,9 @@ struct TransformerModel {
     // Q, K, V and O projections: h x each width (MLA: the two down-projections, the up-projections
     // from their latents, and O).
     double AttentionParams() const;
-    // One MLP (one expert) of width ffn.
-    double MlpParams() const;
+    // One MLP (one expert) of width ffn; MlpParamsOf another width (a dense first layer's).
+    double MlpParams() const { return MlpParamsOf(ffn); }
+    double MlpParamsOf(int width) const;
     // Per layer: attention + MLP (+ all experts, the shared ones and the router for a mixture of experts).
     double LayerParams() const;
     // Per layer, what one token uses: attention + one MLP, or topK and the shared experts and the router.

@@ -16,12 +16,13 @@ using Json = nlohmann::json;
 
 bool Has(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
 
+// A tensor's "Input type" without PyTorch's namespace ("c10::BFloat16" -> "BFloat16").
+std::string_view WithoutC10(std::string_view type) { return type.substr(0, 5) == "c10::" ? type.substr(5) : type; }
+
 // The spec table's key for a tensor's "Input type" ("c10::BFloat16", "float", "c10::Float8_e4m3fn").
 std::string SpecDtype(std::string_view type)
 {
-    std::string t(type);
-    if (t.rfind("c10::", 0) == 0) t.erase(0, 5);
-    const std::string c = CanonicalDtype(t);
+    const std::string c = CanonicalDtype(WithoutC10(type));
     if (c == "bfloat16") return "bf16";
     if (c == "half") return "fp16";
     if (c == "float") return "fp32";
@@ -166,9 +167,8 @@ double MemoryOpBytes(std::string_view name, std::string_view dimsText, std::stri
     std::vector<double> bytes;
     for (size_t i = 0; i < dims.size(); ++i) {
         const std::vector<double> d = DimsOf(dims[i]);
-        std::string type = i < types.size() && types[i].is_string() ? types[i].get<std::string>() : "";
-        if (type.rfind("c10::", 0) == 0) type.erase(0, 5);
-        const double size = static_cast<double>(DtypeSizeBytes(type));
+        const std::string type = i < types.size() && types[i].is_string() ? types[i].get<std::string>() : "";
+        const double size = static_cast<double>(DtypeSizeBytes(WithoutC10(type)));
         double n = d.empty() || size <= 0 ? 0.0 : size;
         for (double v : d) n *= v;
         bytes.push_back(n);
