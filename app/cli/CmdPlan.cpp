@@ -266,6 +266,17 @@ std::string Fixed2(double v)
     return buf;
 }
 
+// "0.55", or "0.60 (0.55 x a100-sxm's measured matmul ceiling, 86.9% of peak, over an H100's BF16 80.3%)".
+std::string EfficiencyText(const core::PlanCluster& k, const std::string& dtype)
+{
+    const double e = k.EfficiencyFor(dtype);
+    if (std::abs(e - k.efficiency) < 1e-12) return Fixed2(e);
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "%.2f (%.2f x %s's measured %s matmul ceiling, %.1f%% of peak, over an H100's BF16 %.1f%%)", e, k.efficiency,
+                  k.gpu.id.c_str(), dtype.c_str(), k.gpu.MatmulCeiling(dtype) * 100, core::FindGpu("h100-sxm")->MatmulCeiling("bf16") * 100);
+    return buf;
+}
+
 void PrintTable(const core::PlanRequest& r, const core::ResolvedModel& model, const core::PlanResult& res, int top)
 {
     const core::TransformerModel& m = r.model;
@@ -289,7 +300,7 @@ void PrintTable(const core::PlanRequest& r, const core::ResolvedModel& model, co
     std::printf("# %d x %s (%d per node; NVLink %.0f GB/s, network %.0f GB/s per GPU), %.0f TFLOPS %s x %s; %s usable per GPU\n",
                 r.cluster.gpus, r.cluster.gpu.id.c_str(), r.cluster.gpusPerNode, r.cluster.NvlinkGBps(), r.cluster.networkGBps,
                 r.cluster.PeakFlops() * 1e-12, r.cluster.dtype.c_str(),
-                (r.cluster.gemmCurve.empty() ? "efficiency " + Fixed2(r.cluster.efficiency)
+                (r.cluster.gemmCurve.empty() ? "efficiency " + EfficiencyText(r.cluster, r.cluster.dtype)
                                              : "the calibrated efficiency of each GEMM's size (attention " +
                                                    (r.cluster.attentionEfficiency > 0 ? Fixed2(r.cluster.attentionEfficiency) + ", calibrated"
                                                                                       : Fixed2(r.cluster.efficiency)) +
@@ -313,9 +324,13 @@ void PrintTable(const core::PlanRequest& r, const core::ResolvedModel& model, co
     std::printf("# memory: %s usable of %.0f GiB (--memory-fraction %.2f; the rest an allowance for the CUDA context, NCCL's buffers, "
                 "workspaces and the allocator's fragmentation)\n",
                 core::GbText(r.cluster.UsableBytes()).c_str(), r.cluster.gpu.memoryGB, r.cluster.memoryFraction);
+    if (r.flashAttention2)
+        std::printf("# attention through flash-attn 2: %s\n", r.cluster.gpu.arch == "Hopper"
+                        ? "on Hopper at 0.47 of a Hopper kernel's rate (35% of peak against FlashAttention-3's 75%, arXiv:2407.08608)"
+                        : "the rate is unchanged on this GPU (measured only on Hopper)");
     if (r.cluster.fp8)
-        std::printf("# FP8: the layers' linear GEMMs at %.0f TFLOPS fp8 x %.2f; attention, the output layer and MFU in %s\n",
-                    r.cluster.gpu.PeakFlops("fp8") * 1e-12, r.cluster.efficiency, r.cluster.dtype.c_str());
+        std::printf("# FP8: the layers' linear GEMMs at %.0f TFLOPS fp8 x %s; attention, the output layer and MFU in %s\n",
+                    r.cluster.gpu.PeakFlops("fp8") * 1e-12, EfficiencyText(r.cluster, "fp8").c_str(), r.cluster.dtype.c_str());
     std::printf("# global batch %d x %d tokens; %zu configurations, %zu fit\n", r.globalBatch, r.Seq(), res.candidates, res.fitting);
     PrintHeader();
     const size_t shown = std::min(static_cast<size_t>(top), res.fitting);
@@ -451,7 +466,7 @@ void Run(const PlanOptions& o)
         for (size_t i : res.pareto) pareto.push_back(RowJson(res.rows[i]));
         PrintJson({{"model", r.model.id}, {"modelSource", r.model.source}, {"mlp", core::Name(r.model.mlp)}, {"dropout", r.model.dropout},
                    {"fromPreset", model.fromPreset}, {"assumed", model.defaulted}, {"fp8", r.cluster.fp8}, {"tpCommOverlap", r.tpCommOverlap},
-                   {"dpCommOverlap", r.dpCommOverlap},
+                   {"dpCommOverlap", r.dpCommOverlap}, {"flashAttention2", r.flashAttention2},
                    {"gradReduce", r.gradReduceFp32 ? "fp32" : "bf16"},
                    {"mfuPeakTflops", r.cluster.PeakFlops() * 1e-12},
                    {"parameters", r.model.TotalParams()}, {"gpus", r.cluster.gpus}, {"gpu", r.cluster.gpu.id},
@@ -503,7 +518,10 @@ void AddPlanCommand(CLI::App& root)
     cmd->add_option("--dtype", o->request.cluster.dtype, "Data type of the GEMMs' peak")->capture_default_str();
     cmd->add_flag("--fp8", o->request.cluster.fp8,
                   "The layers' linear GEMMs in FP8 at the fp8 peak x --efficiency (attention, the output layer and MFU stay in --dtype)");
-    cmd->add_option("--efficiency", o->request.cluster.efficiency, "Fraction of peak the GEMMs reach (memory-bound ops go at HBM bandwidth)")->capture_default_str()
+    cmd->add_option("--efficiency", o->request.cluster.efficiency,
+                    "Fraction of peak an H100's BF16 GEMMs reach in training; other GPUs and dtypes at it x their measured matmul "
+                    "ceiling over the H100's BF16 one where measured (A100 86.9%, H100 FP8 70.9%, against 80.3%; memory-bound ops go "
+                    "at HBM bandwidth)")->capture_default_str()
         ->check(CLI::Range(0.01, 1.0));
     cmd->add_option("--gemm-tflops", o->request.cluster.gemmTflops,
                     "Measured GEMM TFLOP/s per GPU (paralens run --workload gemm) instead of peak x --efficiency");
@@ -539,6 +557,10 @@ void AddPlanCommand(CLI::App& root)
     cmd->add_option("--zero", o->zero, "Fix the ZeRO stage (0-3; 3 is FSDP)");
     cmd->add_option("--sp", o->sp, "Fix sequence parallelism: on or off");
     cmd->add_flag("--no-flash-attention", o->noFlash, "Attention stores its score matrices (5 a s^2 b bytes per layer)");
+    cmd->add_flag("--flash-attention-2", o->request.flashAttention2,
+                  "Attention through Dao's flash-attn 2 (PyTorch FSDP stacks such as MosaicML's Composer) instead of a Hopper "
+                  "kernel (cuDNN, FlashAttention-3: Transformer Engine's): on Hopper at 35/75 of their rate (the FlashAttention-3 "
+                  "paper's figures); other GPUs unchanged");
     cmd->add_flag("--tp-across-nodes", o->request.tpAcrossNodes, "Allow TP groups larger than a node");
     cmd->add_flag("--tp-comm-overlap", o->request.tpCommOverlap,
                   "TP collectives overlapped with the linear GEMMs (Megatron-LM's --tp-comm-overlap): only what outlasts them counts");

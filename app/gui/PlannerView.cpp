@@ -44,6 +44,10 @@ void PlannerView::Prepare(const RunResult& run)
                   r.model.id.c_str(), r.model.TotalParams() * 1e-9, r.cluster.gpus, r.cluster.gpu.id.c_str(), r.globalBatch, r.Seq(),
                   res.candidates, res.fitting, core::GbText(r.cluster.UsableBytes()).c_str());
     m_header = text;
+    if (r.cluster.gemmCurve.empty() && r.cluster.gemmTflops <= 0)
+        m_header += ", GEMMs at " + Format("%.2f", r.cluster.EfficiencyFor(r.cluster.fp8 ? "fp8" : r.cluster.dtype)) + " of " +
+                    (r.cluster.fp8 ? "the fp8" : r.cluster.dtype) + " peak";
+    if (r.flashAttention2) m_header += ", attention through flash-attn 2";
     if (!r.cluster.gemmCurve.empty())
         m_header += ", GEMMs at the calibrated efficiency of their size (" + Format("%.0f%%", r.cluster.gemmCurve.back().second * 100) +
                     " of peak for the largest)";

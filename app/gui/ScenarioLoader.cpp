@@ -238,6 +238,7 @@ void ReadPlan(Reader& r, PlanParams& p)
     r.Get("cp", p.cp);
     r.Get("tpCommOverlap", p.tpCommOverlap);
     r.Get("dpCommOverlap", p.dpCommOverlap);
+    r.Get("flashAttention2", p.flashAttention2);
     r.Get("bf16Gradients", p.bf16Gradients);
     r.Get("calibrate", p.calibrate);
     r.Get("row", p.row);

@@ -43,6 +43,9 @@ std::vector<GpuSpec> Parse()
         s.pcieGBps = g.value("pcieGBps", 0.0);
         for (const auto& [k, v] : g.at("tflops").items()) s.tflops[k] = v.get<double>();
         s.source = g.value("source", "");
+        if (g.contains("mamfTflops"))
+            for (const auto& [k, v] : g.at("mamfTflops").items()) s.mamfTflops[k] = v.get<double>();
+        s.mamfSource = g.value("mamfSource", std::string());
         out.push_back(std::move(s));
     }
     return out;
@@ -59,6 +62,15 @@ double GpuSpec::PeakFlops(std::string_view dtype) const
     else if (key == "float64" || key == "double") key = "fp64";
     auto it = tflops.find(key);
     return it == tflops.end() ? 0.0 : it->second * 1e12;
+}
+
+double GpuSpec::MatmulCeiling(std::string_view dtype) const
+{
+    std::string key = Lower(dtype);
+    auto it = mamfTflops.find(key);
+    if (it == mamfTflops.end() && (key == "fp16" || key == "float16" || key == "half")) it = mamfTflops.find("bf16"), key = "bf16";
+    const double peak = PeakFlops(key);
+    return it == mamfTflops.end() || peak <= 0 ? 0.0 : it->second * 1e12 / peak;
 }
 
 const std::vector<GpuSpec>& HardwareTable()

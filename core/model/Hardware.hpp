@@ -28,12 +28,19 @@ struct GpuSpec {
     std::vector<std::string> attentionFittedOn; // the published runs (tests/data/published-runs.csv ids) it was fitted on
     std::map<std::string, double> tflops; // dtype -> dense TFLOPS
     std::string source;
+    // The matmul throughput measured at its best shape (Maximum Achievable Matmul FLOPS), dtype ->
+    // TFLOPS, where a public measurement exists; `mamfSource` names it.
+    std::map<std::string, double> mamfTflops;
+    std::string mamfSource;
 
     // Peak dense FLOP/s for a dtype ("bf16", "fp16", "fp32", "tf32", "fp8", "fp64", "int8");
     // 0 when the GPU does not support it.
     double PeakFlops(std::string_view dtype) const;
     double MemoryBytes() const { return memoryGB * 1073741824.0; }
     double AttentionVsGemm() const { return attentionVsGemm > 0 ? attentionVsGemm : 1.0; }
+    // The measured matmul ceiling as a fraction of the dtype's peak (fp16 takes bf16's: the same
+    // tensor-core rate); 0 where not measured.
+    double MatmulCeiling(std::string_view dtype) const;
 };
 
 // Parsed once, on first use; thread-safe.

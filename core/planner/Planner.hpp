@@ -35,7 +35,10 @@ struct PlanCluster {
     double networkGBps = 50;     // one direction, per GPU, between nodes (400 Gb/s NICs)
     double nvlinkAlphaUs = 5;
     double networkAlphaUs = 10;
-    double efficiency = 0.55;     // achieved fraction of peak in the GEMMs (memory-bound ops go at HBM bandwidth)
+    // The fraction of peak an H100's BF16 GEMMs reach in training (memory-bound ops go at HBM
+    // bandwidth); other GPUs and dtypes at it x their measured matmul ceiling over an H100's BF16
+    // one (EfficiencyFor).
+    double efficiency = 0.55;
     double memoryFraction = 0.95; // of HBM usable for the model (the rest: CUDA context, NCCL, allocator)
     double gemmTflops = 0;       // measured GEMM throughput (the GEMM probe's); 0: peak x efficiency
     // Calibrated (plan --calibrate, Calibration.hpp): the efficiency by FLOPs per GEMM, ascending.
@@ -60,10 +63,17 @@ struct PlanCluster {
     bool fp8 = false;
 
     double PeakFlops() const { return gpu.PeakFlops(dtype); } // MFU is against this, the spec sheet's
-    double GemmFlops() const { return gemmTflops > 0 ? gemmTflops * 1e12 : PeakFlops() * efficiency; }
-    // The rate of the layers' linear GEMMs: GemmFlops(), or with fp8 that scaled by the fp8 peak (0:
-    // the GPU has none).
-    double LinearFlops() const { return fp8 ? GemmFlops() * gpu.PeakFlops("fp8") / PeakFlops() : GemmFlops(); }
+    // `efficiency` x this GPU's measured matmul ceiling for `dt` (GpuSpec::MatmulCeiling) over an
+    // H100's for BF16, the GPU and dtype `efficiency` describes; x 1 where either is unmeasured.
+    double EfficiencyFor(std::string_view dt) const;
+    double GemmFlops() const { return gemmTflops > 0 ? gemmTflops * 1e12 : PeakFlops() * EfficiencyFor(dtype); }
+    // The rate of the layers' linear GEMMs: GemmFlops(), or with fp8 the fp8 peak x EfficiencyFor
+    // fp8 (a measured --gemm-tflops scaled by the peaks' ratio; 0: the GPU has no fp8).
+    double LinearFlops() const
+    {
+        if (!fp8) return GemmFlops();
+        return gemmTflops > 0 ? GemmFlops() * gpu.PeakFlops("fp8") / PeakFlops() : gpu.PeakFlops("fp8") * EfficiencyFor("fp8");
+    }
     double NvlinkGBps() const { return nvlinkGBps > 0 ? nvlinkGBps : gpu.nvlinkUniGBps; }
     double UsableBytes() const { return gpu.MemoryBytes() * memoryFraction; }
 };
@@ -117,6 +127,11 @@ struct PlanRequest {
     int globalBatch = 512;        // sequences per step
     int seq = 0;                  // 0: the model's
     bool flashAttention = true;   // attention scores are never stored (else 5 a s^2 b bytes per layer)
+    // Attention through Dao's flash-attn 2 (as PyTorch FSDP stacks such as MosaicML's Composer run
+    // it) rather than a Hopper kernel (cuDNN's fused attention or FlashAttention-3, Transformer
+    // Engine's choice): on Hopper its products run at FlashAttention2OnHopper() of the rate the
+    // planner gives attention; elsewhere unchanged (Ampere has no other; Blackwell unmeasured).
+    bool flashAttention2 = false;
     bool tpAcrossNodes = false;   // allow TP groups larger than a node
     // Megatron-LM's --tp-comm-overlap: the TP collectives run under the linear GEMMs they feed or
     // follow, chunk by chunk; only what outlasts those GEMMs shows (SM contention not charged).

@@ -151,6 +151,15 @@ TpOverlap TpOverlapSec(const TransformerModel& m, const GpuSpec& gpu, int tp, do
 
 } // namespace
 
+double FlashAttention2OnHopper() { return 35.0 / 75.0; }
+
+double PlanCluster::EfficiencyFor(std::string_view dt) const
+{
+    static const double reference = FindGpu("h100-sxm")->MatmulCeiling("bf16");
+    const double ceiling = gpu.MatmulCeiling(dt);
+    return ceiling > 0 && reference > 0 ? efficiency * ceiling / reference : efficiency;
+}
+
 double FlashAttentionBlockFactor(double blockTokens)
 {
     // FlashAttention-3 on an H100, head dim 128, BF16, forward, 16K tokens a batch (pytorch/benchmark
@@ -483,8 +492,10 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     // A calibrated attention efficiency is what the profile's blocks reached; otherwise the GEMM
     // rate, scaled by how FlashAttention's rate falls with the block a kernel sees (the sequence,
     // or its 1 / cp under ring attention).
+    // flash-attn 2 on Hopper: a calibrated efficiency already measured the kernel the run had.
+    const double fa2 = r.flashAttention2 && k.gpu.arch == "Hopper" ? FlashAttention2OnHopper() : 1.0;
     const double attentionRate = k.attentionEfficiency > 0 ? k.PeakFlops() * k.attentionEfficiency
-                                                           : rate * k.gpu.AttentionVsGemm() * FlashAttentionBlockFactor(s.seq / c.cp);
+                                                           : rate * k.gpu.AttentionVsGemm() * fa2 * FlashAttentionBlockFactor(s.seq / c.cp);
     Require(rate > 0, "the GPU " + k.gpu.id + " has no " + k.dtype + " peak in the spec table");
     Require(linearRate > 0, "--fp8: the GPU " + k.gpu.id + " has no fp8 peak in the spec table");
     OpCosts o;

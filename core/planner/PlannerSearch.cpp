@@ -166,6 +166,16 @@ std::vector<TrainingConfig> Splits(const PlanRequest& r)
     return out;
 }
 
+// The micro-batch sizes tried for `local` sequences per DP rank: powers of two up to 32, and the
+// whole local batch up to 64 (one micro-batch a step, as FSDP runs often take; with ZeRO-3 each
+// micro-batch gathers the weights again).
+std::vector<int> MicroBatchSizes(int local)
+{
+    std::vector<int> out{1, 2, 4, 8, 16, 32};
+    if (local <= 64 && std::find(out.begin(), out.end(), local) == out.end()) out.push_back(local);
+    return out;
+}
+
 std::vector<TrainingConfig> Candidates(const PlanRequest& r)
 {
     const TransformerModel& m = r.model;
@@ -174,7 +184,7 @@ std::vector<TrainingConfig> Candidates(const PlanRequest& r)
         const int dp = split.dp, tp = split.tp, pp = split.pp, cp = split.cp;
         for (int ep : OneOr<int>(r.ep, m.IsMoe() ? Divisors(dp) : std::vector<int>{1})) {
             if (m.IsMoe() && (m.experts % ep || dp % ep)) continue;
-            for (int mb : OneOr<int>(r.microBatch, {1, 2, 4, 8, 16, 32})) {
+            for (int mb : OneOr<int>(r.microBatch, MicroBatchSizes(r.globalBatch / dp))) {
                 if ((r.globalBatch / dp) % mb) continue;
                 const int N = r.globalBatch / (dp * mb);
                 for (const auto& [kind, v] : SchedulesFor(r, split, N))

@@ -123,7 +123,7 @@ void Describe(Metadata& m, const PlanRequest& r, const TrainingConfig& c, const 
     m.workload.Set("seq", int64_t{r.Seq()});
     m.hardware.Set("gpu", r.cluster.gpu.id);
     m.hardware.Set("gpus", int64_t{r.cluster.gpus});
-    m.model.Set("efficiency", r.cluster.efficiency);
+    m.model.Set("efficiency", r.cluster.EfficiencyFor(r.cluster.dtype));
     m.model.Set("nvlinkGBps", r.cluster.NvlinkGBps());
     m.model.Set("networkGBps", r.cluster.networkGBps);
     m.results.Set("predictedSeconds", row.time.step);

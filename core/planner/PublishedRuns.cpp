@@ -133,7 +133,8 @@ PlanResult FastestOverSchedules(const PlanRequest& request, std::span<const Sche
 Ranking RankAmongChoices(const PlanRequest& request, double seconds, std::span<const ScheduleKind> schedules, HeldChoices held)
 {
     PlanRequest free = request;
-    free.tp = free.pp = free.ep = free.microBatch = free.chunks = std::nullopt;
+    free.ep = free.microBatch = free.chunks = std::nullopt;
+    if (!held.tpPp) free.tp = free.pp = std::nullopt;
     if (!held.dp) free.dp = std::nullopt;
     if (!held.cp) free.cp = std::nullopt;
     else if (!free.cp) free.cp = 1;
@@ -164,7 +165,9 @@ PublishedCheck CheckPublishedRun(const PublishedRun& run)
     // the run had them, its schedules); the degrees, micro-batch and chunks open.
     const Ranking ranking = RankAmongChoices(run.request, out.predicted.time.step, run.schedules, run.held);
     out.rank = ranking.rank;
-    if (ranking.best) out.best = *ranking.best;
+    // The run itself where no searched configuration is faster (its micro-batch may be one the
+    // search does not try).
+    out.best = ranking.best && ranking.best->time.step < out.predicted.time.step ? *ranking.best : out.predicted;
     out.vsBestPct = (out.predicted.time.step / out.best.time.step - 1.0) * 100.0;
     return out;
 }

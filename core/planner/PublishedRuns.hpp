@@ -20,9 +20,11 @@ enum class FlopConvention {
 };
 
 // Choices a run could not make, held at its own value when ranking it among the planner's
-// (context parallelism before Megatron-LM had it; a DP the experiment fixed).
+// (context parallelism before Megatron-LM had it; a DP the experiment fixed; TP and PP in a
+// framework that has only FSDP, such as MosaicML's Composer).
 struct HeldChoices {
     bool cp = false, dp = false;
+    bool tpPp = false;
 };
 
 struct PublishedRun {

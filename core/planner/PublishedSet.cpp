@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <optional>
 
 namespace paralens::core {
 
@@ -60,7 +61,65 @@ TransformerModel Llama2(const std::string& id, int layers, int hidden, int heads
     return m;
 }
 
-// The model a row names: a preset, Llama 2, or a GPT whose shape the row itself gives. Empty id: none.
+// NeMo's GPT-3 5B and 20B (Megatron-LM's GPT: multi-head attention, GeLU MLP of 4h, dropout 0.1,
+// tied embeddings, the GPT-2 vocabulary of 50257 padded to 128: 50304) and Nemotron-3 8B and 22B
+// (squared-ReLU MLP of 4h, multi-head attention, no dropout, untied embeddings, 256K vocabulary):
+// NVIDIA/NeMo nemo/collections/llm/gpt/model/base.py (GPTConfig5B, GPTConfig20B) and nemotron.py
+// (Nemotron3Config8B, Nemotron3Config22B) @ 8cfedd72.
+TransformerModel NeMoModel(const std::string& id, int layers, int hidden, int heads, bool nemotron)
+{
+    TransformerModel m;
+    m.id = id;
+    m.source = std::string("NVIDIA/NeMo nemo/collections/llm/gpt/model/") + (nemotron ? "nemotron.py" : "base.py") + " @ 8cfedd72";
+    m.layers = layers, m.hidden = hidden, m.heads = m.kvHeads = heads, m.ffn = 4 * hidden, m.seq = nemotron ? 4096 : 2048;
+    m.vocab = nemotron ? 256000 : 50304;
+    m.mlp = nemotron ? MlpKind::SquaredRelu : MlpKind::Gelu;
+    m.tiedEmbeddings = !nemotron;
+    m.dropout = !nemotron;
+    return m;
+}
+
+// MosaicML's MPT (mosaicml/llm-foundry scripts/train/yamls/pretrain/mpt-*.yaml @ 8c8dd48f, with
+// MPTConfig's defaults): multi-head attention, GeLU MLP of 4h (expansion_ratio 4), vocabulary
+// 50368, tied embeddings, no dropout (its p_drop defaults are 0).
+TransformerModel Mpt(const std::string& id, int layers, int hidden, int heads)
+{
+    TransformerModel m;
+    m.id = id;
+    m.source = "mosaicml/llm-foundry scripts/train/yamls/pretrain/" + id + ".yaml @ 8c8dd48f";
+    m.layers = layers, m.hidden = hidden, m.heads = m.kvHeads = heads, m.ffn = 4 * hidden, m.vocab = 50368, m.seq = 2048;
+    m.mlp = MlpKind::Gelu;
+    m.tiedEmbeddings = true;
+    m.dropout = false;
+    return m;
+}
+
+// The models the set names that are not presets, by the name its rows print.
+std::optional<TransformerModel> SetModel(const std::string& name)
+{
+    static const std::map<std::string, TransformerModel> models = {
+        {"LLAMA2-7B", Llama2("llama2-7b", 32, 4096, 32, 32, 11008)},
+        {"LLAMA2-13B", Llama2("llama2-13b", 40, 5120, 40, 40, 13824)},
+        {"LLAMA2-70B", Llama2("llama2-70b", 80, 8192, 64, 8, 28672)},
+        {"GPT3-5B", NeMoModel("gpt3-5b", 24, 4096, 32, false)},
+        {"GPT3-20B", NeMoModel("gpt3-20b", 44, 6144, 48, false)},
+        {"Nemotron-8B", NeMoModel("nemotron3-8b", 32, 4096, 32, true)},
+        {"Nemotron-22B", NeMoModel("nemotron3-22b", 40, 6144, 48, true)},
+        {"MPT-125m", Mpt("mpt-125m", 12, 768, 12)},
+        {"MPT-350m", Mpt("mpt-350m", 24, 1024, 16)},
+        {"MPT-760m", Mpt("mpt-760m", 24, 1536, 12)},
+        {"MPT-1b", Mpt("mpt-1b", 24, 2048, 16)},
+        {"MPT-3b", Mpt("mpt-3b", 32, 2560, 20)},
+        {"MPT-7b", Mpt("mpt-7b", 32, 4096, 32)},
+        {"MPT-13b", Mpt("mpt-13b", 40, 5120, 40)},
+        {"MPT-30b", Mpt("mpt-30b", 48, 7168, 56)},
+        {"MPT-70b", Mpt("mpt-70b", 80, 8192, 64)},
+    };
+    if (auto it = models.find(name); it != models.end()) return it->second;
+    return std::nullopt;
+}
+
+// The model a row names: a preset, one of SetModel's, or a GPT whose shape the row itself gives. Empty id: none.
 TransformerModel ModelOf(const std::map<std::string, std::string>& r)
 {
     const std::string& name = r.at("model");
@@ -71,9 +130,7 @@ TransformerModel ModelOf(const std::map<std::string, std::string>& r)
         {"Qwen3_235B_a22B", "qwen3-235b-a22b"}, {"DeepSeekV3 (w/o MTP)", "deepseek-v3"},
         {"DeepSeek-V3 (671B total, 37B activated)", "deepseek-v3"}};
     if (auto it = presets.find(name); it != presets.end()) return *FindModelPreset(it->second);
-    if (name == "LLAMA2-7B") return Llama2("llama2-7b", 32, 4096, 32, 32, 11008);
-    if (name == "LLAMA2-13B") return Llama2("llama2-13b", 40, 5120, 40, 40, 13824);
-    if (name == "LLAMA2-70B") return Llama2("llama2-70b", 80, 8192, 64, 8, 28672);
+    if (auto model = SetModel(name)) return *model;
     TransformerModel m;
     m.id.clear();
     if (name.rfind("GPT ", 0) == 0 && CsvNumber(r.at("layers")) > 0 && CsvNumber(r.at("hidden")) > 0 && CsvNumber(r.at("heads")) > 0 &&
@@ -110,7 +167,11 @@ std::string Prepare(const std::map<std::string, std::string>& r, PublishedSetRun
     if (m.id.empty()) return "the file does not give the model's shape";
     const std::string gpu = GpuOf(r.at("gpu_type"));
     if (gpu.empty()) return "GPU " + r.at("gpu_type") + " is not in the spec table";
-    const double tp = CsvNumber(r.at("tp")), pp = CsvNumber(r.at("pp")), seq = CsvNumber(r.at("seq_len")), gbs = CsvNumber(r.at("global_batch_size"));
+    // MosaicML's Composer trains with PyTorch FSDP alone: no TP or PP column, the sharding printed.
+    const std::string& fsdp = r.at("fsdp");
+    const bool fsdpOnly = (fsdp == "FULL_SHARD" || fsdp == "SHARD_GRAD_OP") && r.at("tp").empty() && r.at("pp").empty();
+    const double tp = fsdpOnly ? 1 : CsvNumber(r.at("tp")), pp = fsdpOnly ? 1 : CsvNumber(r.at("pp"));
+    const double seq = CsvNumber(r.at("seq_len")), gbs = CsvNumber(r.at("global_batch_size"));
     if (tp <= 0 || pp <= 0) return "TP and PP are not printed (FSDP only)";
     // Megatron-Bridge's GB200/GB300 recipes for Llama 3 70B keep some layers' activations in the
     // Grace CPU's memory (cpu_offloading_num_layers, named in the row's notes).
@@ -160,9 +221,21 @@ std::string Prepare(const std::map<std::string, std::string>& r, PublishedSetRun
     }
     if (source == "S4") // the README's runs: "--overlap-grad-reduce --overlap-param-gather --tp-comm-overlap"
         q.tpCommOverlap = q.dpCommOverlap = true;
+    if (fsdpOnly) { // FSDP's FULL_SHARD is ZeRO-3, SHARD_GRAD_OP ZeRO-2; it reduce-scatters each
+        // wrapped block's gradients as its backward ends (and prefetches the next block's weights);
+        // Composer's mixed precision DEFAULT reduces in fp32, PURE in bf16. Attention is Dao's
+        // flash-attn 2 (llm-foundry's attn_impl "flash"; scripts/train/benchmarking/submit_benchmarks.py
+        // installs flash-attn 2).
+        q.flashAttention2 = true;
+        q.zero = fsdp == "FULL_SHARD" ? 3 : 2;
+        q.sequenceParallel = false;
+        q.dpCommOverlap = true;
+        q.gradReduceFp32 = r.at("notes").find("MP Mode=PURE") == std::string::npos;
+        run.held.tpPp = run.held.cp = true;
+    }
     // Megatron-LM had no context parallelism before 2023: the 2021 and 2022 papers' runs rank
     // without it; the 2022 paper's runs hold DP at 1 by design (one model replica per run).
-    run.held.cp = source == "S5" || source == "S6";
+    run.held.cp = run.held.cp || source == "S5" || source == "S6";
     run.held.dp = source == "S6";
     if (source == "S5") { // Narayanan et al. 2021: full recomputation, no distributed optimizer or SP, scores stored
         q.recompute = Recompute::Full;
@@ -216,9 +289,11 @@ void Predict(PublishedSetRun& run)
         run.errorPct = (run.predictedSeconds - run.publishedSeconds) / run.publishedSeconds * 100.0;
         const Ranking ranking = RankAmongChoices(run.request, run.predictedSeconds, kMegatronSchedules, run.held);
         run.rank = ranking.rank;
-        if (ranking.best) {
+        if (ranking.best && ranking.best->time.step < run.predictedSeconds) {
             run.vsBestPct = (run.predictedSeconds / ranking.best->time.step - 1.0) * 100.0;
             run.bestConfig = ConfigText(ranking.best->config);
+        } else { // nothing the search tries is faster (the run's micro-batch may be one it does not try)
+            run.bestConfig = run.config;
         }
     } catch (const Error& e) {
         run.rejected = e.what();

@@ -78,7 +78,8 @@ TEST_CASE("a scenario names each experiment's backend and its run's iterations",
 TEST_CASE("a plan experiment carries TP overlap and bf16 gradients to the planner, and writes them back", "[gui]")
 {
     const Scenario s = ParseScenario(R"({"experiments": [{"kind": "plan", "model": "gpt3-175b", "gpus": 64,
-                                          "tpCommOverlap": true, "dpCommOverlap": true, "bf16Gradients": true}]})", "p.json");
+                                          "tpCommOverlap": true, "dpCommOverlap": true, "bf16Gradients": true,
+                                          "flashAttention2": true}]})", "p.json");
     const PlanParams& p = s.experiments.front().plan;
     CHECK(p.tpCommOverlap);
     CHECK(p.dpCommOverlap);
@@ -89,6 +90,8 @@ TEST_CASE("a plan experiment carries TP overlap and bf16 gradients to the planne
     CHECK(r.tpCommOverlap);
     CHECK_FALSE(r.gradReduceFp32);
     CHECK(PlanParams{}.ToRequest().gradReduceFp32); // fp32 buffers unless asked
+    CHECK(r.flashAttention2);
+    CHECK_FALSE(PlanParams{}.ToRequest().flashAttention2);
     const Experiment again = ParseExperiment(ExperimentJson(s.experiments.front()), "again");
     CHECK(again.plan == p);
 }
