@@ -158,47 +158,13 @@ std::string GpuOf(const std::string& printed)
     return {};
 }
 
-// Why the row cannot be modelled (empty: it can), filling the request as far as it gets.
-std::string Prepare(const std::map<std::string, std::string>& r, PublishedSetRun& run)
+// The row's schedule, recomputation and what its source's software does (ZeRO, sequence
+// parallelism, overlaps, gradient type, attention kernel), and the choices its ranking holds.
+void SetTechniques(const std::map<std::string, std::string>& r, bool fsdpOnly, PublishedSetRun& run)
 {
-    const TransformerModel m = ModelOf(r);
-    if (r.at("model").find("w/ MTP") != std::string::npos) return "multi-token prediction (DeepSeek-V3's extra layer and loss) is not modelled";
-    if (r.at("model_type") == "MoE" && !m.IsMoe()) return "a mixture of experts the presets do not have";
-    if (m.id.empty()) return "the file does not give the model's shape";
-    const std::string gpu = GpuOf(r.at("gpu_type"));
-    if (gpu.empty()) return "GPU " + r.at("gpu_type") + " is not in the spec table";
-    // MosaicML's Composer trains with PyTorch FSDP alone: no TP or PP column, the sharding printed.
-    const std::string& fsdp = r.at("fsdp");
-    const bool fsdpOnly = (fsdp == "FULL_SHARD" || fsdp == "SHARD_GRAD_OP") && r.at("tp").empty() && r.at("pp").empty();
-    const double tp = fsdpOnly ? 1 : CsvNumber(r.at("tp")), pp = fsdpOnly ? 1 : CsvNumber(r.at("pp"));
-    const double seq = CsvNumber(r.at("seq_len")), gbs = CsvNumber(r.at("global_batch_size"));
-    if (tp <= 0 || pp <= 0) return "TP and PP are not printed (FSDP only)";
-    // Megatron-Bridge's GB200/GB300 recipes for Llama 3 70B keep some layers' activations in the
-    // Grace CPU's memory (cpu_offloading_num_layers, named in the row's notes).
-    if (r.at("notes").find("offloads the activations") != std::string::npos) return "activations offloaded to the CPU's memory are not modelled";
-    if (gbs <= 0 || seq <= 0) return "the global batch or sequence is not printed";
     PlanRequest& q = run.request;
-    q.model = m;
-    q.cluster.gpu = *FindGpu(gpu);
-    const auto& fitted = q.cluster.gpu.attentionFittedOn;
-    run.fittedOn = std::find(fitted.begin(), fitted.end(), r.at("run_id")) != fitted.end();
-    q.cluster.gpus = run.gpus;
-    if (gpu == "a100-sxm") q.cluster.networkGBps = 25; // 200 Gb/s HDR per GPU, as on Selene
-    if (gpu == "gb200" || gpu == "gb300") q.cluster.gpusPerNode = 72; // NVL72: one NVLink domain per rack
-    if (gpu == "gb300") q.cluster.networkGBps = 100; // a ConnectX-8 (800 Gb/s) per GPU; GB200's ConnectX-7: 400 Gb/s
-    q.cluster.fp8 = run.precision.rfind("FP8", 0) == 0 || run.precision == "amp_fp8";
-    q.globalBatch = static_cast<int>(gbs);
-    q.seq = static_cast<int>(seq);
-    q.tp = static_cast<int>(tp);
-    q.pp = static_cast<int>(pp);
-    q.cp = std::max(1, static_cast<int>(CsvNumber(r.at("cp"))));
-    if (run.gpus % (q.tp.value() * q.pp.value() * q.cp.value()) != 0) return "the GPUs are not a multiple of TP x PP x CP";
-    q.dp = run.gpus / (q.tp.value() * q.pp.value() * q.cp.value());
-    if (static_cast<int>(gbs) % *q.dp != 0) return "the printed GPUs and degrees leave a DP that does not divide the global batch";
-    if (m.IsMoe()) {
-        q.ep = std::max(1, static_cast<int>(CsvNumber(r.at("ep"))));
-        if (*q.dp % *q.ep != 0) return "experts spread beyond the data-parallel ranks (expert tensor parallelism) are not modelled";
-    }
+    const std::string& fsdp = r.at("fsdp");
+    const double pp = q.pp.value_or(1);
     if (const double mb = CsvNumber(r.at("micro_batch_size")); mb > 0) q.microBatch = static_cast<int>(mb);
     if (const double vp = CsvNumber(r.at("vp")); vp > 1) {
         q.schedule = ScheduleKind::Interleaved;
@@ -243,8 +209,14 @@ std::string Prepare(const std::map<std::string, std::string>& r, PublishedSetRun
         q.sequenceParallel = false;
         q.flashAttention = false;
     }
-    // The published step: from tokens/s per GPU, a printed step time, or TFLOP/s per GPU by the
-    // source's FLOP convention (Narayanan et al.'s counts recomputation).
+}
+
+// The published step: from tokens/s per GPU, a printed step time, or TFLOP/s per GPU by the
+// source's FLOP convention (Narayanan et al.'s counts recomputation). Empty, or why none.
+std::string SetPublishedSeconds(const std::map<std::string, std::string>& r, PublishedSetRun& run)
+{
+    const PlanRequest& q = run.request;
+    const double gbs = q.globalBatch, seq = q.seq;
     const double tps = CsvNumber(r.at("tokens_per_sec_per_gpu")), step = CsvNumber(r.at("step_time_s")), tflops = CsvNumber(r.at("model_tflops_per_gpu"));
     if (tps > 0) {
         run.publishedSeconds = gbs * seq / (tps * run.gpus);
@@ -263,6 +235,51 @@ std::string Prepare(const std::map<std::string, std::string>& r, PublishedSetRun
         return "no throughput or step time is printed";
     }
     return {};
+}
+
+// Why the row cannot be modelled (empty: it can), filling the request as far as it gets.
+std::string Prepare(const std::map<std::string, std::string>& r, PublishedSetRun& run)
+{
+    const TransformerModel m = ModelOf(r);
+    if (r.at("model").find("w/ MTP") != std::string::npos) return "multi-token prediction (DeepSeek-V3's extra layer and loss) is not modelled";
+    if (r.at("model_type") == "MoE" && !m.IsMoe()) return "a mixture of experts the presets do not have";
+    if (m.id.empty()) return "the file does not give the model's shape";
+    const std::string gpu = GpuOf(r.at("gpu_type"));
+    if (gpu.empty()) return "GPU " + r.at("gpu_type") + " is not in the spec table";
+    // MosaicML's Composer trains with PyTorch FSDP alone: no TP or PP column, the sharding printed.
+    const std::string& fsdp = r.at("fsdp");
+    const bool fsdpOnly = (fsdp == "FULL_SHARD" || fsdp == "SHARD_GRAD_OP") && r.at("tp").empty() && r.at("pp").empty();
+    const double tp = fsdpOnly ? 1 : CsvNumber(r.at("tp")), pp = fsdpOnly ? 1 : CsvNumber(r.at("pp"));
+    const double seq = CsvNumber(r.at("seq_len")), gbs = CsvNumber(r.at("global_batch_size"));
+    if (tp <= 0 || pp <= 0) return "TP and PP are not printed (FSDP only)";
+    // Megatron-Bridge's GB200/GB300 recipes for Llama 3 70B keep some layers' activations in the
+    // Grace CPU's memory (cpu_offloading_num_layers, named in the row's notes).
+    if (r.at("notes").find("offloads the activations") != std::string::npos) return "activations offloaded to the CPU's memory are not modelled";
+    if (gbs <= 0 || seq <= 0) return "the global batch or sequence is not printed";
+    PlanRequest& q = run.request;
+    q.model = m;
+    q.cluster.gpu = *FindGpu(gpu);
+    const auto& fitted = q.cluster.gpu.attentionFittedOn;
+    run.fittedOn = std::find(fitted.begin(), fitted.end(), r.at("run_id")) != fitted.end();
+    q.cluster.gpus = run.gpus;
+    if (gpu == "a100-sxm") q.cluster.networkGBps = 25; // 200 Gb/s HDR per GPU, as on Selene
+    if (gpu == "gb200" || gpu == "gb300") q.cluster.gpusPerNode = 72; // NVL72: one NVLink domain per rack
+    if (gpu == "gb300") q.cluster.networkGBps = 100; // a ConnectX-8 (800 Gb/s) per GPU; GB200's ConnectX-7: 400 Gb/s
+    q.cluster.fp8 = run.precision.rfind("FP8", 0) == 0 || run.precision == "amp_fp8";
+    q.globalBatch = static_cast<int>(gbs);
+    q.seq = static_cast<int>(seq);
+    q.tp = static_cast<int>(tp);
+    q.pp = static_cast<int>(pp);
+    q.cp = std::max(1, static_cast<int>(CsvNumber(r.at("cp"))));
+    if (run.gpus % (q.tp.value() * q.pp.value() * q.cp.value()) != 0) return "the GPUs are not a multiple of TP x PP x CP";
+    q.dp = run.gpus / (q.tp.value() * q.pp.value() * q.cp.value());
+    if (static_cast<int>(gbs) % *q.dp != 0) return "the printed GPUs and degrees leave a DP that does not divide the global batch";
+    if (m.IsMoe()) {
+        q.ep = std::max(1, static_cast<int>(CsvNumber(r.at("ep"))));
+        if (*q.dp % *q.ep != 0) return "experts spread beyond the data-parallel ranks (expert tensor parallelism) are not modelled";
+    }
+    SetTechniques(r, fsdpOnly, run);
+    return SetPublishedSeconds(r, run);
 }
 
 // Megatron-LM's two schedules: an unstated one is the faster of them.
