@@ -43,6 +43,20 @@ logs=(
   "nccl-clusters/h100-10node/N10_G2.log xxrjun/nccl-tests-cluster 455de4f8dee2fa94cd4044a7109fd8c576f9e6c1 benchmarks/example-cluster01/nccl-benchmark-results/multi-node/runs/20260129-180219/without-debug/logs/nccl_N10_G2.log - - 781ad106678931cf77cfb752275cfc15d6bd3d43e9efe9f1567b1def03ebfc62"
   "nccl-clusters/h100-10node/N10_G4.log xxrjun/nccl-tests-cluster 455de4f8dee2fa94cd4044a7109fd8c576f9e6c1 benchmarks/example-cluster01/nccl-benchmark-results/multi-node/runs/20260129-180219/without-debug/logs/nccl_N10_G4.log - - 8aeca7e2e0588ec26cd303abcc80263fe73d5a990e3829584c233cb247504629"
   "nccl-clusters/h100-10node/N10_G8.log xxrjun/nccl-tests-cluster 455de4f8dee2fa94cd4044a7109fd8c576f9e6c1 benchmarks/example-cluster01/nccl-benchmark-results/multi-node/runs/20260129-180219/without-debug/logs/nccl_N10_G8.log - - 2b028dec35135bd165be6383752a8490bc85b7447736a882567f603070251ff9"
+  # ABCI 2.0 (AIST; aistabci/abci2.0benchmark, MIT): its A nodes (8 A100-SXM4-40GB) and V nodes
+  # (4 V100-SXM2-16GB) on InfiniBand, NCCL 2.8.4: all_reduce_perf on one node and on 2 to 16 and
+  # 2 to 32 nodes, 4 B to 32 MiB (2021).
+  "nccl-clusters/abci-a100/N1_G8.log aistabci/abci2.0benchmark f0aa27f2fbbbc09b71d1765c83693f0beef8b43f allreduce/intra_anode/job08.sh.7280517.nccl - - 4c23608ab7cd00d4ae61c3624ecb3d64fc85caaf1d943f3c84957e4d538232b6"
+  "nccl-clusters/abci-a100/N2_G8.log aistabci/abci2.0benchmark f0aa27f2fbbbc09b71d1765c83693f0beef8b43f allreduce/inter_anode/job02.sh.7194279.nccl - - 16542d17b07ed50953614792a6a64878903a1b95d40aa13ba37f9f20a4aba3d6"
+  "nccl-clusters/abci-a100/N4_G8.log aistabci/abci2.0benchmark f0aa27f2fbbbc09b71d1765c83693f0beef8b43f allreduce/inter_anode/job04.sh.7194285.nccl - - 588525448e41b01bd4d7d7358049cc0ddc35f71afb42b712f604f88f6d144e01"
+  "nccl-clusters/abci-a100/N8_G8.log aistabci/abci2.0benchmark f0aa27f2fbbbc09b71d1765c83693f0beef8b43f allreduce/inter_anode/job08.sh.7194286.nccl - - 96284237a0a7e75754aa7f19f29962448af161c20df01808ae2d1cd9de04fbe5"
+  "nccl-clusters/abci-a100/N16_G8.log aistabci/abci2.0benchmark f0aa27f2fbbbc09b71d1765c83693f0beef8b43f allreduce/inter_anode/job16.sh.7194312.nccl - - 862be1f123710ed193c719bf72139e32b4fe652b876eb36b02db38cccb30d2c1"
+  "nccl-clusters/abci-v100/N1_G4.log aistabci/abci2.0benchmark f0aa27f2fbbbc09b71d1765c83693f0beef8b43f allreduce/intra_vnode/job04.sh.7280532.nccl - - d4eba837de0500063ee70d837cf627ef8b303919c65e294149328701371d4b71"
+  "nccl-clusters/abci-v100/N2_G4.log aistabci/abci2.0benchmark f0aa27f2fbbbc09b71d1765c83693f0beef8b43f allreduce/inter_vnode/job02.sh.7194532.nccl - - 30d3e0ca72eb3905dae20e02967baca0b19ed6144340008f56d73332395b2dbe"
+  "nccl-clusters/abci-v100/N4_G4.log aistabci/abci2.0benchmark f0aa27f2fbbbc09b71d1765c83693f0beef8b43f allreduce/inter_vnode/job04.sh.7194533.nccl - - 9726643c59a3c32163e054eac59a09f8eddae51345625f42899b3d253b4c4aff"
+  "nccl-clusters/abci-v100/N8_G4.log aistabci/abci2.0benchmark f0aa27f2fbbbc09b71d1765c83693f0beef8b43f allreduce/inter_vnode/job08.sh.7194534.nccl - - 68ff9dcfc6d35ba1b505ca921501a67e347ea4a523cbcc8516864dbc6a210182"
+  "nccl-clusters/abci-v100/N16_G4.log aistabci/abci2.0benchmark f0aa27f2fbbbc09b71d1765c83693f0beef8b43f allreduce/inter_vnode/job16.sh.7194535.nccl - - f7e8406a9f31342222e7e6b225ad9d68ca42c0be5d187b481201be841c7fbf4a"
+  "nccl-clusters/abci-v100/N32_G4.log aistabci/abci2.0benchmark f0aa27f2fbbbc09b71d1765c83693f0beef8b43f allreduce/inter_vnode/job32.sh.7194536.nccl - - 0369bf7022cb700288213fcc7b53bed287b23e46144f645ec40d86b113042467"
 )
 
 failed=0

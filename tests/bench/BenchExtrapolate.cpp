@@ -49,6 +49,10 @@ const std::vector<Cluster>& Clusters()
          {{"N4.log", 4}, {"N8.log", 4}, {"N16.log", 4}, {"N32.log", 4}, {"N64.log", 4}, {"N128.log", 4}, {"N256.log", 4}, {"N512.log", 4}}},
         {"h100-10node", "10 nodes of 8 H100 80GB (xxrjun example-cluster01)", "N1_G8.log", "N10_G1.log",
          {{"N10_G2.log", 2}, {"N10_G4.log", 4}, {"N10_G8.log", 8}}},
+        {"abci-a100", "ABCI 2.0 A nodes: 8 A100-SXM4-40GB per node, InfiniBand, NCCL 2.8.4", "N1_G8.log", "N2_G8.log",
+         {{"N4_G8.log", 8}, {"N8_G8.log", 8}, {"N16_G8.log", 8}}},
+        {"abci-v100", "ABCI 2.0 V nodes: 4 V100-SXM2-16GB per node, InfiniBand, NCCL 2.8.4", "N1_G4.log", "N2_G4.log",
+         {{"N4_G4.log", 4}, {"N8_G4.log", 4}, {"N16_G4.log", 4}, {"N32_G4.log", 4}}},
     };
     return clusters;
 }

@@ -67,7 +67,7 @@ std::vector<std::string> LogFiles(int argc, char** argv)
     if (roots.empty()) {
         roots.push_back(std::string(PARALENS_SOURCE_DIR) + "/tests/data/nccl-tests");
         roots.push_back(std::string(PARALENS_SOURCE_DIR) + "/../shared/reference-data/nccl-tests");
-        for (const char* one : {"alps-gh200/N1.log", "h100-10node/N1_G8.log"}) // the clusters' one-node logs
+        for (const char* one : {"alps-gh200/N1.log", "h100-10node/N1_G8.log", "abci-a100/N1_G8.log", "abci-v100/N1_G4.log"}) // the clusters' one-node logs
             roots.push_back(std::string(PARALENS_SOURCE_DIR) + "/tests/data/nccl-clusters/" + one);
     }
     std::vector<std::string> files;

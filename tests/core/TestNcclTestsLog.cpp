@@ -111,6 +111,41 @@ TEST_CASE("nccl-tests: old layouts without a test name infer the collective from
     CHECK(one.blocks[0].ranks == 4);
 }
 
+TEST_CASE("nccl-tests: an MPI launcher's warnings before the header, and an old layout's ranks on two hosts", "[io][nccl-tests]")
+{
+    // As ABCI 2.0's logs (NCCL 2.8, Open MPI with UCX) have them: warning lines before nccl-tests'
+    // header, rank lines without a Group field, an error column instead of #wrong.
+    const std::string text =
+        "[1622510346.876958] [g0185:144167:0]    ucp_context.c:1437 UCX  WARN  UCP version is incompatible, required: 1.8, actual: 1.7\n"
+        "[1622510347.217820] [g0186:213279:0]    ucp_context.c:1437 UCX  WARN  UCP version is incompatible, required: 1.8, actual: 1.7\n"
+        "# nThread 1 nGpus 1 minBytes 4 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 100 validation: 1 \n"
+        "#\n# Using devices\n"
+        "#   Rank  0 Pid 144167 on      g0185 device  0 [0x3d] Tesla V100-SXM2-16GB\n"
+        "#   Rank  1 Pid 144168 on      g0185 device  1 [0x3e] Tesla V100-SXM2-16GB\n"
+        "#   Rank  2 Pid 213279 on      g0186 device  0 [0x3d] Tesla V100-SXM2-16GB\n"
+        "#   Rank  3 Pid 213280 on      g0186 device  1 [0x3e] Tesla V100-SXM2-16GB\n"
+        "#\n"
+        "#                                                     out-of-place                       in-place          \n"
+        "#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
+        "#        (B)    (elements)                     (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       \n"
+        "           4             1   float     sum    40.00    0.00    0.00  0e+00    39.00    0.00    0.00  0e+00\n"
+        "           8             2   float     sum    41.00    0.00    0.00  0e+00    40.00    0.00    0.00  0e+00\n"
+        "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 0.00 \n";
+    const NcclTestsLog log = ReadNcclTestsLog(text, "N2_G2.log");
+    REQUIRE(log.blocks.size() == 1);
+    const NcclTestsBlock& b = log.blocks[0];
+    CHECK(b.ranks == 4);
+    REQUIRE(b.devices.size() == 4);
+    CHECK(b.devices[0].host == "g0185");
+    CHECK(b.devices[3].host == "g0186");
+    CHECK(b.devices[3].gpu == "Tesla V100-SXM2-16GB");
+    REQUIRE(b.rows.size() == 2);
+    CHECK(b.rows[1].bytes == 8);
+    CHECK(b.rows[1].outOfPlace.timeUs == 41.0);
+    CHECK(b.rows[1].inPlace.wrong == "0e+00");
+    CHECK(log.skipped.empty()); // the warnings are outside the table
+}
+
 namespace {
 
 // An old alltoall log: the header names a redop column its rows leave empty.
