@@ -434,8 +434,12 @@ TEST_CASE("planner: each GPU and dtype's GEMMs at the efficiency x its measured 
     CHECK(k.EfficiencyFor("fp16") == k.EfficiencyFor("bf16")); // the same tensor-core rate
     CHECK(k.GemmFlops() == Approx(312e12 * 0.55 * (271.2 / 312) / (794.5 / 989)).epsilon(1e-12));
     k.gpu = *FindGpu("h200");
-    CHECK(k.EfficiencyFor("fp8") == Approx(0.55 * (1402.6 / 1979) / (794.5 / 989)).epsilon(1e-12)); // H100's, the same die
-    k.gpu = *FindGpu("b200"); // no public measurement: the efficiency as given
+    CHECK(k.EfficiencyFor("bf16") == Approx(0.55).epsilon(1e-12)); // H100's (the table: "H200 is the same")
+    CHECK(k.EfficiencyFor("fp8") == Approx(0.55 * (1453.4 / 1979) / (794.5 / 989)).epsilon(1e-12)); // its own
+    k.gpu = *FindGpu("b200");
+    CHECK(k.EfficiencyFor("bf16") == Approx(0.55 * (1745.0 / 2250) / (794.5 / 989)).epsilon(1e-12));
+    CHECK(k.EfficiencyFor("fp8") == Approx(0.55 * (3432.5 / 4500) / (794.5 / 989)).epsilon(1e-12));
+    k.gpu = *FindGpu("gb300"); // no public measurement: the efficiency as given
     CHECK(k.EfficiencyFor("bf16") == 0.55);
     CHECK(k.EfficiencyFor("fp8") == 0.55);
     // A measured GEMM rate is taken as it is.
