@@ -272,8 +272,9 @@ std::string EfficiencyText(const core::PlanCluster& k, const std::string& dtype)
     const double e = k.EfficiencyFor(dtype);
     if (std::abs(e - k.efficiency) < 1e-12) return Fixed2(e);
     char buf[200];
+    const core::GpuSpec* h100 = core::FindGpu("h100-sxm");
     std::snprintf(buf, sizeof buf, "%.2f (%.2f x %s's measured %s matmul ceiling, %.1f%% of peak, over an H100's BF16 %.1f%%)", e, k.efficiency,
-                  k.gpu.id.c_str(), dtype.c_str(), k.gpu.MatmulCeiling(dtype) * 100, core::FindGpu("h100-sxm")->MatmulCeiling("bf16") * 100);
+                  k.gpu.id.c_str(), dtype.c_str(), k.gpu.MatmulCeiling(dtype) * 100, h100 ? h100->MatmulCeiling("bf16") * 100 : 0.0);
     return buf;
 }
 
@@ -467,6 +468,8 @@ void Run(const PlanOptions& o)
         PrintJson({{"model", r.model.id}, {"modelSource", r.model.source}, {"mlp", core::Name(r.model.mlp)}, {"dropout", r.model.dropout},
                    {"fromPreset", model.fromPreset}, {"assumed", model.defaulted}, {"fp8", r.cluster.fp8}, {"tpCommOverlap", r.tpCommOverlap},
                    {"dpCommOverlap", r.dpCommOverlap}, {"flashAttention2", r.flashAttention2},
+                   {"gemmEfficiency", r.cluster.EfficiencyFor(r.cluster.dtype)},
+                   {"fp8GemmEfficiency", r.cluster.fp8 ? Json(r.cluster.EfficiencyFor("fp8")) : Json(nullptr)},
                    {"gradReduce", r.gradReduceFp32 ? "fp32" : "bf16"},
                    {"mfuPeakTflops", r.cluster.PeakFlops() * 1e-12},
                    {"parameters", r.model.TotalParams()}, {"gpus", r.cluster.gpus}, {"gpu", r.cluster.gpu.id},

@@ -155,7 +155,10 @@ double FlashAttention2OnHopper() { return 35.0 / 75.0; }
 
 double PlanCluster::EfficiencyFor(std::string_view dt) const
 {
-    static const double reference = FindGpu("h100-sxm")->MatmulCeiling("bf16");
+    static const double reference = [] {
+        const GpuSpec* h100 = FindGpu("h100-sxm");
+        return h100 ? h100->MatmulCeiling("bf16") : 0.0;
+    }();
     const double ceiling = gpu.MatmulCeiling(dt);
     return ceiling > 0 && reference > 0 ? efficiency * ceiling / reference : efficiency;
 }

@@ -217,6 +217,12 @@ TEST_CASE("plan: --cp fixes context parallelism, its ring time is in the breakdo
     CHECK(fa3["flashAttention2"] == false);
     CHECK(fa2["rows"][0]["time"]["compute"].get<double>() > fa3["rows"][0]["time"]["compute"].get<double>());
     const Json a100 = RunParalensJson(fixed + " --gpu a100-sxm"), a100fa2 = RunParalensJson(fixed + " --gpu a100-sxm --flash-attention-2");
+    // Each GPU's GEMMs at --efficiency x its measured matmul ceiling over an H100's BF16 one.
+    CHECK(fa3["gemmEfficiency"].get<double>() == Approx(0.55).epsilon(1e-12));
+    CHECK(fa3["fp8GemmEfficiency"].is_null());
+    CHECK(a100["gemmEfficiency"].get<double>() == Approx(0.55 * (271.2 / 312) / (794.5 / 989)).epsilon(1e-9));
+    const Json fp8 = RunParalensJson(fixed + " --fp8 --efficiency 0.6");
+    CHECK(fp8["fp8GemmEfficiency"].get<double>() == Approx(0.6 * (1402.6 / 1979) / (794.5 / 989)).epsilon(1e-9));
     CHECK(a100fa2["rows"][0]["stepSeconds"].get<double>() == Approx(a100["rows"][0]["stepSeconds"].get<double>()).epsilon(1e-12));
     const Json bf16 = RunParalensJson("plan --model gpt3-175b --gpus 64 --global-batch 64 --tp 8 --pp 8 --grad-reduce bf16 --json");
     CHECK(bf16["gradReduce"] == "bf16");
