@@ -308,6 +308,26 @@ TEST_CASE("the planner view plans with the GEMM efficiency of a real profile the
     REQUIRE_FALSE(j["rows"].empty());
 }
 
+TEST_CASE("the planner view names each GPU's GEMM efficiency and flash-attn 2, and plans with them", "[gui][planner]")
+{
+    REQUIRE_DISPLAY();
+    CliTempDir dir;
+    auto plan = [&](const char* gpu, bool fa2) {
+        const std::string scenario = dir.File(std::string(gpu) + (fa2 ? "-fa2" : "") + ".json");
+        std::ofstream(scenario) << R"({"title": "fa2", "experiments": [{"kind": "plan", "model": "llama3-8b", "gpu": ")" << gpu
+                                << R"(", "gpus": 8, "globalBatch": 8, "seq": 8192, "flashAttention2": )" << (fa2 ? "true" : "false")
+                                << R"(}], "view": {"tab": "planner"}})";
+        return Render("--scenario " + scenario + " --view planner --size 1280x720", dir.File("p.png"));
+    };
+    const nlohmann::json h100 = plan("h100-sxm", false), h100fa2 = plan("h100-sxm", true), a100 = plan("a100-sxm", false);
+    CHECK_THAT(h100["header"].get<std::string>(), Catch::Contains("GEMMs at 0.55 of bf16 peak"));
+    CHECK_THAT(a100["header"].get<std::string>(), Catch::Contains("GEMMs at 0.60 of bf16 peak")); // A100's measured ceiling
+    CHECK_THAT(h100fa2["header"].get<std::string>(), Catch::Contains("attention through flash-attn 2"));
+    REQUIRE_FALSE(h100["rows"].empty());
+    REQUIRE_FALSE(h100fa2["rows"].empty());
+    CHECK(h100fa2["rows"][0]["stepSeconds"].get<double>() > h100["rows"][0]["stepSeconds"].get<double>()); // 8K tokens: attention matters
+}
+
 TEST_CASE("the flow view draws one node per rank", "[gui]")
 {
     REQUIRE_DISPLAY();
