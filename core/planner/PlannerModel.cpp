@@ -259,7 +259,6 @@ int ChunkableLayers(int layers, const TrainingConfig& c)
     return std::gcd(std::gcd(first, last), middles > 0 ? rest / middles : 0);
 }
 
-
 Shape ShapeOf(const PlanRequest& r, const TrainingConfig& c)
 {
     Shape s;

@@ -179,7 +179,7 @@ void SetTechniques(const std::map<std::string, std::string>& r, bool fsdpOnly, P
     else if (rc.rfind("activation checkpointing", 0) == 0) q.recompute = Recompute::Full;
     const std::string& source = r.at("source_id");
     if (source == "S1" || source == "S2" || source == "S3") { // NeMo: the distributed optimizer, SP with TP; FSDP where printed
-        q.zero = CsvNumber(r.at("fsdp")) > 0 ? 3 : 1;
+        q.zero = CsvNumber(fsdp) > 0 ? 3 : 1;
         q.sequenceParallel = q.tp.value() > 1;
         q.gradReduceFp32 = false; // their performance scripts: grad_reduce_in_fp32 = False
         q.tpCommOverlap = true;   // and TP communication overlap (userbuffers) wherever TP > 1
