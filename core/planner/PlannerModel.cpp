@@ -36,7 +36,8 @@
 //   each forward and backward, overlapped with that op's compute. DP: the gradients (fp32, or bf16
 //   with --grad-reduce bf16) of the stage's parameters, allreduce, or with ZeRO reduce-scatter
 //   + allgather of the bf16 weights, hidden under the last
-//   micro-batch's backward as far as it lasts. Optimizer: 32 bytes of HBM traffic per local
+//   micro-batch's backward as far as it lasts; across nodes through the NICs of the group's
+//   members in a node, 1/q of the bytes each (CollectiveSec). Optimizer: 32 bytes of HBM traffic per local
 //   parameter. Ranks are laid out TP fastest, then DP (experts' EP inside DP), then PP, so a group
 //   is inside a node when its span fits one.
 //
@@ -70,11 +71,19 @@ namespace paralens::core {
 
 namespace {
 
-// The links a group's traffic takes: inside a node (NVLink) or between nodes.
+// The links a group's traffic takes: inside a node (NVLink) or between nodes; `perNode`: the
+// group's GPUs in each node (each with its own NIC, as on rail-optimised clusters).
 struct LinkModel {
     const PlanCluster& cluster;
     bool insideNode;
+    int perNode = 1;
 };
+
+// The members per node of a group of `ranks` GPUs `stride` apart in the rank order.
+int PerNode(const PlanCluster& k, long stride, int ranks)
+{
+    return static_cast<int>(std::clamp<long>(k.gpusPerNode / std::max(stride, 1L), 1, std::max(ranks, 1)));
+}
 
 // alpha and beta of `c` of `bytes` on `ranks` ranks over `link`: between nodes, a network fit of a
 // log across nodes read per NIC as NCCL runs it (analysis/Extrapolation.hpp NetworkLinkFromFit:
@@ -93,11 +102,20 @@ CostParams ParamsFor(const LinkModel& link, Collective c, int ranks, double byte
     return CostParams{(link.insideNode ? k.nvlinkAlphaUs : k.networkAlphaUs) * 1e-6, gbps > 0 ? 1e-9 / gbps : 0.0, 0.0};
 }
 
+// A collective on one level. Across nodes with q > 1 members of the group in each, NCCL's ring
+// runs q channels, one through each member's NIC, each with 1/q of the bytes, while every GPU's
+// NVLink carries all of them; the slower sets the pace (analysis/Extrapolation.hpp, its ring).
+// An all-to-all's GPUs each send their own bytes through their own NIC.
 double CollectiveSec(Collective c, int ranks, double bytes, const LinkModel& link)
 {
     if (ranks <= 1 || bytes <= 0) return 0.0;
     const Algorithm a = c == Collective::AllToAll ? Algorithm::Pairwise : Algorithm::Ring;
-    return PredictSeconds(CollectiveSpec{c, a, ranks, static_cast<uint64_t>(bytes), 0, 1}, ParamsFor(link, c, ranks, bytes)).seconds;
+    auto on = [&](const LinkModel& l, double n) {
+        return PredictSeconds(CollectiveSpec{c, a, ranks, static_cast<uint64_t>(n), 0, 1}, ParamsFor(l, c, ranks, n)).seconds;
+    };
+    const int q = link.perNode;
+    if (link.insideNode || q <= 1 || c == Collective::AllToAll) return on(link, bytes);
+    return std::max(on(link, bytes / q), on(LinkModel{link.cluster, true}, bytes));
 }
 
 // One message of `bytes` between two GPUs (a stage's send, a ring-attention step).
@@ -529,9 +547,10 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     const int group = c.GradientGroup();
     if (c.zero == 3 && group > 1) { // gather the stage's weights before each forward and backward
         const StageParams p = ParamsOn(r, c, s, 0);
-        const LinkModel dpLink{k, static_cast<long>(c.tp) * group <= k.gpusPerNode};
-        const double g = CollectiveSec(Collective::AllGather, group, 2.0 * p.dense, dpLink) +
-                         CollectiveSec(Collective::AllGather, group / c.ep, 2.0 * p.expert, dpLink);
+        const bool inNode = static_cast<long>(c.tp) * group <= k.gpusPerNode;
+        const double g = CollectiveSec(Collective::AllGather, group, 2.0 * p.dense, LinkModel{k, inNode, PerNode(k, c.tp, group)}) +
+                         CollectiveSec(Collective::AllGather, group / c.ep, 2.0 * p.expert,
+                                       LinkModel{k, inNode, PerNode(k, static_cast<long>(c.tp) * c.ep, group / c.ep)});
         o.gatherF = std::max(0.0, g - o.computeF);
         o.gatherB = std::max(0.0, g - o.computeB);
     }
@@ -556,9 +575,10 @@ DpSync DpSyncOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
 {
     const StageParams p = ParamsOn(r, c, s, 0);
     const int group = c.GradientGroup();
-    const LinkModel link{r.cluster, static_cast<long>(c.tp) * group <= r.cluster.gpusPerNode};
+    const bool inNode = static_cast<long>(c.tp) * group <= r.cluster.gpusPerNode;
     DpSync out;
     for (const auto& [ranks, params] : {std::pair{group, p.dense}, std::pair{group / c.ep, p.expert}}) {
+        const LinkModel link{r.cluster, inNode, PerNode(r.cluster, static_cast<long>(c.tp) * (ranks == group ? 1 : c.ep), ranks)};
         const Collective reduce = c.zero == 0 ? Collective::AllReduce : Collective::ReduceScatter;
         out.reduce += CollectiveSec(reduce, ranks, r.GradBytes() * params, link);
         // ZeRO 3 gathered the weights per op (OpCosts' gathers): only the reduce-scatter is left.

@@ -185,8 +185,10 @@ void SetTechniques(const std::map<std::string, std::string>& r, bool fsdpOnly, P
         q.tpCommOverlap = true;   // and TP communication overlap (userbuffers) wherever TP > 1
         q.dpCommOverlap = true;   // overlap_grad_reduce, overlap_param_gather (their recipes' DDP config)
     }
-    if (source == "S4") // the README's runs: "--overlap-grad-reduce --overlap-param-gather --tp-comm-overlap"
+    if (source == "S4") { // the README's runs: "--overlap-grad-reduce --overlap-param-gather --tp-comm-overlap"
         q.tpCommOverlap = q.dpCommOverlap = true;
+        q.zero = 1; // --overlap-param-gather needs the distributed optimizer; Megatron-LM had no ZeRO-3 in 2024
+    }
     if (fsdpOnly) { // FSDP's FULL_SHARD is ZeRO-3, SHARD_GRAD_OP ZeRO-2; it reduce-scatters each
         // wrapped block's gradients as its backward ends (and prefetches the next block's weights);
         // Composer's mixed precision DEFAULT reduces in fp32, PURE in bf16. Attention is Dao's

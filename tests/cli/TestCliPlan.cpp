@@ -93,13 +93,13 @@ TEST_CASE("plan: --network-fit prices the network with a fitted alpha and bandwi
     paralens::core::FitResult fit;
     fit.collective = paralens::core::Collective::AllReduce;
     fit.ranks = 8;
-    fit.params = paralens::core::CostParams{7e-6, 1.0 / 20e9, 0.0};
+    fit.params = paralens::core::CostParams{7e-6, 1.0 / 2e9, 0.0};
     file.fits.push_back(fit);
     file.sources.push_back("synthetic");
     paralens::core::WriteFileAtomic(dir.File("fit.json"), paralens::core::FitFileToJson(file));
     const std::string common = "plan --model llama3-8b --gpus 32 --global-batch 64 --seq 4096 --top 3 --json ";
     const Json fitted = RunParalensJson(common + "--network-fit " + dir.File("fit.json"));
-    const Json direct = RunParalensJson(common + "--network-alpha-us 7 --network-GBps 20");
+    const Json direct = RunParalensJson(common + "--network-alpha-us 7 --network-GBps 2");
     const Json fast = RunParalensJson(common + "--network-alpha-us 7 --network-GBps 400");
     CHECK(fitted["rows"][0]["stepSeconds"].get<double>() == Approx(direct["rows"][0]["stepSeconds"].get<double>()).epsilon(1e-9));
     CHECK(fast["rows"][0]["stepSeconds"].get<double>() < direct["rows"][0]["stepSeconds"].get<double>());

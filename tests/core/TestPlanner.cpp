@@ -83,6 +83,35 @@ TEST_CASE("planner: bf16 gradient buffers hold and reduce 2 bytes a parameter in
     }
 }
 
+TEST_CASE("planner: a DP group's ring across nodes goes through every member's NIC, as NCCL's channels do", "[core][planner]")
+{
+    // 16 GPUs on 2 nodes. DP 16 (TP 1) puts 8 of its ranks in each node: 8 rings, one through each
+    // NIC, each with 1/8 of the bytes; DP 8 of TP 2, 4 in each: 4 NICs. Each rank's NVLink carries
+    // all of them, so a network as fast as NVLink leaves NVLink setting the pace.
+    PlanRequest r = Request("llama3-8b", "h100-sxm", 16, 64);
+    r.cluster.networkAlphaUs = 10, r.cluster.networkGBps = 10;
+    for (int tp : {1, 2}) {
+        INFO("tp " << tp);
+        const int dp = 16 / tp, q = 8 / tp;
+        const TrainingConfig c = Config(dp, tp, 1, 1, ScheduleKind::OneFOneB, 1, Recompute::None, 1, tp > 1);
+        const PlanRow row = Evaluate(r, c);
+        const double params = row.memory.weights / 2; // bf16 weights
+        auto ring = [&](Collective k, double bytes, double alphaUs, double gbps) {
+            return PredictSeconds(CollectiveSpec{k, Algorithm::Ring, dp, static_cast<uint64_t>(bytes), 0, 1},
+                                  CostParams{alphaUs * 1e-6, 1e-9 / gbps, 0})
+                .seconds;
+        };
+        const double grad = r.GradBytes() * params, weights = 2 * params;
+        CHECK(row.time.dpSyncSec == Approx(ring(Collective::ReduceScatter, grad / q, 10, 10) +
+                                           ring(Collective::AllGather, weights / q, 10, 10)).epsilon(1e-6));
+        r.cluster.networkGBps = 1000;
+        const double nvlinkGBps = r.cluster.NvlinkGBps(), nvlinkUs = r.cluster.nvlinkAlphaUs;
+        CHECK(Evaluate(r, c).time.dpSyncSec == Approx(ring(Collective::ReduceScatter, grad, nvlinkUs, nvlinkGBps) +
+                                                      ring(Collective::AllGather, weights, nvlinkUs, nvlinkGBps)).epsilon(1e-6));
+        r.cluster.networkGBps = 10;
+    }
+}
+
 TEST_CASE("planner: activations follow Korthikanti et al.'s formulas and the schedule's micro-batches in flight", "[planner]")
 {
     PlanRequest r = Gpt3(1024, 512);
@@ -280,9 +309,10 @@ TEST_CASE("planner: the micro-batches searched are powers of two and the whole l
     for (const PlanRow& row : PlanTraining(r).rows) sizes.insert(row.config.microBatch);
     CHECK(sizes == std::set<int>{1, 2, 6});
     // With ZeRO-3 each micro-batch gathers the weights again: where the gathers outlast the
-    // compute (two nodes on a slow network), one micro-batch of 6 beats three of 2.
+    // compute (two nodes on a slow network: 8 NICs of 0.25 GB/s a node), one micro-batch of 6
+    // beats three of 2.
     PlanRequest slow = Request("llama3-8b", "h100-sxm", 16, 96);
-    slow.cluster.networkGBps = 2;
+    slow.cluster.networkGBps = 0.25;
     CHECK(Evaluate(slow, Config(16, 1, 1, 6, ScheduleKind::OneFOneB, 1, Recompute::Full, 3)).time.step <
           0.5 * Evaluate(slow, Config(16, 1, 1, 2, ScheduleKind::OneFOneB, 1, Recompute::Full, 3)).time.step);
     // Past 64 a rank only the powers of two are tried.
