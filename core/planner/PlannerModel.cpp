@@ -33,9 +33,10 @@
 //   the GEMMs do not cover, and the GEMMs slowed by the SMs the collectives take). EP: dispatch
 //   and combine all-to-alls per layer forward and backward. Sends
 //   between stages: 2 s b h / tp bytes per TP rank. ZeRO-3 gathers each stage's weights before
-//   each forward and backward, overlapped with that op's compute. DP: the gradients (fp32, or bf16
-//   with --grad-reduce bf16) of the stage's parameters, allreduce, or with ZeRO reduce-scatter
-//   + allgather of the bf16 weights, hidden under the last
+//   each forward and backward, and ZeRO-2 and 3 reduce-scatter each backward's gradients,
+//   overlapped with that op's compute. DP: the gradients (fp32, or bf16
+//   with --grad-reduce bf16) of the stage's parameters, allreduce, or with ZeRO-1 reduce-scatter
+//   + allgather of the bf16 weights (ZeRO-2: the allgather), hidden under the last
 //   micro-batch's backward as far as it lasts; across nodes through the NICs of the group's
 //   members in a node, 1/q of the bytes each (CollectiveSec). Optimizer: 32 bytes of HBM traffic per local
 //   parameter. Ranks are laid out TP fastest, then DP (experts' EP inside DP), then PP, so a group
@@ -462,6 +463,19 @@ constexpr double kLossForwardBytes = 24, kLossBackwardBytes = 12; // per fp32 lo
 
 // Context parallelism's ring per layer: what the cp - 1 steps' sends of `bytes` each add beyond
 // the attention compute (`attentionSec` for the layer, 1 / cp of it per step) they overlap with.
+// One collective of `bytesPerParam` x the stage's parameters over the ranks holding the same
+// weights: the dense ones over dp x cp (TP apart), the experts' over dp x cp / ep (TP x EP apart).
+double WeightGroupSec(const PlanRequest& r, const TrainingConfig& c, const Shape& s, Collective collective, double bytesPerParam)
+{
+    const StageParams p = ParamsOn(r, c, s, 0);
+    const int group = c.GradientGroup();
+    const bool inNode = static_cast<long>(c.tp) * group <= r.cluster.gpusPerNode;
+    const long tp = c.tp, tpEp = static_cast<long>(c.tp) * c.ep;
+    return CollectiveSec(collective, group, bytesPerParam * p.dense, LinkModel{r.cluster, inNode, PerNode(r.cluster, tp, group)}) +
+           CollectiveSec(collective, group / c.ep, bytesPerParam * p.expert,
+                         LinkModel{r.cluster, inNode, PerNode(r.cluster, tpEp, group / c.ep)});
+}
+
 double RingExposedSec(int cp, double bytes, double attentionSec, const LinkModel& link)
 {
     if (cp <= 1) return 0.0;
@@ -545,14 +559,14 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     if (c.recompute == Recompute::Selective) o.computeB += scores;
     ParallelComm(r, c, s, linearFlops / linearRate / c.tp, attentionFlops / c.tp / attentionRate, o);
     const int group = c.GradientGroup();
-    if (c.zero == 3 && group > 1) { // gather the stage's weights before each forward and backward
-        const StageParams p = ParamsOn(r, c, s, 0);
-        const bool inNode = static_cast<long>(c.tp) * group <= k.gpusPerNode;
-        const double g = CollectiveSec(Collective::AllGather, group, 2.0 * p.dense, LinkModel{k, inNode, PerNode(k, c.tp, group)}) +
-                         CollectiveSec(Collective::AllGather, group / c.ep, 2.0 * p.expert,
-                                       LinkModel{k, inNode, PerNode(k, static_cast<long>(c.tp) * c.ep, group / c.ep)});
+    if (c.zero >= 2 && group > 1) {
+        // ZeRO-3 gathers the stage's weights before each forward and backward. ZeRO-2 and 3 hold
+        // only their shard of the gradients, so each micro-batch's backward reduce-scatters its
+        // gradients (PyTorch FSDP and DeepSpeed without no_sync), on the links the gathers take.
+        const double g = c.zero == 3 ? WeightGroupSec(r, c, s, Collective::AllGather, 2.0) : 0.0;
+        const double rs = WeightGroupSec(r, c, s, Collective::ReduceScatter, r.GradBytes());
         o.gatherF = std::max(0.0, g - o.computeF);
-        o.gatherB = std::max(0.0, g - o.computeB);
+        o.gatherB = std::max(0.0, g + rs - o.computeB);
     }
     o.times.forward = o.computeF + o.tpF + o.cpF + o.epF + o.gatherF;
     o.times.backward = o.computeB + o.tpB + o.cpB + o.epB + o.gatherB;
@@ -571,19 +585,14 @@ struct DpSync {
     double gather = 0; // ZeRO 1-2: the updated weights' all-gather
 };
 
+// ZeRO 0 all-reduces the gradients, ZeRO 1 reduce-scatters them, once a step; ZeRO 2 and 3
+// reduce-scatter them in each backward (OpCosts' gathers). ZeRO 1 and 2 gather the updated
+// weights after the step; ZeRO 3 gathers them per op.
 DpSync DpSyncOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
 {
-    const StageParams p = ParamsOn(r, c, s, 0);
-    const int group = c.GradientGroup();
-    const bool inNode = static_cast<long>(c.tp) * group <= r.cluster.gpusPerNode;
     DpSync out;
-    for (const auto& [ranks, params] : {std::pair{group, p.dense}, std::pair{group / c.ep, p.expert}}) {
-        const LinkModel link{r.cluster, inNode, PerNode(r.cluster, static_cast<long>(c.tp) * (ranks == group ? 1 : c.ep), ranks)};
-        const Collective reduce = c.zero == 0 ? Collective::AllReduce : Collective::ReduceScatter;
-        out.reduce += CollectiveSec(reduce, ranks, r.GradBytes() * params, link);
-        // ZeRO 3 gathered the weights per op (OpCosts' gathers): only the reduce-scatter is left.
-        if (c.zero == 1 || c.zero == 2) out.gather += CollectiveSec(Collective::AllGather, ranks, 2.0 * params, link);
-    }
+    if (c.zero <= 1) out.reduce = WeightGroupSec(r, c, s, c.zero == 0 ? Collective::AllReduce : Collective::ReduceScatter, r.GradBytes());
+    if (c.zero == 1 || c.zero == 2) out.gather = WeightGroupSec(r, c, s, Collective::AllGather, 2.0);
     return out;
 }
 

@@ -112,6 +112,30 @@ TEST_CASE("planner: a DP group's ring across nodes goes through every member's N
     }
 }
 
+TEST_CASE("planner: ZeRO-2 and 3 reduce-scatter each micro-batch's gradients, ZeRO-1 once a step", "[core][planner]")
+{
+    // DP 16 on 2 nodes of a slow network, 4 micro-batches a step: ZeRO-1 reduce-scatters the
+    // gradients once, after the last backward; ZeRO-2 keeps only its shard, so every backward
+    // waits for its reduce-scatter (8 NICs a node, 1/8 of the bytes each).
+    PlanRequest r = Request("llama3-8b", "h100-sxm", 16, 64);
+    r.cluster.networkAlphaUs = 10, r.cluster.networkGBps = 0.5;
+    const PlanRow one = Evaluate(r, Config(16, 1, 1, 1, ScheduleKind::OneFOneB, 1, Recompute::None, 1));
+    const PlanRow two = Evaluate(r, Config(16, 1, 1, 1, ScheduleKind::OneFOneB, 1, Recompute::None, 2));
+    REQUIRE(one.microBatches == 4);
+    auto ring = [&](Collective k, double bytes) {
+        return PredictSeconds(CollectiveSpec{k, Algorithm::Ring, 16, static_cast<uint64_t>(bytes), 0, 1}, CostParams{10e-6, 1e-9 / 0.5, 0})
+            .seconds;
+    };
+    const double params = one.memory.weights / 2, rs = ring(Collective::ReduceScatter, r.GradBytes() * params / 8),
+                 ag = ring(Collective::AllGather, 2 * params / 8);
+    REQUIRE(rs > one.time.backwardSec); // the network outlasts a backward
+    CHECK(one.time.dpSyncSec == Approx(rs + ag).epsilon(1e-6));
+    CHECK(two.time.dpSyncSec == Approx(ag).epsilon(1e-6)); // the weights' gather is left for after the step
+    CHECK(two.time.backwardSec == Approx(rs).epsilon(1e-6));
+    // Three reduce-scatters more than ZeRO-1's one, less the gather that ZeRO-2's last backward hides.
+    CHECK(two.time.step > one.time.step + 2 * (rs - one.time.backwardSec));
+}
+
 TEST_CASE("planner: activations follow Korthikanti et al.'s formulas and the schedule's micro-batches in flight", "[planner]")
 {
     PlanRequest r = Gpt3(1024, 512);
