@@ -56,11 +56,11 @@
 // default order tp-cp-ep-dp-pp.
 #include "planner/Planner.hpp"
 
-#include "analysis/Extrapolation.hpp"
 #include "common/Error.hpp"
 #include "model/CostModel.hpp"
 #include "model/Fit.hpp"
 #include "planner/Calibration.hpp"
+#include "planner/PlannerComm.hpp"
 #include "planner/PlannerInternal.hpp"
 
 #include <algorithm>
@@ -69,106 +69,6 @@
 #include <numeric>
 
 namespace paralens::core {
-
-namespace {
-
-// The links a group's traffic takes: inside a node (NVLink) or between nodes; `perNode`: the
-// group's GPUs in each node (each with its own NIC, as on rail-optimised clusters).
-struct LinkModel {
-    const PlanCluster& cluster;
-    bool insideNode;
-    int perNode = 1;
-};
-
-// The members per node of a group of `ranks` GPUs `stride` apart in the rank order.
-int PerNode(const PlanCluster& k, long stride, int ranks)
-{
-    return static_cast<int>(std::clamp<long>(k.gpusPerNode / std::max(stride, 1L), 1, std::max(ranks, 1)));
-}
-
-// alpha and beta of `c` of `bytes` on `ranks` ranks over `link`: between nodes, a network fit of a
-// log across nodes read per NIC as NCCL runs it (analysis/Extrapolation.hpp NetworkLinkFromFit:
-// each GPU of the group moves busbw factor x bytes through its NIC); else a measured fit's regime
-// of that size (PlanCluster::nvlinkFit / networkFit, as simulate --model prices it); else the
-// cluster's alpha and bandwidth.
-CostParams ParamsFor(const LinkModel& link, Collective c, int ranks, double bytes)
-{
-    const PlanCluster& k = link.cluster;
-    const std::shared_ptr<const FitFile>& fit = link.insideNode ? k.nvlinkFit : k.networkFit;
-    if (fit && !link.insideNode)
-        if (auto p = NetworkLinkFromFit(*fit, BusBwFactor(c, ranks) * bytes, k.nvlinkAlphaUs * 1e-6)) return *p;
-    if (fit)
-        if (auto p = ModelFromFit(*fit, c, ranks, static_cast<uint64_t>(std::max(bytes, 1.0)), nullptr)) return *p;
-    const double gbps = link.insideNode ? k.NvlinkGBps() : k.networkGBps;
-    return CostParams{(link.insideNode ? k.nvlinkAlphaUs : k.networkAlphaUs) * 1e-6, gbps > 0 ? 1e-9 / gbps : 0.0, 0.0};
-}
-
-// A collective on one level. Across nodes with q > 1 members of the group in each, NCCL's ring
-// runs q channels, one through each member's NIC, each with 1/q of the bytes, while every GPU's
-// NVLink carries all of them; the slower sets the pace (analysis/Extrapolation.hpp, its ring).
-// An all-to-all's GPUs each send their own bytes through their own NIC.
-double CollectiveSec(Collective c, int ranks, double bytes, const LinkModel& link)
-{
-    if (ranks <= 1 || bytes <= 0) return 0.0;
-    const Algorithm a = c == Collective::AllToAll ? Algorithm::Pairwise : Algorithm::Ring;
-    auto on = [&](const LinkModel& l, double n) {
-        return PredictSeconds(CollectiveSpec{c, a, ranks, static_cast<uint64_t>(n), 0, 1}, ParamsFor(l, c, ranks, n)).seconds;
-    };
-    const int q = link.perNode;
-    if (link.insideNode || q <= 1 || c == Collective::AllToAll) return on(link, bytes);
-    return std::max(on(link, bytes / q), on(LinkModel{link.cluster, true}, bytes));
-}
-
-// One message of `bytes` between two GPUs (a stage's send, a ring-attention step).
-double SendSec(double bytes, const LinkModel& link, CostParams* used = nullptr)
-{
-    const CostParams p = ParamsFor(link, Collective::SendRecv, 2, bytes);
-    if (used) *used = p;
-    return MessageSeconds(bytes, p);
-}
-
-// Allreduce, or with sequence parallelism / ZeRO its two halves (the same bytes on a ring).
-double ReduceSec(bool split, int ranks, double bytes, const LinkModel& link)
-{
-    return split ? CollectiveSec(Collective::ReduceScatter, ranks, bytes, link) + CollectiveSec(Collective::AllGather, ranks, bytes, link)
-                 : CollectiveSec(Collective::AllReduce, ranks, bytes, link);
-}
-
-// Transformer Engine's userbuffers overlap (Megatron-LM's --tp-comm-overlap) with its defaults
-// (transformer_engine/pytorch/module/base.py, initialize_ub): the all-gathers before the QKV and
-// MLP-in GEMMs (and in the backward before the out-projection's and MLP-out's dgrad) go by ring
-// exchange, tp steps each under one tp-th of the GEMM, on copy engines; the reduce-scatters after
-// the out-projection and MLP-out GEMMs are pipelined in 4 splits on 16 SMs taken from the GEMM (the
-// last split shows); the QKV's and MLP-in's backward collectives run in bulk beside their dgrad and
-// wgrad GEMMs, again on 16 SMs (the input's re-gather beside the dgrad is hidden, as Megatron-LM
-// hides it without userbuffers too; the dgrad's reduce-scatter beside the wgrad). What a layer
-// loses: the collectives' time its GEMMs do not cover, and those GEMMs slowed by the SMs given to
-// communication. `one`: one all-gather or reduce-scatter of the layer's activations; `linear`:
-// the layer's linear GEMMs, forward.
-struct TpOverlap {
-    double forward = 0, backward = 0;
-};
-
-TpOverlap TpOverlapSec(const TransformerModel& m, const GpuSpec& gpu, int tp, double one, double linear)
-{
-    constexpr double kCommSms = 16, kSplits = 4;
-    const double sms = gpu.sms > kCommSms ? gpu.sms : 132.0;
-    const double slow = sms / (sms - kCommSms) - 1.0; // a GEMM on the SMs left
-    const double mlpOut = m.MlpParams() / (m.Gated() ? 3.0 : 2.0) * m.MlpsPerToken();
-    const double rsShare = (m.hidden * m.OutputWidth() + mlpOut) / m.LayerActiveParams(); // out-projection + MLP-out
-    const double gRs = rsShare * linear, gAg = linear - gRs;
-    const double ring = (tp - 1.0) / tp;
-    TpOverlap t;
-    t.forward = std::max(0.0, 2.0 * one - ring * gAg)                                   // QKV, MLP-in: ring exchange
-                + 2.0 * one / kSplits + std::max(0.0, 2.0 * one * (1 - 1 / kSplits) - gRs * (1 + slow)) // pipelined RS
-                + gRs * slow;
-    t.backward = std::max(0.0, 2.0 * one - ring * gRs)          // dgrad of out-projection, MLP-out: ring exchange
-                 + std::max(0.0, 2.0 * one - gAg * (1 + slow))  // QKV, MLP-in: their dgrad's reduce-scatter beside the wgrad
-                 + 2.0 * gAg * slow;                            // (the input's re-gather beside the dgrad, hidden as without)
-    return t;
-}
-
-} // namespace
 
 double FlashAttention2OnHopper() { return 35.0 / 75.0; }
 
@@ -565,8 +465,9 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
         // gradients (PyTorch FSDP and DeepSpeed without no_sync), on the links the gathers take.
         const double g = c.zero == 3 ? WeightGroupSec(r, c, s, Collective::AllGather, 2.0) : 0.0;
         const double rs = WeightGroupSec(r, c, s, Collective::ReduceScatter, r.GradBytes());
-        o.gatherF = std::max(0.0, g - o.computeF);
-        o.gatherB = std::max(0.0, g + rs - o.computeB);
+        const double slow = CommSlowdown(k.gpu); // the compute beside them on the SMs left
+        o.gatherF = std::max(0.0, g - o.computeF) + std::min(g, o.computeF) * slow;
+        o.gatherB = std::max(0.0, g + rs - o.computeB) + std::min(g + rs, o.computeB) * slow;
     }
     o.times.forward = o.computeF + o.tpF + o.cpF + o.epF + o.gatherF;
     o.times.backward = o.computeB + o.tpB + o.cpB + o.epB + o.gatherB;
@@ -601,12 +502,13 @@ DpSync DpSyncOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
 // reduce starts as its last backward runs (bucket by bucket), so only what outlasts that backward
 // shows, unless the v reduces queued on the link outlast the backward left after the first chunk
 // finishes: (v - 1) rounds of min(pp, N) chunk backwards, and its own. The gathers mirror it under
-// the next step's first forwards.
-double DpExposedSec(const DpSync& sync, const TrainingConfig& c, double forward, double backward, int microBatches)
+// the next step's first forwards. What hides slows the compute beside it by `slow` (CommSlowdown).
+double DpExposedSec(const DpSync& sync, const TrainingConfig& c, double forward, double backward, int microBatches, double slow)
 {
     const double v = c.chunks, window = (v - 1.0) * std::min(c.pp, microBatches) + 1.0;
-    auto hidden = [&](double comm, double compute) {
-        return std::max({0.0, (comm - compute) / v, comm - window * compute / v});
+    auto hidden = [&](double comm, double compute) { // what shows, and the compute slowed beside the rest
+        const double exposed = std::max({0.0, (comm - compute) / v, comm - window * compute / v});
+        return exposed + (comm - exposed) * slow;
     };
     return hidden(sync.reduce, backward) + hidden(sync.gather, forward);
 }
@@ -748,8 +650,9 @@ StepBreakdown PlannerTime(const PlanRequest& r, const TrainingConfig& c, const P
     t.ppComm = pipeline - freeSends;
     const DpSync sync = DpSyncOf(r, c, s);
     t.dpSyncSec = sync.reduce + sync.gather;
-    t.dpExposedSec = r.dpCommOverlap ? DpExposedSec(sync, c, o.times.forward, o.times.backward, s.microBatches)
-                                     : std::max(0.0, t.dpSyncSec - o.times.backward);
+    t.dpExposedSec = r.dpCommOverlap ? DpExposedSec(sync, c, o.times.forward, o.times.backward, s.microBatches, CommSlowdown(r.cluster.gpu))
+                                     : std::max(0.0, t.dpSyncSec - o.times.backward) +
+                                           std::min(t.dpSyncSec, o.times.backward) * CommSlowdown(r.cluster.gpu);
     t.dpComm = t.dpExposedSec + N * (o.gatherF + o.gatherB);
     const StageParams p = ParamsOn(r, c, s, 0);
     const double group = c.GradientGroup();

@@ -131,7 +131,8 @@ TEST_CASE("planner: ZeRO-2 and 3 reduce-scatter each micro-batch's gradients, Ze
     REQUIRE(rs > one.time.backwardSec); // the network outlasts a backward
     CHECK(one.time.dpSyncSec == Approx(rs + ag).epsilon(1e-6));
     CHECK(two.time.dpSyncSec == Approx(ag).epsilon(1e-6)); // the weights' gather is left for after the step
-    CHECK(two.time.backwardSec == Approx(rs).epsilon(1e-6));
+    // The backward waits for the reduce-scatter, and ran slower beside it (16 of 132 SMs the collective's).
+    CHECK(two.time.backwardSec == Approx(rs + one.time.backwardSec * (132.0 / 116.0 - 1.0)).epsilon(1e-6));
     // Three reduce-scatters more than ZeRO-1's one, less the gather that ZeRO-2's last backward hides.
     CHECK(two.time.step > one.time.step + 2 * (rs - one.time.backwardSec));
 }

@@ -134,8 +134,11 @@ TEST_CASE("planner: --dp-comm-overlap hides each chunk's gradient reduce and wei
     TrainingConfig c = Config(2, 8, 4, 1, ScheduleKind::Interleaved, 4, Recompute::None, 1, true);
     const PlanRow off = Evaluate(r, c);
     const StepBreakdown& t = off.time;
-    // Without overlap: everything but the last micro-batch's backward shows.
-    CHECK(t.dpExposedSec == Approx(std::max(0.0, t.dpSyncSec - t.backwardSec)).epsilon(1e-12));
+    // Without overlap: everything but the last micro-batch's backward shows, and that backward runs
+    // slower beside what it hides: 16 of an H100's 132 SMs are the collective's.
+    const double slow = 132.0 / 116.0 - 1.0;
+    CHECK(t.dpExposedSec ==
+          Approx(std::max(0.0, t.dpSyncSec - t.backwardSec) + std::min(t.dpSyncSec, t.backwardSec) * slow).epsilon(1e-12));
     REQUIRE(t.dpExposedSec > 0);
     // ZeRO 1: a reduce-scatter of the fp32 gradient buffers, then an all-gather of the bf16 weights:
     // the sync's two parts in the ratio of their bytes, 4 : 2 a parameter (the same ring; its
@@ -144,7 +147,10 @@ TEST_CASE("planner: --dp-comm-overlap hides each chunk's gradient reduce and wei
     r.dpCommOverlap = true;
     const PlanRow on = Evaluate(r, c);
     const double v = 4, window = (v - 1) * std::min(4, on.microBatches) + 1;
-    auto shows = [&](double comm, double compute) { return std::max({0.0, (comm - compute) / v, comm - window * compute / v}); };
+    auto shows = [&](double comm, double compute) {
+        const double exposed = std::max({0.0, (comm - compute) / v, comm - window * compute / v});
+        return exposed + (comm - exposed) * slow;
+    };
     CHECK(on.time.dpSyncSec == Approx(t.dpSyncSec).epsilon(1e-12));
     CHECK(on.time.dpExposedSec == Approx(shows(reduce, t.backwardSec) + shows(gather, t.forwardSec)).epsilon(1e-4));
     CHECK(on.time.dpExposedSec < t.dpExposedSec);
@@ -152,5 +158,6 @@ TEST_CASE("planner: --dp-comm-overlap hides each chunk's gradient reduce and wei
     // Without interleaving (v 1) the whole reduce waits on the last backward, the gather on the first forward.
     c = Config(2, 8, 4, 1, ScheduleKind::OneFOneB, 1, Recompute::None, 1, true);
     const PlanRow one = Evaluate(r, c);
-    CHECK(one.time.dpExposedSec == Approx(std::max(0.0, reduce - one.time.backwardSec) + std::max(0.0, gather - one.time.forwardSec)).epsilon(1e-4));
+    auto shows1 = [&](double comm, double compute) { return std::max(0.0, comm - compute) + std::min(comm, compute) * slow; };
+    CHECK(one.time.dpExposedSec == Approx(shows1(reduce, one.time.backwardSec) + shows1(gather, one.time.forwardSec)).epsilon(1e-4));
 }
