@@ -38,7 +38,8 @@
 //   with --grad-reduce bf16) of the stage's parameters, allreduce, or with ZeRO-1 reduce-scatter
 //   + allgather of the bf16 weights (ZeRO-2: the allgather), hidden under the last
 //   micro-batch's backward as far as it lasts; across nodes through the NICs of the group's
-//   members in a node, 1/q of the bytes each (CollectiveSec). Optimizer: 32 bytes of HBM traffic per local
+//   members in a node, 1/q of the bytes each (CollectiveSec). The compute beside a hidden
+//   collective runs on the SMs its kernels leave (CommSlowdown). Optimizer: 32 bytes of HBM traffic per local
 //   parameter. Ranks are laid out TP fastest, then DP (experts' EP inside DP), then PP, so a group
 //   is inside a node when its span fits one.
 //
@@ -361,8 +362,6 @@ double CalibratedGemmSec(const PlanRequest& r, const TrainingConfig& c, const Sh
 
 constexpr double kLossForwardBytes = 24, kLossBackwardBytes = 12; // per fp32 logit (see OpCostsOf)
 
-// Context parallelism's ring per layer: what the cp - 1 steps' sends of `bytes` each add beyond
-// the attention compute (`attentionSec` for the layer, 1 / cp of it per step) they overlap with.
 // One collective of `bytesPerParam` x the stage's parameters over the ranks holding the same
 // weights: the dense ones over dp x cp (TP apart), the experts' over dp x cp / ep (TP x EP apart).
 double WeightGroupSec(const PlanRequest& r, const TrainingConfig& c, const Shape& s, Collective collective, double bytesPerParam)
@@ -376,6 +375,8 @@ double WeightGroupSec(const PlanRequest& r, const TrainingConfig& c, const Shape
                          LinkModel{r.cluster, inNode, PerNode(r.cluster, tpEp, group / c.ep)});
 }
 
+// Context parallelism's ring per layer: what the cp - 1 steps' sends of `bytes` each add beyond
+// the attention compute (`attentionSec` for the layer, 1 / cp of it per step) they overlap with.
 double RingExposedSec(int cp, double bytes, double attentionSec, const LinkModel& link)
 {
     if (cp <= 1) return 0.0;
