@@ -18,17 +18,24 @@ namespace {
 // log across nodes read per NIC as NCCL runs it (analysis/Extrapolation.hpp NetworkLinkFromFit:
 // each GPU of the group moves busbw factor x bytes through its NIC); else a measured fit's regime
 // of that size (PlanCluster::nvlinkFit / networkFit, as simulate --model prices it); else the
-// cluster's alpha and bandwidth.
-CostParams ParamsFor(const LinkModel& link, Collective c, int ranks, double bytes)
+// cluster's alpha and bandwidth. `perNic`: whether they are one NIC's between nodes (the cluster's
+// --network-GBps, a fit read per NIC), or a fit's reading of its whole group's path (a log or a
+// trace without hosts: its bus bandwidth already has all the NICs its group used).
+struct LinkParams {
+    CostParams params;
+    bool perNic = false;
+};
+
+LinkParams ParamsFor(const LinkModel& link, Collective c, int ranks, double bytes)
 {
     const PlanCluster& k = link.cluster;
     const std::shared_ptr<const FitFile>& fit = link.insideNode ? k.nvlinkFit : k.networkFit;
     if (fit && !link.insideNode)
-        if (auto p = NetworkLinkFromFit(*fit, BusBwFactor(c, ranks) * bytes, k.nvlinkAlphaUs * 1e-6)) return *p;
+        if (auto p = NetworkLinkFromFit(*fit, BusBwFactor(c, ranks) * bytes, k.nvlinkAlphaUs * 1e-6)) return {*p, true};
     if (fit)
-        if (auto p = ModelFromFit(*fit, c, ranks, static_cast<uint64_t>(std::max(bytes, 1.0)), nullptr)) return *p;
+        if (auto p = ModelFromFit(*fit, c, ranks, static_cast<uint64_t>(std::max(bytes, 1.0)), nullptr)) return {*p, false};
     const double gbps = link.insideNode ? k.NvlinkGBps() : k.networkGBps;
-    return CostParams{(link.insideNode ? k.nvlinkAlphaUs : k.networkAlphaUs) * 1e-6, gbps > 0 ? 1e-9 / gbps : 0.0, 0.0};
+    return {CostParams{(link.insideNode ? k.nvlinkAlphaUs : k.networkAlphaUs) * 1e-6, gbps > 0 ? 1e-9 / gbps : 0.0, 0.0}, !link.insideNode};
 }
 
 } // namespace
@@ -36,22 +43,29 @@ CostParams ParamsFor(const LinkModel& link, Collective c, int ranks, double byte
 // A collective on one level. Across nodes with q > 1 members of the group in each, NCCL's ring
 // runs q channels, one through each member's NIC, each with 1/q of the bytes, while every GPU's
 // NVLink carries all of them; the slower sets the pace (analysis/Extrapolation.hpp, its ring).
-// An all-to-all's GPUs each send their own bytes through their own NIC.
+// A fit that already stands for its group's whole path takes all the bytes; an all-to-all's GPUs
+// each send their own bytes through their own NIC.
 double CollectiveSec(Collective c, int ranks, double bytes, const LinkModel& link)
 {
     if (ranks <= 1 || bytes <= 0) return 0.0;
     const Algorithm a = c == Collective::AllToAll ? Algorithm::Pairwise : Algorithm::Ring;
-    auto on = [&](const LinkModel& l, double n) {
-        return PredictSeconds(CollectiveSpec{c, a, ranks, static_cast<uint64_t>(n), 0, 1}, ParamsFor(l, c, ranks, n)).seconds;
+    auto on = [&](const CostParams& p, double n) {
+        return PredictSeconds(CollectiveSpec{c, a, ranks, static_cast<uint64_t>(n), 0, 1}, p).seconds;
     };
     const int q = link.perNode;
-    if (link.insideNode || q <= 1 || c == Collective::AllToAll) return on(link, bytes);
-    return std::max(on(link, bytes / q), on(LinkModel{link.cluster, true}, bytes));
+    if (!link.insideNode && q > 1 && c != Collective::AllToAll) {
+        const LinkParams nic = ParamsFor(link, c, ranks, bytes / q);
+        if (nic.perNic) {
+            const LinkModel nvlink{link.cluster, true};
+            return std::max(on(nic.params, bytes / q), on(ParamsFor(nvlink, c, ranks, bytes).params, bytes));
+        }
+    }
+    return on(ParamsFor(link, c, ranks, bytes).params, bytes);
 }
 
 double SendSec(double bytes, const LinkModel& link, CostParams* used)
 {
-    const CostParams p = ParamsFor(link, Collective::SendRecv, 2, bytes);
+    const CostParams p = ParamsFor(link, Collective::SendRecv, 2, bytes).params;
     if (used) *used = p;
     return MessageSeconds(bytes, p);
 }

@@ -696,6 +696,15 @@ TEST_CASE("planner: a network fit of a log across named nodes prices each NIC as
     CHECK_FALSE(NetworkLinkFromFit(file, 1 << 30, aIntra));
     r.cluster.networkFit = std::make_shared<const FitFile>(file);
     CHECK(Evaluate(r, c).time.dpSyncSec < 0.5 * flat);
+    // That reading stands for its group's whole path (the NICs it used are in its bus bandwidth):
+    // DP 16 of TP 1, 8 ranks a node, takes all the gradients at it, not 1/8 of them per NIC.
+    const TrainingConfig wide = Config(16, 1, 1, 1, ScheduleKind::OneFOneB, 1, Recompute::None, 0);
+    const PlanRow row = Evaluate(r, wide);
+    const double grads = r.GradBytes() * row.memory.weights / 2;
+    const CostParams whole = *ModelFromFit(file, Collective::AllReduce, 16, static_cast<uint64_t>(grads), nullptr);
+    CHECK(row.time.dpSyncSec ==
+          Approx(PredictSeconds(CollectiveSpec{Collective::AllReduce, Algorithm::Ring, 16, static_cast<uint64_t>(grads), 0, 1}, whole).seconds)
+              .epsilon(1e-6));
 }
 
 TEST_CASE("planner: the memory-bound ops by hand: elementwise traffic, the loss over the vocabulary, the optimizer", "[core][planner]")
