@@ -325,10 +325,11 @@ void PrintTable(const core::PlanRequest& r, const core::ResolvedModel& model, co
     std::printf("# memory: %s usable of %.0f GiB (--memory-fraction %.2f; the rest an allowance for the CUDA context, NCCL's buffers, "
                 "workspaces and the allocator's fragmentation)\n",
                 core::GbText(r.cluster.UsableBytes()).c_str(), r.cluster.gpu.memoryGB, r.cluster.memoryFraction);
-    if (r.flashAttention2)
-        std::printf("# attention through flash-attn 2: %s\n", r.cluster.gpu.arch == "Hopper"
-                        ? "on Hopper at 0.47 of a Hopper kernel's rate (35% of peak against FlashAttention-3's 75%, arXiv:2407.08608)"
-                        : "the rate is unchanged on this GPU (measured only on Hopper)");
+    if (r.flashAttention2 && r.cluster.gpu.arch == "Hopper")
+        std::printf("# attention through flash-attn 2: on Hopper at %.2f of a Hopper kernel's rate (35%% of peak against "
+                    "FlashAttention-3's 75%%, arXiv:2407.08608)\n", core::FlashAttention2OnHopper());
+    else if (r.flashAttention2)
+        std::printf("# attention through flash-attn 2: the rate is unchanged on this GPU (measured only on Hopper)\n");
     if (r.cluster.fp8)
         std::printf("# FP8: the layers' linear GEMMs at %.0f TFLOPS fp8 x %s; attention, the output layer and MFU in %s\n",
                     r.cluster.gpu.PeakFlops("fp8") * 1e-12, EfficiencyText(r.cluster, "fp8").c_str(), r.cluster.dtype.c_str());
@@ -523,8 +524,8 @@ void AddPlanCommand(CLI::App& root)
                   "The layers' linear GEMMs in FP8 at the fp8 peak x --efficiency (attention, the output layer and MFU stay in --dtype)");
     cmd->add_option("--efficiency", o->request.cluster.efficiency,
                     "Fraction of peak an H100's BF16 GEMMs reach in training; other GPUs and dtypes at it x their measured matmul "
-                    "ceiling over the H100's BF16 one where measured (A100 86.9%, H100 FP8 70.9%, against 80.3%; memory-bound ops go "
-                    "at HBM bandwidth)")->capture_default_str()
+                    "ceiling over the H100's BF16 one where measured (" + core::MatmulCeilingsText() +
+                        "); memory-bound ops go at HBM bandwidth")->capture_default_str()
         ->check(CLI::Range(0.01, 1.0));
     cmd->add_option("--gemm-tflops", o->request.cluster.gemmTflops,
                     "Measured GEMM TFLOP/s per GPU (paralens run --workload gemm) instead of peak x --efficiency");

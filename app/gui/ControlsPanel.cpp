@@ -469,8 +469,8 @@ bool ControlsPanel::DrawPlan(PlanParams& p)
     changed |= SliderDouble("network GB/s", p.networkGBps, 1.0, 400.0, "%.4g GB/s", true);
     changed |= SliderDouble("GEMM efficiency", p.efficiency, 0.1, 1.0, "%.2f of peak", false);
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("The fraction of peak an H100's BF16 GEMMs reach in training; A100 and FP8 on Hopper at it x their measured "
-                          "matmul ceiling over the H100's BF16 one (86.9%%, 70.9%% against 80.3%%: mamf-finder's table)");
+        ImGui::SetTooltip("The fraction of peak an H100's BF16 GEMMs reach in training; other GPUs and dtypes at it x their measured "
+                          "matmul ceiling over the H100's BF16 one (mamf-finder's table: %s)", core::MatmulCeilingsText().c_str());
     const bool hasFp8 = gpu && gpu->PeakFlops("fp8") > 0;
     ImGui::BeginDisabled(!hasFp8 && !p.fp8);
     changed |= ImGui::Checkbox("FP8 GEMMs", &p.fp8);
@@ -500,7 +500,8 @@ bool ControlsPanel::DrawPlan(PlanParams& p)
     changed |= ImGui::Checkbox("flash-attn 2", &p.flashAttention2);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Attention through Dao's flash-attn 2, as PyTorch FSDP stacks (MosaicML's Composer) run it: on Hopper 35%% of "
-                          "peak against cuDNN's and FlashAttention-3's 75%%, so 0.47 of the rate; other GPUs unchanged");
+                          "peak against cuDNN's and FlashAttention-3's 75%%, so %.2f of the rate; other GPUs unchanged",
+                          core::FlashAttention2OnHopper());
     changed |= ImGui::Checkbox("bf16 gradients", &p.bf16Gradients);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Gradient buffers held and reduced over DP in bf16, 2 bytes a parameter (NeMo's and Megatron-Bridge's performance "

@@ -26,6 +26,15 @@ enum class Recompute { None, Selective, Full };
 std::string_view Name(Recompute r);
 std::optional<Recompute> ParseRecompute(std::string_view name);
 
+// The share of a Hopper kernel's attention rate that flash-attn 2 reaches on an H100: 35% of the
+// peak against FlashAttention-3's 75% (Shah et al. 2024, FlashAttention-3, arXiv:2407.08608,
+// abstract): 0.467.
+double FlashAttention2OnHopper();
+
+// The measured matmul ceilings PlanCluster::EfficiencyFor scales the efficiency by, as help texts
+// name them: "a100-sxm bf16 86.9%, ..., against h100-sxm bf16 80.3%" (assets/hardware.json).
+std::string MatmulCeilingsText();
+
 struct PlanCluster {
     GpuSpec gpu;                 // peak FLOPS, HBM size and bandwidth
     std::string dtype = "bf16";  // the GEMMs' data type (peak from the spec table)
@@ -134,7 +143,8 @@ struct PlanRequest {
     bool flashAttention2 = false;
     bool tpAcrossNodes = false;   // allow TP groups larger than a node
     // Megatron-LM's --tp-comm-overlap: the TP collectives run under the linear GEMMs they feed or
-    // follow, chunk by chunk; only what outlasts those GEMMs shows (SM contention not charged).
+    // follow, chunk by chunk; what outlasts those GEMMs shows, and the GEMMs run slower on the SMs
+    // the collectives take.
     bool tpCommOverlap = false;
     // The gradient buffers' type (Megatron-LM's --accumulate-allreduce-grads-in-fp32, forced on with
     // --bf16; NeMo's and Megatron-Bridge's performance recipes set grad_reduce_in_fp32 = False):
@@ -145,7 +155,7 @@ struct PlanRequest {
     // Megatron-Bridge's recipes): each model chunk's gradients are reduced as soon as its last
     // backward ends, under the backward still to run, and its weights (ZeRO 1-2) gathered under the
     // next step's forward. Off: the whole sync runs after the backward, its last micro-batch's
-    // backward aside.
+    // backward aside. Either way the compute beside a collective runs on the SMs it leaves.
     bool dpCommOverlap = false;
     // Fixed choices (unset: searched).
     std::optional<int> dp, tp, pp, ep, cp, microBatch, chunks, zero;

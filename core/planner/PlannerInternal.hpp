@@ -69,10 +69,6 @@ StepBreakdown PlannerTime(const PlanRequest& r, const TrainingConfig& c, const P
 // FlashAttention's rate on blocks of `blockTokens` queries and keys, as a fraction of its rate on
 // long ones (a published H100 measurement: 0.69 at 512 tokens, 0.83 at 1K, 0.95 at 4K, 1 from 16K).
 double FlashAttentionBlockFactor(double blockTokens);
-// The share of a Hopper kernel's attention rate that flash-attn 2 reaches on an H100: 35% of the
-// peak against FlashAttention-3's 75% (Shah et al. 2024, FlashAttention-3, arXiv:2407.08608,
-// abstract): 0.467.
-double FlashAttention2OnHopper();
 // fits / rejected / tokens per second / MFU / HFU from memory and time.
 void FinishRow(const PlanRequest& r, PlanRow& row);
 

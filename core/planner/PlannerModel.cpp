@@ -83,6 +83,21 @@ double PlanCluster::EfficiencyFor(std::string_view dt) const
     return ceiling > 0 && reference > 0 ? efficiency * ceiling / reference : efficiency;
 }
 
+std::string MatmulCeilingsText()
+{
+    std::string out;
+    char buf[64];
+    for (const GpuSpec& g : HardwareTable())
+        for (const auto& [dt, tflops] : g.mamfTflops) {
+            if (g.id == "h100-sxm" && dt == "bf16") continue;
+            std::snprintf(buf, sizeof buf, "%s%s %s %.1f%%", out.empty() ? "" : ", ", g.id.c_str(), dt.c_str(), g.MatmulCeiling(dt) * 100);
+            out += buf;
+        }
+    const GpuSpec* h100 = FindGpu("h100-sxm");
+    std::snprintf(buf, sizeof buf, "; against h100-sxm bf16 %.1f%%", h100 ? h100->MatmulCeiling("bf16") * 100 : 0.0);
+    return out + buf;
+}
+
 double FlashAttentionBlockFactor(double blockTokens)
 {
     // FlashAttention-3 on an H100, head dim 128, BF16, forward, 16K tokens a batch (pytorch/benchmark
