@@ -259,12 +259,14 @@ std::string Joined(const std::vector<std::string>& parts)
     return out;
 }
 
-std::string Fixed2(double v)
+std::string Fixed(double v, int digits)
 {
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.2f", v);
+    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
     return buf;
 }
+
+std::string Fixed2(double v) { return Fixed(v, 2); }
 
 // "0.55", or "0.60 (0.55 x a100-sxm's measured matmul ceiling, 86.9% of peak, over an H100's BF16 80.3%)".
 std::string EfficiencyText(const core::PlanCluster& k, const std::string& dtype)
@@ -308,6 +310,12 @@ void PrintTable(const core::PlanRequest& r, const core::ResolvedModel& model, co
                                                    ")")
                     .c_str(),
                 core::GbText(r.cluster.UsableBytes()).c_str());
+    if (r.cluster.gemmCurve.empty()) {
+        const std::string linear = r.cluster.fp8 ? "fp8" : r.cluster.dtype;
+        std::printf("# GEMMs by size: one of F FLOPs at that x F / (F + F0), F0 = %.1f GFLOP%s (%.1f us at the matmul ceiling's rate, "
+                    "fitted on OpenXLA's measured H100 table: docs/planning.md)\n",
+                    r.cluster.GemmHalfFlops(linear) * 1e-9, r.cluster.fp8 ? " for the fp8 linear GEMMs" : "", core::kGemmFixedSec * 1e6);
+    }
     if (r.cluster.nvlinkFit || r.cluster.networkFit)
         std::printf("# measured links: %s%s%s, each collective and send at the fit's line for its size\n",
                     r.cluster.nvlinkFit ? "inside a node the --nvlink-fit's" : "",
@@ -471,6 +479,7 @@ void Run(const PlanOptions& o)
                    {"dpCommOverlap", r.dpCommOverlap}, {"flashAttention2", r.flashAttention2},
                    {"gemmEfficiency", r.cluster.EfficiencyFor(r.cluster.dtype)},
                    {"fp8GemmEfficiency", r.cluster.fp8 ? Json(r.cluster.EfficiencyFor("fp8")) : Json(nullptr)},
+                   {"gemmHalfFlops", r.cluster.gemmCurve.empty() ? Json(r.cluster.GemmHalfFlops(r.cluster.fp8 ? "fp8" : r.cluster.dtype)) : Json(nullptr)},
                    {"gradReduce", r.gradReduceFp32 ? "fp32" : "bf16"},
                    {"mfuPeakTflops", r.cluster.PeakFlops() * 1e-12},
                    {"parameters", r.model.TotalParams()}, {"gpus", r.cluster.gpus}, {"gpu", r.cluster.gpu.id},
@@ -523,9 +532,11 @@ void AddPlanCommand(CLI::App& root)
     cmd->add_flag("--fp8", o->request.cluster.fp8,
                   "The layers' linear GEMMs in FP8 at the fp8 peak x --efficiency (attention, the output layer and MFU stay in --dtype)");
     cmd->add_option("--efficiency", o->request.cluster.efficiency,
-                    "Fraction of peak an H100's BF16 GEMMs reach in training; other GPUs and dtypes at it x their measured matmul "
+                    "Fraction of peak an H100's large BF16 GEMMs reach in training; other GPUs and dtypes at it x their measured matmul "
                     "ceiling over the H100's BF16 one where measured (" + core::MatmulCeilingsText() +
-                        "); memory-bound ops go at HBM bandwidth")->capture_default_str()
+                        "); a GEMM of F FLOPs at it x F / (F + F0), F0 the FLOPs of " + Fixed(core::kGemmFixedSec * 1e6, 1) +
+                        " us at the ceiling's rate (OpenXLA's measured H100 GEMM table); memory-bound ops go at HBM bandwidth")
+        ->capture_default_str()
         ->check(CLI::Range(0.01, 1.0));
     cmd->add_option("--gemm-tflops", o->request.cluster.gemmTflops,
                     "Measured GEMM TFLOP/s per GPU (paralens run --workload gemm) instead of peak x --efficiency");

@@ -46,7 +46,8 @@ void PlannerView::Prepare(const RunResult& run)
     m_header = text;
     if (r.cluster.gemmCurve.empty() && r.cluster.gemmTflops <= 0)
         m_header += ", GEMMs at " + Format("%.2f", r.cluster.EfficiencyFor(r.cluster.fp8 ? "fp8" : r.cluster.dtype)) + " of " +
-                    (r.cluster.fp8 ? "the fp8" : r.cluster.dtype) + " peak";
+                    (r.cluster.fp8 ? "the fp8" : r.cluster.dtype) + " peak x F / (F + " +
+                    Format("%.1f", r.cluster.GemmHalfFlops(r.cluster.fp8 ? "fp8" : r.cluster.dtype) * 1e-9) + " GFLOP) by size";
     if (r.flashAttention2) m_header += ", attention through flash-attn 2";
     if (!r.cluster.gemmCurve.empty())
         m_header += ", GEMMs at the calibrated efficiency of their size (" + Format("%.0f%%", r.cluster.gemmCurve.back().second * 100) +

@@ -31,6 +31,12 @@ std::optional<Recompute> ParseRecompute(std::string_view name);
 // abstract): 0.467.
 double FlashAttention2OnHopper();
 
+// The time a GEMM takes beyond its FLOPs at the GPU's matmul ceiling (launch, the first and last
+// waves of tiles): a GEMM of F FLOPs reaches F / (F + F0) of the ceiling's rate, F0 = this x that
+// rate. Fitted on OpenXLA's measured H100 BF16 table (tests/data/gemm-h100-bf16-xla.csv, 125 shapes
+// of 256 to 4096: F0 4.8 GFLOP at a 0.78-of-peak plateau, mean |log error| 8.6%); docs/planning.md.
+inline constexpr double kGemmFixedSec = 6.2e-6;
+
 // The measured matmul ceilings PlanCluster::EfficiencyFor scales the efficiency by, as help texts
 // name them: "a100-sxm bf16 86.9%, ..., against h100-sxm bf16 80.3%" (assets/hardware.json).
 std::string MatmulCeilingsText();
@@ -76,6 +82,10 @@ struct PlanCluster {
     // H100's for BF16, the GPU and dtype `efficiency` describes; x 1 where either is unmeasured.
     double EfficiencyFor(std::string_view dt) const;
     double GemmFlops() const { return gemmTflops > 0 ? gemmTflops * 1e12 : PeakFlops() * EfficiencyFor(dtype); }
+    // F0 of a GEMM in `dt` (kGemmFixedSec): the FLOPs a GEMM loses to its fixed time at the
+    // measured ceiling's rate (an H100's BF16 ceiling share where `dt` has none measured; a
+    // measured --gemm-tflops as it is). A GEMM of F FLOPs runs at its rate x F / (F + F0).
+    double GemmHalfFlops(std::string_view dt) const;
     // The rate of the layers' linear GEMMs: GemmFlops(), or with fp8 the fp8 peak x EfficiencyFor
     // fp8 (a measured --gemm-tflops scaled by the peaks' ratio; 0: the GPU has no fp8).
     double LinearFlops() const

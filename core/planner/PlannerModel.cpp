@@ -83,6 +83,14 @@ double PlanCluster::EfficiencyFor(std::string_view dt) const
     return ceiling > 0 && reference > 0 ? efficiency * ceiling / reference : efficiency;
 }
 
+double PlanCluster::GemmHalfFlops(std::string_view dt) const
+{
+    if (gemmTflops > 0) return kGemmFixedSec * gemmTflops * 1e12 * gpu.PeakFlops(dt) / PeakFlops();
+    const GpuSpec* h100 = FindGpu("h100-sxm");
+    const double measured = gpu.MatmulCeiling(dt), ceiling = measured > 0 ? measured : h100 ? h100->MatmulCeiling("bf16") : 1.0;
+    return kGemmFixedSec * gpu.PeakFlops(dt) * ceiling;
+}
+
 std::string MatmulCeilingsText()
 {
     std::string out;
@@ -347,30 +355,36 @@ double ScoreBytes(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     return 8.0 * r.model.heads / c.tp * s.seq * s.tokens;
 }
 
-// The output layer's GEMM of `flops` on one GPU: at the calibrated efficiency of its size, or peak
-// x efficiency.
-double HeadSec(const PlanCluster& k, double flops)
+// One GEMM of `flops` in `dt` at `rate`: at the calibrated efficiency of its size (of `dt`'s
+// peak), or at `rate` x F / (F + F0) (PlanCluster::GemmHalfFlops).
+double GemmSec(const PlanCluster& k, double flops, std::string_view dt, double rate)
 {
     if (flops <= 0) return 0.0;
-    return k.gemmCurve.empty() ? flops / k.GemmFlops() : flops / (k.PeakFlops() * EfficiencyAt(k.gemmCurve, flops));
+    if (!k.gemmCurve.empty()) return flops / (k.gpu.PeakFlops(dt) * EfficiencyAt(k.gemmCurve, flops));
+    return (flops + k.GemmHalfFlops(dt)) / rate;
 }
 
-// The linear GEMMs of the bounding stage's layers for one micro-batch, each at the calibrated
-// efficiency of its size (PlanCluster::gemmCurve).
-double CalibratedGemmSec(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
+// The output layer's GEMM of `flops` on one GPU, in the GEMMs' dtype.
+double HeadSec(const PlanCluster& k, double flops) { return GemmSec(k, flops, k.dtype, k.GemmFlops()); }
+
+// The linear GEMMs of the bounding stage's layers for one micro-batch, each at the efficiency of
+// its size (GemmSec): QKV, attention output, MLP in and out, per expert.
+double LinearGemmsSec(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
 {
     const TransformerModel& m = r.model;
     const PlanCluster& k = r.cluster;
-    const double peak = k.fp8 ? k.gpu.PeakFlops("fp8") : k.PeakFlops();
-    auto at = [&](double flops, double rate) { return flops > 0 ? flops / (rate * EfficiencyAt(k.gemmCurve, flops)) : 0.0; };
+    const std::string dt = k.fp8 ? "fp8" : k.dtype;
+    const double rate = k.LinearFlops();
+    auto at = [&](double flops) { return GemmSec(k, flops, dt, rate); };
     const double t = s.tokens, h = s.h, f = m.ffn, out = m.OutputWidth() * h;
     // Experts: the tokens routed to each of the GPU's experts, one GEMM per expert; the shared
     // experts see every token.
     const double expertsHere = m.IsMoe() ? static_cast<double>(m.experts) / c.ep : 1.0;
     auto mlp = [&](double tokens) {
-        return at(2.0 * tokens * h * f * (m.Gated() ? 2.0 : 1.0) / c.tp, peak) + at(2.0 * tokens * f * h / c.tp, peak);
+        return at(2.0 * tokens * h * f * (m.Gated() ? 2.0 : 1.0) / c.tp) + at(2.0 * tokens * f * h / c.tp);
     };
-    const double layer = at(2.0 * t * (m.AttentionParams() - out) / c.tp, peak) + at(2.0 * t * out / c.tp, peak) +
+    const double router = m.IsMoe() ? at(2.0 * t * h * m.experts / c.tp) : 0.0; // h x experts, as LayerActiveParams counts it
+    const double layer = at(2.0 * t * (m.AttentionParams() - out) / c.tp) + at(2.0 * t * out / c.tp) + router +
                          expertsHere * mlp(m.IsMoe() ? t * m.topK / m.experts * c.ep : t) + m.sharedExperts * (m.IsMoe() ? mlp(t) : 0.0);
     return s.layers * layer;
 }
@@ -457,8 +471,7 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     const double castOp = 4.0 * s.tokens * s.h / (c.sequenceParallel ? c.tp : 1); // one h-wide cast
     const double castF = s.layers * HbmSec(k, Fp8CastBytes(r, c, s, false), castOp),
                  castB = s.layers * HbmSec(k, Fp8CastBytes(r, c, s, true), castOp);
-    const double layersSec = k.gemmCurve.empty() ? s.layers * (linearFlops / linearRate + attentionFlops / attentionRate) / c.tp
-                                                 : CalibratedGemmSec(r, c, s) + s.layers * attentionFlops / attentionRate / c.tp;
+    const double linearSec = LinearGemmsSec(r, c, s), layersSec = linearSec + s.layers * attentionFlops / attentionRate / c.tp;
     const double gemmSec = layersSec + headSec;
     // The loss: Megatron-LM's vocabulary-parallel cross entropy over the fp32 logits (each GPU its
     // V / tp of them), memory-bound: the forward writes the bf16 logits, upcasts them, finds the
@@ -473,7 +486,7 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
                           (r.flashAttention ? 0.0 : s.layers * HbmSec(k, ScoreBytes(r, c, s), ScoreBytes(r, c, s) / 2.0));
     if (c.recompute == Recompute::Full) o.computeB += layersSec + memoryBound + castF; // the layers again, not the output layer or the loss
     if (c.recompute == Recompute::Selective) o.computeB += scores;
-    ParallelComm(r, c, s, linearFlops / linearRate / c.tp, attentionFlops / c.tp / attentionRate, o);
+    ParallelComm(r, c, s, s.layers > 0 ? linearSec / s.layers : 0.0, attentionFlops / c.tp / attentionRate, o);
     const int group = c.GradientGroup();
     if (c.zero >= 2 && group > 1) {
         // ZeRO-3 gathers the stage's weights before each forward and backward. ZeRO-2 and 3 hold

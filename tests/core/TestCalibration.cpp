@@ -242,8 +242,11 @@ TEST_CASE("calibration: the planner times its GEMMs at their size's efficiency",
     TrainingConfig c;
     c.dp = 8;
     const PlanRow flat = Evaluate(r, c);
-    r.cluster.gemmCurve = {{1e6, 0.55}, {1e15, 0.55}}; // the same efficiency at every size: the same step
-    CHECK(Evaluate(r, c).time.step == Approx(flat.time.step).epsilon(1e-9));
+    // The same efficiency at every size: the step without the GEMMs' fixed time (the calibrated
+    // curve measured it), 4 linear GEMMs a layer and the output layer's.
+    r.cluster.gemmCurve = {{1e6, 0.55}, {1e15, 0.55}};
+    const double fixedSec = (4 * r.model.layers + 1) * r.cluster.GemmHalfFlops("bf16") / r.cluster.GemmFlops();
+    CHECK(flat.time.forwardSec - Evaluate(r, c).time.forwardSec == Approx(fixedSec).epsilon(1e-9));
     r.cluster.gemmCurve = {{1e6, 0.275}, {1e15, 0.275}}; // half: the linear GEMMs and the output layer take twice as long
     const PlanRow slow = Evaluate(r, c);
     CHECK(slow.time.forwardSec > flat.time.forwardSec * 1.5);

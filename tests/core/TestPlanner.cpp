@@ -181,7 +181,13 @@ TEST_CASE("planner: one GPU's step by hand: 3 x forward FLOPs at the efficiency,
     const double attention = 3 * 4.0 * 1024 * 1024 * r.model.QueryWidth() * r.model.layers * 4;
     const double block = 517.099 / 620.73;
     CHECK(FlashAttentionBlockFactor(1024) == Approx(block).epsilon(1e-12));
-    auto byHand = [&](double rate) { return (flops - attention) / rate + attention / (rate * block); };
+    // Each GEMM also takes its fixed time, F0 / rate (kGemmFixedSec at the matmul ceiling's rate):
+    // 4 a layer (QKV, attention output, gate and up, down) and the output layer's, 3 x a micro-batch.
+    const double gemms = 3 * 2 * (4 * r.model.layers + 1);
+    auto byHand = [&](double rate) {
+        return (flops - attention + gemms * r.cluster.GemmHalfFlops("bf16")) / rate + attention / (rate * block);
+    };
+    CHECK(r.cluster.GemmHalfFlops("bf16") == Approx(kGemmFixedSec * 794.5e12).epsilon(1e-9));
     CHECK(row.microBatches == 2);
     CHECK(row.time.step == Approx(byHand(989e12 * 0.5)).epsilon(1e-9));
     CHECK(row.mfu == Approx(flops / (989e12 * row.time.step)).epsilon(1e-9));
@@ -189,6 +195,7 @@ TEST_CASE("planner: one GPU's step by hand: 3 x forward FLOPs at the efficiency,
     CHECK(row.time.tpComm == 0);
     // A measured GEMM rate replaces peak x efficiency; MFU stays against the spec sheet's peak.
     r.cluster.gemmTflops = 600;
+    CHECK(r.cluster.GemmHalfFlops("bf16") / 600e12 == Approx(kGemmFixedSec).epsilon(1e-12)); // the measured rate is its ceiling
     const PlanRow measured = Evaluate(r, Config(1, 1, 1, 2));
     CHECK(measured.time.step == Approx(byHand(600e12)).epsilon(1e-9));
     CHECK(measured.mfu == Approx(flops / (989e12 * measured.time.step)).epsilon(1e-9));
@@ -613,7 +620,8 @@ TEST_CASE("planner: --tp-comm-overlap is Transformer Engine's userbuffers: the l
     // By hand: a GPT layer's linear GEMMs are 12 h^2 a token, the out-projection and MLP-out (the
     // reduce-scatter side) 5 h^2 of them; 16 of the H100's 132 SMs go to the pipelined
     // reduce-scatters (4 splits) and the bulk backward collectives.
-    const double linear = 2.0 * s.tokens * r.model.LayerActiveParams() / r.cluster.LinearFlops() / c.tp;
+    // Each of the 4 GEMMs also takes its fixed time (F0 FLOPs' worth: PlanCluster::GemmHalfFlops).
+    const double linear = (2.0 * s.tokens * r.model.LayerActiveParams() / c.tp + 4 * r.cluster.GemmHalfFlops("bf16")) / r.cluster.LinearFlops();
     const double gRs = linear * 5.0 / 12.0, gAg = linear - gRs, slow = 132.0 / 116.0 - 1.0, ring = 7.0 / 8.0;
     const double one = plain.tpF / s.layers / 4.0; // one all-gather or reduce-scatter: the plain forward has 2 of each
     CHECK(fast.tpF == Approx(s.layers * (2.0 * one / 4.0 + gRs * slow)).epsilon(1e-9)); // NVLink: the rest hides
@@ -721,8 +729,11 @@ TEST_CASE("planner: the memory-bound ops by hand: elementwise traffic, the loss 
     const TransformerModel& m = r.model;
     const double hbm = 3350e9, tokens = 2 * 1024.0, N = 2, h = m.hidden, f = m.ffn, V = m.vocab;
     const double attention = 3 * 4.0 * 1024 * 1024 * m.QueryWidth() * m.layers * 4; // at FlashAttention's 1K-block rate
+    // Each GEMM's fixed time, 3 x a micro-batch: 4 linear GEMMs a layer and the output layer's.
+    const double fixedBf16 = r.cluster.GemmHalfFlops("bf16") / (989e12 * 0.5), fixedFp8 = r.cluster.GemmHalfFlops("fp8") / r.cluster.gpu.PeakFlops("fp8");
+    auto fixed = [&](double linearGemms, double perGemm) { return 3 * N * (linearGemms * m.layers * perGemm + fixedBf16); };
     const double gemms = (3 * m.ForwardFlopsPerToken(1024) * 4 * 1024 - attention) / (989e12 * 0.5) +
-                         attention / (989e12 * 0.5 * FlashAttentionBlockFactor(1024));
+                         attention / (989e12 * 0.5 * FlashAttentionBlockFactor(1024)) + fixed(4, fixedBf16);
     const double elementwise = 3 * m.layers * (22 * tokens * h + 6 * tokens * f) / hbm * N; // forward once, backward twice
     const double loss = (24 + 12) * tokens * V / hbm * N;                                    // Megatron's fp32 cross entropy
     const double optimizer = 32 * (m.layers * m.LayerParams() + 2 * V * h) / hbm;            // Adam's reads and writes
@@ -736,7 +747,8 @@ TEST_CASE("planner: the memory-bound ops by hand: elementwise traffic, the loss 
     const double linear = 3 * 2.0 * m.LayerActiveParams() * m.layers * 4 * 1024;
     const double casts = 4 * tokens * m.layers * N * ((2 * h + q + f) + (2 * h + q + 2 * kv + 2 * f)) / hbm;
     const double fp8Efficiency = 0.5 * (1402.6 / 1979) / (794.5 / 989); // the H100's measured FP8 matmul ceiling over its BF16 one
-    CHECK(fp8.time.step == Approx(gemms - linear / (989e12 * 0.5) + linear / (1979e12 * fp8Efficiency) + elementwise + loss + optimizer + casts)
+    CHECK(fp8.time.step == Approx(gemms - fixed(4, fixedBf16) - linear / (989e12 * 0.5) + linear / (1979e12 * fp8Efficiency) +
+                                  fixed(4, fixedFp8 / fp8Efficiency) + elementwise + loss + optimizer + casts)
                                .epsilon(1e-9));
 
     // A mixture of experts (8 experts, 2 a token, all on the one GPU): the MLP activation of each
@@ -750,7 +762,7 @@ TEST_CASE("planner: the memory-bound ops by hand: elementwise traffic, the loss 
     const double k = 2, dispatch = 2.0 * (2 * 3 * k + k + 1) * tokens * h;
     const double moeElementwise = 3 * e.layers * (22 * tokens * h + 6 * tokens * f * k + dispatch) / hbm * N;
     const double moeGemms = (3 * e.ForwardFlopsPerToken(1024) * 4 * 1024 - attention) / (989e12 * 0.5) +
-                            attention / (989e12 * 0.5 * FlashAttentionBlockFactor(1024));
+                            attention / (989e12 * 0.5 * FlashAttentionBlockFactor(1024)) + fixed(3 + 8 * 2, fixedBf16); // the router's, 2 GEMMs an expert
     const double moeOptimizer = 32 * (e.layers * e.LayerParams() + 2 * V * h) / hbm;
     CHECK(moe.time.step == Approx(moeGemms + moeElementwise + loss + moeOptimizer).epsilon(1e-9));
     // With one expert a GPU (EP 8 over 8 GPUs) there is nothing to sort: the permutation and its inverse.

@@ -39,7 +39,7 @@ TEST_CASE("planner: uneven stages put their layers where told, memory is the hea
     CHECK(ShapeOf(r, ends).head == 0);
     {
         const double t = ShapeOf(r, even).tokens, V = 128256, h = 16384, tp = 8;
-        const double headSec = 2.0 * t * V * h / tp / r.cluster.GemmFlops(), lossSec = 24.0 * t * V / tp / 3350e9;
+        const double headSec = (2.0 * t * V * h / tp + r.cluster.GemmHalfFlops("bf16")) / r.cluster.GemmFlops(), lossSec = 24.0 * t * V / tp / 3350e9;
         CHECK(a.time.forwardSec - b.time.forwardSec == Approx(headSec + lossSec).epsilon(1e-6));
     }
     // The first stage holds 16 micro-batches (1F1B) of 8 layers and the embedding; with 7 there the
