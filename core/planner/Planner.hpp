@@ -34,7 +34,7 @@ double FlashAttention2OnHopper();
 // The time a GEMM takes beyond its FLOPs at the GPU's matmul ceiling (launch, the first and last
 // waves of tiles): a GEMM of F FLOPs reaches F / (F + F0) of the ceiling's rate, F0 = this x that
 // rate. Fitted on OpenXLA's measured H100 BF16 table (tests/data/gemm-h100-bf16-xla.csv, 125 shapes
-// of 256 to 4096: F0 4.8 GFLOP at a 0.78-of-peak plateau, mean |log error| 8.6%); docs/planning.md.
+// of 256 to 4096: F0 4.84 GFLOP at a plateau of 778 TFLOP/s, mean |log error| 8.6%); docs/planning.md.
 inline constexpr double kGemmFixedSec = 6.2e-6;
 
 // The measured matmul ceilings PlanCluster::EfficiencyFor scales the efficiency by, as help texts
