@@ -73,22 +73,32 @@ namespace paralens::core {
 
 double FlashAttention2OnHopper() { return 35.0 / 75.0; }
 
-double PlanCluster::EfficiencyFor(std::string_view dt) const
+namespace {
+
+// The H100's measured BF16 matmul ceiling (a share of its peak): the GPU and dtype `efficiency`
+// describes (0: unmeasured).
+double ReferenceCeiling()
 {
     static const double reference = [] {
         const GpuSpec* h100 = FindGpu("h100-sxm");
         return h100 ? h100->MatmulCeiling("bf16") : 0.0;
     }();
-    const double ceiling = gpu.MatmulCeiling(dt);
+    return reference;
+}
+
+} // namespace
+
+double PlanCluster::EfficiencyFor(std::string_view dt) const
+{
+    const double ceiling = gpu.MatmulCeiling(dt), reference = ReferenceCeiling();
     return ceiling > 0 && reference > 0 ? efficiency * ceiling / reference : efficiency;
 }
 
 double PlanCluster::GemmHalfFlops(std::string_view dt) const
 {
     if (gemmTflops > 0) return kGemmFixedSec * gemmTflops * 1e12 * gpu.PeakFlops(dt) / PeakFlops();
-    const GpuSpec* h100 = FindGpu("h100-sxm");
-    const double measured = gpu.MatmulCeiling(dt), ceiling = measured > 0 ? measured : h100 ? h100->MatmulCeiling("bf16") : 1.0;
-    return kGemmFixedSec * gpu.PeakFlops(dt) * ceiling;
+    const double measured = gpu.MatmulCeiling(dt), reference = ReferenceCeiling();
+    return kGemmFixedSec * gpu.PeakFlops(dt) * (measured > 0 ? measured : reference > 0 ? reference : 1.0);
 }
 
 std::string MatmulCeilingsText()
@@ -101,8 +111,7 @@ std::string MatmulCeilingsText()
             std::snprintf(buf, sizeof buf, "%s%s %s %.1f%%", out.empty() ? "" : ", ", g.id.c_str(), dt.c_str(), g.MatmulCeiling(dt) * 100);
             out += buf;
         }
-    const GpuSpec* h100 = FindGpu("h100-sxm");
-    std::snprintf(buf, sizeof buf, "; against h100-sxm bf16 %.1f%%", h100 ? h100->MatmulCeiling("bf16") * 100 : 0.0);
+    std::snprintf(buf, sizeof buf, "; against h100-sxm bf16 %.1f%%", ReferenceCeiling() * 100);
     return out + buf;
 }
 
@@ -355,27 +364,30 @@ double ScoreBytes(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     return 8.0 * r.model.heads / c.tp * s.seq * s.tokens;
 }
 
-// One GEMM of `flops` in `dt` at `rate`: at the calibrated efficiency of its size (of `dt`'s
+// GEMMs of one dtype: each of F FLOPs at the calibrated efficiency of its size (of the dtype's
 // peak), or at `rate` x F / (F + F0) (PlanCluster::GemmHalfFlops).
-double GemmSec(const PlanCluster& k, double flops, std::string_view dt, double rate)
-{
-    if (flops <= 0) return 0.0;
-    if (!k.gemmCurve.empty()) return flops / (k.gpu.PeakFlops(dt) * EfficiencyAt(k.gemmCurve, flops));
-    return (flops + k.GemmHalfFlops(dt)) / rate;
-}
+struct GemmTimer {
+    const PlanCluster& k;
+    double peak, rate, f0;
+    GemmTimer(const PlanCluster& cluster, std::string_view dt, double r)
+        : k(cluster), peak(cluster.gpu.PeakFlops(dt)), rate(r), f0(cluster.GemmHalfFlops(dt)) {}
+    double operator()(double flops) const
+    {
+        if (flops <= 0) return 0.0;
+        return k.gemmCurve.empty() ? (flops + f0) / rate : flops / (peak * EfficiencyAt(k.gemmCurve, flops));
+    }
+};
 
 // The output layer's GEMM of `flops` on one GPU, in the GEMMs' dtype.
-double HeadSec(const PlanCluster& k, double flops) { return GemmSec(k, flops, k.dtype, k.GemmFlops()); }
+double HeadSec(const PlanCluster& k, double flops) { return GemmTimer(k, k.dtype, k.GemmFlops())(flops); }
 
 // The linear GEMMs of the bounding stage's layers for one micro-batch, each at the efficiency of
-// its size (GemmSec): QKV, attention output, MLP in and out, per expert.
+// its size (GemmTimer): QKV, attention output, MLP in and out, the router, per expert.
 double LinearGemmsSec(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
 {
     const TransformerModel& m = r.model;
     const PlanCluster& k = r.cluster;
-    const std::string dt = k.fp8 ? "fp8" : k.dtype;
-    const double rate = k.LinearFlops();
-    auto at = [&](double flops) { return GemmSec(k, flops, dt, rate); };
+    const GemmTimer at(k, k.fp8 ? "fp8" : std::string_view(k.dtype), k.LinearFlops());
     const double t = s.tokens, h = s.h, f = m.ffn, out = m.OutputWidth() * h;
     // Experts: the tokens routed to each of the GPU's experts, one GEMM per expert; the shared
     // experts see every token.
