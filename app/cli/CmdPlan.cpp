@@ -54,6 +54,7 @@ struct PlanOptions {
     std::string trace;
     std::vector<std::string> calibrate;
     bool json = false, validate = false;
+    std::string published; // a run of the published set by its id
 };
 
 // An option left at its `unset` value is not given.
@@ -458,10 +459,92 @@ void RunValidate(bool json)
     PrintPublishedSet(set);
 }
 
+// The plan as `--json` gives it: the request's model and cluster, the rows shown and the Pareto front.
+Json PlanJson(const core::PlanRequest& r, const core::ResolvedModel& model, const core::PlanResult& res, const PlanOptions& o,
+              const core::Calibration& calibration)
+{
+    Json rows = Json::array(), pareto = Json::array();
+    for (size_t i = 0; i < std::min(static_cast<size_t>(o.top), res.fitting); ++i) rows.push_back(RowJson(res.rows[i]));
+    for (size_t i : res.pareto) pareto.push_back(RowJson(res.rows[i]));
+    return {{"model", r.model.id}, {"modelSource", r.model.source}, {"mlp", core::Name(r.model.mlp)}, {"dropout", r.model.dropout},
+            {"fromPreset", model.fromPreset}, {"assumed", model.defaulted}, {"fp8", r.cluster.fp8}, {"tpCommOverlap", r.tpCommOverlap},
+            {"dpCommOverlap", r.dpCommOverlap}, {"flashAttention2", r.flashAttention2},
+            {"gemmEfficiency", r.cluster.EfficiencyFor(r.cluster.dtype)},
+            {"fp8GemmEfficiency", r.cluster.fp8 ? Json(r.cluster.EfficiencyFor("fp8")) : Json(nullptr)},
+            {"gemmHalfFlops", r.cluster.gemmCurve.empty() ? Json(r.cluster.GemmHalfFlops(r.cluster.fp8 ? "fp8" : r.cluster.dtype)) : Json(nullptr)},
+            {"gradReduce", r.gradReduceFp32 ? "fp32" : "bf16"},
+            {"mfuPeakTflops", r.cluster.PeakFlops() * 1e-12},
+            {"parameters", r.model.TotalParams()}, {"gpus", r.cluster.gpus}, {"gpu", r.cluster.gpu.id},
+            {"globalBatch", r.globalBatch}, {"seq", r.Seq()}, {"candidates", res.candidates}, {"fitting", res.fitting},
+            {"rows", rows}, {"pareto", pareto}, {"notes", res.notes},
+            {"calibration", o.calibrate.empty() ? Json(nullptr) : CalibrationJson(calibration)}};
+}
+
+// The simulated step of row `traceRow` (1-based) of `res`, written to `o.trace`.
+void WriteRowTrace(const PlanOptions& o, const core::PlanRequest& r, const core::PlanResult& res)
+{
+    Require(o.traceRow >= 1 && static_cast<size_t>(o.traceRow) <= res.fitting,
+            "--trace-row " + std::to_string(o.traceRow) + " is not a fitting row (1.." + std::to_string(res.fitting) + ")");
+    const core::PlanStepSimulation sim = core::SimulatePlanStep(r, res.rows[static_cast<size_t>(o.traceRow - 1)].config);
+    core::WriteTraceFile(*sim.trace, o.trace);
+    std::fprintf(stderr, "wrote %s: row %d simulated, %s (planner %s)\n", o.trace.c_str(), o.traceRow,
+                 core::FormatSeconds(sim.seconds).c_str(), core::FormatSeconds(sim.predictedSeconds).c_str());
+}
+
+// One run of the published set in the planner: what was published and what the planner predicts
+// for its configuration, then every configuration the planner would choose with the run's
+// techniques (the search its rank counts in), the run's own row named.
+void RunPublished(const PlanOptions& o)
+{
+    const core::PublishedSetRun run = core::PublishedSetRunById(core::PublishedSetCsv(), o.published);
+    Require(run.skipped.empty(), "--published " + run.id + " is not modelled: " + run.skipped);
+    if (!o.trace.empty()) CheckWritable("--trace", o.trace);
+    const core::PublishedRunChoices c = core::ChoicesAroundRun(run);
+    const core::PlanRequest& r = run.request;
+    const core::ResolvedModel model{r.model, {}, {}};
+    const std::optional<size_t> row = c.row;
+    if (o.json) {
+        Json j = PlanJson(r, model, c.choices, o, core::Calibration{});
+        j["published"] = {{"id", run.id}, {"source", run.source}, {"citation", run.citation}, {"model", run.model}, {"gpu", run.gpu},
+                          {"gpus", run.gpus}, {"precision", run.precision}, {"publishedStepSeconds", run.publishedSeconds},
+                          {"publishedFrom", run.publishedFrom}, {"fits", run.fits}, {"config", run.config},
+                          {"predictedStepSeconds", run.fits ? Json(run.predictedSeconds) : Json(nullptr)},
+                          {"errorPct", run.fits ? Json(run.errorPct) : Json(nullptr)}, {"rank", run.rank}, {"vsBestPct", run.vsBestPct},
+                          {"bestConfig", run.bestConfig}, {"row", row ? Json(*row + 1) : Json(nullptr)},
+                          {"fittedOn", run.fittedOn}};
+        PrintJson(j);
+    } else {
+        std::printf("# published run %s (%s): %s, %d x %s, %s; %s\n", run.id.c_str(), run.source.c_str(), run.model.c_str(), run.gpus,
+                    run.gpu.c_str(), run.precision.c_str(), run.citation.c_str());
+        if (run.fits)
+            std::printf("# published %s a step (from its %s); its configuration, %s, predicted %s (%+.1f%%)%s: #%zu of the planner's "
+                        "choices with its techniques, %+.1f%% against their best\n",
+                        core::FormatSeconds(run.publishedSeconds).c_str(), run.publishedFrom.c_str(), run.config.c_str(),
+                        core::FormatSeconds(run.predictedSeconds).c_str(), run.errorPct,
+                        run.fittedOn ? " (a number of the model was fitted on this run)" : "", run.rank, run.vsBestPct);
+        else
+            std::printf("# published %s a step; its configuration does not fit in the planner's memory model: %s, %s\n",
+                        core::FormatSeconds(run.publishedSeconds).c_str(), run.config.c_str(), run.rejected.c_str());
+        PrintTable(r, model, c.choices, o.top);
+        if (row && *row >= static_cast<size_t>(o.top)) {
+            std::printf("\n# the published configuration, row %zu:\n", *row + 1);
+            PrintHeader();
+            PrintRow(*row + 1, c.choices.rows[*row]);
+        } else if (row) {
+            std::printf("# the published configuration is row %zu\n", *row + 1);
+        }
+    }
+    if (!o.trace.empty()) WriteRowTrace(o, r, c.choices);
+}
+
 void Run(const PlanOptions& o)
 {
     if (o.validate) {
         RunValidate(o.json);
+        return;
+    }
+    if (!o.published.empty()) {
+        RunPublished(o);
         return;
     }
     core::ResolvedModel model;
@@ -471,33 +554,12 @@ void Run(const PlanOptions& o)
     const core::PlanResult res = core::PlanTraining(r);
     if (res.fitting == 0) throw Error(res.notes.empty() ? std::string("nothing fits") : res.notes.front());
     if (o.json) {
-        Json rows = Json::array(), pareto = Json::array();
-        for (size_t i = 0; i < std::min(static_cast<size_t>(o.top), res.fitting); ++i) rows.push_back(RowJson(res.rows[i]));
-        for (size_t i : res.pareto) pareto.push_back(RowJson(res.rows[i]));
-        PrintJson({{"model", r.model.id}, {"modelSource", r.model.source}, {"mlp", core::Name(r.model.mlp)}, {"dropout", r.model.dropout},
-                   {"fromPreset", model.fromPreset}, {"assumed", model.defaulted}, {"fp8", r.cluster.fp8}, {"tpCommOverlap", r.tpCommOverlap},
-                   {"dpCommOverlap", r.dpCommOverlap}, {"flashAttention2", r.flashAttention2},
-                   {"gemmEfficiency", r.cluster.EfficiencyFor(r.cluster.dtype)},
-                   {"fp8GemmEfficiency", r.cluster.fp8 ? Json(r.cluster.EfficiencyFor("fp8")) : Json(nullptr)},
-                   {"gemmHalfFlops", r.cluster.gemmCurve.empty() ? Json(r.cluster.GemmHalfFlops(r.cluster.fp8 ? "fp8" : r.cluster.dtype)) : Json(nullptr)},
-                   {"gradReduce", r.gradReduceFp32 ? "fp32" : "bf16"},
-                   {"mfuPeakTflops", r.cluster.PeakFlops() * 1e-12},
-                   {"parameters", r.model.TotalParams()}, {"gpus", r.cluster.gpus}, {"gpu", r.cluster.gpu.id},
-                   {"globalBatch", r.globalBatch}, {"seq", r.Seq()}, {"candidates", res.candidates}, {"fitting", res.fitting},
-                   {"rows", rows}, {"pareto", pareto}, {"notes", res.notes},
-                   {"calibration", o.calibrate.empty() ? Json(nullptr) : CalibrationJson(calibration)}});
+        PrintJson(PlanJson(r, model, res, o, calibration));
     } else {
         if (!o.calibrate.empty()) PrintCalibration(calibration);
         PrintTable(r, model, res, o.top);
     }
-    if (!o.trace.empty()) {
-        Require(o.traceRow >= 1 && static_cast<size_t>(o.traceRow) <= res.fitting,
-                "--trace-row " + std::to_string(o.traceRow) + " is not a fitting row (1.." + std::to_string(res.fitting) + ")");
-        const core::PlanStepSimulation sim = core::SimulatePlanStep(r, res.rows[static_cast<size_t>(o.traceRow - 1)].config);
-        core::WriteTraceFile(*sim.trace, o.trace);
-        std::fprintf(stderr, "wrote %s: row %d simulated, %s (planner %s)\n", o.trace.c_str(), o.traceRow,
-                     core::FormatSeconds(sim.seconds).c_str(), core::FormatSeconds(sim.predictedSeconds).c_str());
-    }
+    if (!o.trace.empty()) WriteRowTrace(o, r, res);
 }
 
 } // namespace
@@ -591,9 +653,18 @@ void AddPlanCommand(CLI::App& root)
     cmd->add_option("--trace", o->trace, "Write the simulated step of one row (.json or .json.gz)");
     cmd->add_option("--trace-row", o->traceRow, "Which row --trace simulates (1: the best)")->capture_default_str();
     cmd->add_flag("--validate", o->validate, "Compare the planner with published training runs (sources in the table)");
+    CLI::Option* published = cmd->add_option("--published", o->published,
+                    "Plan a run of the published set by its id (R001 ..., as --validate lists them): its model, cluster, batch and "
+                    "techniques from the set, its published and predicted step, then every configuration the planner would choose "
+                    "with its techniques, its own row named (--top, --trace and --trace-row apply)");
     cmd->add_flag("--json", o->json, "Machine-readable output on stdout");
-    cmd->callback([o, model] {
+    cmd->callback([o, model, published, cmd] {
         o->modelGiven = model->count() > 0;
+        if (published->count() > 0)
+            for (const CLI::Option* opt : cmd->get_options())
+                if (opt->count() > 0 && opt != published && opt->get_name() != "--top" && opt->get_name() != "--trace" &&
+                    opt->get_name() != "--trace-row" && opt->get_name() != "--json")
+                    throw Error("--published takes the run's model, cluster and techniques from the set: drop " + opt->get_name());
         Run(*o);
     });
 }

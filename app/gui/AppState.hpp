@@ -153,7 +153,11 @@ struct PlanParams {
     bool flashAttention2 = false;     // attention through flash-attn 2 (on Hopper slower than cuDNN's or FlashAttention-3)
     bool bf16Gradients = false;       // gradient buffers held and reduced in bf16 (NeMo's recipes), else fp32
     std::string calibrate;            // profiler trace files (comma-separated) whose GEMMs calibrate the efficiency by size
-    int row = 1;                      // the ranked row (1: the best) the timeline simulates
+    // A run of the published set by its id ("R091", core/planner/PublishedSet.hpp): its model,
+    // cluster, batch and techniques replace the fields above, and the table holds every
+    // configuration the planner would choose with its techniques.
+    std::string published;
+    int row = 1;                      // the ranked row (1: the best) the timeline simulates; 0: a published run's own
 
     core::PlanRequest ToRequest() const; // throws Error naming the field; reads no file (`calibrate` is applied by the run)
     bool operator==(const PlanParams&) const = default;

@@ -1,5 +1,7 @@
 #include "ControlsPanel.hpp"
 
+#include "PlanRuns.hpp"
+
 #include "ExperimentRunner.hpp"
 #include "PlotUtil.hpp"
 #include "RunBuilder.hpp"
@@ -419,9 +421,60 @@ bool ControlsPanel::DrawAutopar(AutoparParams& a)
     return changed;
 }
 
-bool ControlsPanel::DrawPlan(PlanParams& p)
+namespace {
+
+// A run of the published set instead of the controls below: its model, cluster and techniques.
+bool DrawPublishedRun(PlanParams& p)
 {
     bool changed = false;
+    const auto& runs = PublishedRunList();
+    const auto current = std::find_if(runs.begin(), runs.end(), [&](const core::PublishedSetEntry& e) { return e.id == p.published; });
+    const std::string shown = current == runs.end() ? std::string("none: the controls below") : current->id + " " + current->label;
+    if (ImGui::BeginCombo("published run", shown.c_str(), ImGuiComboFlags_HeightLarge)) {
+        if (ImGui::Selectable("none: the controls below", p.published.empty()) && !p.published.empty()) {
+            p.published.clear();
+            p.row = 1;
+            changed = true;
+        }
+        for (const core::PublishedSetEntry& e : runs) {
+            ImGui::PushID(e.id.c_str());
+            if (ImGui::Selectable((e.id + " " + e.label).c_str(), p.published == e.id, e.skipped.empty() ? 0 : ImGuiSelectableFlags_Disabled)) {
+                changed |= p.published != e.id;
+                p.published = e.id;
+                p.row = 0;
+            }
+            if (!e.skipped.empty() && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+                ImGui::SetTooltip("Not modelled: %s", e.skipped.c_str());
+            ImGui::PopID();
+        }
+        ImGui::EndCombo();
+    }
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("A published training run (tests/data/published-runs.csv): its model, GPUs, batch and techniques;\n"
+                          "the planner's step for its configuration beside the published one, and every configuration\n"
+                          "the planner would choose with its techniques (its own row marked). Greyed: not modelled");
+    if (!p.published.empty()) {
+        bool own = p.row < 1;
+        if (ImGui::Checkbox("timeline shows its configuration", &own)) {
+            p.row = own ? 0 : 1;
+            changed = true;
+        }
+        if (!own) changed |= ImGui::SliderInt("timeline shows row", &p.row, 1, 20, "#%d", ImGuiSliderFlags_AlwaysClamp);
+    }
+    return changed;
+}
+
+} // namespace
+
+bool ControlsPanel::DrawPlan(PlanParams& p)
+{
+    bool changed = DrawPublishedRun(p);
+    if (!p.published.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("The run sets the model, GPUs, batch and techniques; \"none\" above gives the controls back.");
+        ImGui::PopStyleColor();
+        return changed;
+    }
     if (ImGui::BeginCombo("model", p.model.c_str())) {
         for (const core::TransformerModel& m : core::ModelPresets())
             if (ImGui::Selectable(m.id.c_str(), p.model == m.id)) {

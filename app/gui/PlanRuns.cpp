@@ -3,13 +3,16 @@
 #include "TrainingRuns.hpp"
 
 #include "common/Error.hpp"
+#include "common/Units.hpp"
 #include "model/Hardware.hpp"
 #include "planner/Calibration.hpp"
 #include "planner/PlannerTrace.hpp"
+#include "planner/PublishedSet.hpp"
 #include "trace/TraceFile.hpp"
 #include "trace/TraceBuilder.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <mutex>
 
@@ -102,19 +105,34 @@ core::PlanRequest PlanParams::ToRequest() const
 
 std::string PlanTitle(const PlanParams& p)
 {
-    return "plan: " + p.model + " on " + std::to_string(p.gpus) + " x " + p.gpu + ", batch " + std::to_string(p.globalBatch) + ", row " +
-           std::to_string(std::max(1, p.row));
+    const std::string row = p.row < 1 && !p.published.empty() ? std::string("its own configuration") : "row " + std::to_string(std::max(1, p.row));
+    if (!p.published.empty()) return "plan: published run " + p.published + ", " + row;
+    return "plan: " + p.model + " on " + std::to_string(p.gpus) + " x " + p.gpu + ", batch " + std::to_string(p.globalBatch) + ", " + row;
 }
 
-std::shared_ptr<RunResult> BuildTrainingPlan(const Experiment& e)
+namespace {
+
+// "published run R091: 15.5 s a step; its configuration, ..., predicted 17.8 s (+15.0%), row 1 of
+// the planner's choices with its techniques (S9: mosaicml/llm-foundry ...)".
+std::string PublishedNote(const core::PublishedSetRun& run, const core::PublishedRunChoices& c)
 {
-    const PlanParams& p = e.plan;
-    core::PlanRequest planned = p.ToRequest();
-    if (!p.calibrate.empty()) { // the profile is read here, on the run's thread (ToRequest validates without files)
-        core::ApplyCalibration(CalibrationOf(p.calibrate, planned.cluster.gpu, p.gpusPerNode), planned.cluster);
+    std::string note = "published run " + run.id + ": " + core::FormatSeconds(run.publishedSeconds) + " a step";
+    if (!run.fits) {
+        note += "; its configuration does not fit in the planner's memory model: " + run.config + ", " + run.rejected;
+    } else {
+        char error[32];
+        std::snprintf(error, sizeof error, "%+.1f%%", run.errorPct);
+        note += "; its configuration, " + run.config + ", predicted " + core::FormatSeconds(run.predictedSeconds) + " (" + error + ")";
+        note += c.row ? ", row " + std::to_string(*c.row + 1) + " of the planner's choices with its techniques"
+                      : ", a configuration the planner's choices do not hold";
     }
-    auto request = std::make_shared<const core::PlanRequest>(std::move(planned));
-    auto result = std::make_shared<const core::PlanResult>(core::PlanTraining(*request));
+    return note + " (" + run.source + ": " + run.citation + ")";
+}
+
+// The rows of `result` for `request`, row `shown` (0-based) simulated into the timeline's trace.
+std::shared_ptr<RunResult> PlanResultRun(std::shared_ptr<const core::PlanRequest> request, std::shared_ptr<const core::PlanResult> result,
+                                         int shown)
+{
     auto r = std::make_shared<RunResult>();
     r->trainingPlan = result;
     r->trainingPlanRequest = request;
@@ -122,7 +140,7 @@ std::shared_ptr<RunResult> BuildTrainingPlan(const Experiment& e)
         EmptyTrace(*r, result->notes.empty() ? "nothing fits" : result->notes.front());
         return r;
     }
-    r->trainingPlanShown = std::clamp(p.row, 1, static_cast<int>(result->fitting)) - 1;
+    r->trainingPlanShown = std::clamp(shown, 0, static_cast<int>(result->fitting) - 1);
     const core::PlanRow& row = result->rows[static_cast<size_t>(r->trainingPlanShown)];
     const double ops = static_cast<double>(row.microBatches) * row.config.pp * row.config.tp * 3;
     r->predictedSeconds = row.time.step;
@@ -141,6 +159,47 @@ std::shared_ptr<RunResult> BuildTrainingPlan(const Experiment& e)
     r->simulatedSeconds = sim.seconds;
     FillMfu(*r, request->cluster.PeakFlops(), request->cluster.gpu.name + ", bf16 dense peak: spec table (assets/hardware.json)");
     return r;
+}
+
+// A run of the published set: its request and the planner's choices with its techniques; row 0
+// shows its own configuration.
+std::shared_ptr<RunResult> BuildPublishedPlan(const PlanParams& p)
+{
+    const core::PublishedSetRun run = core::PublishedSetRunById(core::PublishedSetCsv(), p.published);
+    core::PublishedRunChoices c = core::ChoicesAroundRun(run); // throws for a run that is not modelled
+    const int own = c.row ? static_cast<int>(*c.row) : 0;
+    auto r = PlanResultRun(std::make_shared<const core::PlanRequest>(run.request),
+                           std::make_shared<const core::PlanResult>(std::move(c.choices)), p.row < 1 ? own : p.row - 1);
+    r->trainingPlanPublished = c.row ? own : -1;
+    const std::string note = PublishedNote(run, c);
+    r->trainingPlanNote = r->trainingPlanNote.empty() ? note : note + ". " + r->trainingPlanNote;
+    return r;
+}
+
+} // namespace
+
+const std::vector<core::PublishedSetEntry>& PublishedRunList()
+{
+    static const std::vector<core::PublishedSetEntry> list = core::PublishedSetIndex(core::PublishedSetCsv());
+    return list;
+}
+
+void CheckPublishedRun(const std::string& id)
+{
+    const core::PublishedSetEntry e = core::PublishedSetEntryById(core::PublishedSetCsv(), id);
+    Require(e.skipped.empty(), "published run " + id + " is not modelled: " + e.skipped);
+}
+
+std::shared_ptr<RunResult> BuildTrainingPlan(const Experiment& e)
+{
+    const PlanParams& p = e.plan;
+    if (!p.published.empty()) return BuildPublishedPlan(p);
+    core::PlanRequest planned = p.ToRequest();
+    if (!p.calibrate.empty()) { // the profile is read here, on the run's thread (ToRequest validates without files)
+        core::ApplyCalibration(CalibrationOf(p.calibrate, planned.cluster.gpu, p.gpusPerNode), planned.cluster);
+    }
+    auto request = std::make_shared<const core::PlanRequest>(std::move(planned));
+    return PlanResultRun(request, std::make_shared<const core::PlanResult>(core::PlanTraining(*request)), std::max(1, p.row) - 1);
 }
 
 } // namespace paralens::app

@@ -6,8 +6,11 @@
 
 #include "RunResult.hpp"
 
+#include "planner/PublishedSet.hpp"
+
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace paralens::app {
 
@@ -15,5 +18,9 @@ namespace paralens::app {
 std::string PlanTitle(const PlanParams& p);
 // Throws Error naming the parameter.
 std::shared_ptr<RunResult> BuildTrainingPlan(const Experiment& e);
+// The runs of the published set (core/planner/PublishedSet.hpp) the controls list, read once.
+const std::vector<core::PublishedSetEntry>& PublishedRunList();
+// Throws Error when `id` names no run of the set, or one the planner does not model (and why).
+void CheckPublishedRun(const std::string& id);
 
 } // namespace paralens::app

@@ -60,7 +60,7 @@ void PlannerView::Prepare(const RunResult& run)
     for (size_t i = 0; i < shown; ++i) {
         const core::PlanRow& row = res.rows[i];
         const core::TrainingConfig& c = row.config;
-        m_cells.push_back({std::to_string(i + 1),
+        m_cells.push_back({std::to_string(i + 1) + (static_cast<int>(i) == run.trainingPlanPublished ? " published" : ""),
                            std::to_string(c.dp) + " x " + std::to_string(c.tp) + " x " + std::to_string(c.pp),
                            std::to_string(c.cp),
                            std::to_string(c.ep),
@@ -112,9 +112,10 @@ void PlannerView::Draw(ViewSettings& settings, ImVec2 size)
     const float extraLines = ImGui::CalcTextSize(m_header.c_str(), nullptr, false, wrap).y - ImGui::GetFontSize();
     ImGui::PopFont();
     float top = origin.y + pad + extraLines + ImGui::GetTextLineHeightWithSpacing() * 1.4f;
-    if (!run->trainingPlanNote.empty()) {
-        dl->AddText(ImVec2(origin.x + pad, top), res.fitting ? th.textDim : th.warning, run->trainingPlanNote.c_str());
-        top += ImGui::GetTextLineHeightWithSpacing();
+    if (!run->trainingPlanNote.empty()) { // a published run's note runs long: wrapped
+        const char* note = run->trainingPlanNote.c_str();
+        dl->AddText(ImGui::GetFont(), ImGui::GetFontSize(), ImVec2(origin.x + pad, top), res.fitting ? th.textDim : th.warning, note, nullptr, wrap);
+        top += ImGui::CalcTextSize(note, nullptr, false, wrap).y + ImGui::GetStyle().ItemSpacing.y;
     }
     const float split = origin.x + std::floor(size.x * 0.55f);
     ImGui::SetCursorScreenPos(ImVec2(origin.x + pad, top));
@@ -253,6 +254,7 @@ nlohmann::json PlannerView::Layout() const
     j["header"] = m_header;
     j["fitting"] = res.fitting;
     j["shownRow"] = m_prepared->trainingPlanShown + 1;
+    if (m_prepared->trainingPlanPublished >= 0) j["publishedRow"] = m_prepared->trainingPlanPublished + 1;
     if (!m_prepared->trainingPlanNote.empty()) j["note"] = m_prepared->trainingPlanNote;
     nlohmann::json rows = nlohmann::json::array();
     for (size_t i = 0; i < m_cells.size(); ++i)

@@ -1,5 +1,7 @@
 #include "ScenarioLoader.hpp"
 
+#include "PlanRuns.hpp"
+
 #include "TrainingRuns.hpp"
 
 #include "common/Error.hpp"
@@ -241,6 +243,11 @@ void ReadPlan(Reader& r, PlanParams& p)
     r.Get("flashAttention2", p.flashAttention2);
     r.Get("bf16Gradients", p.bf16Gradients);
     r.Get("calibrate", p.calibrate);
+    r.Get("publishedRun", p.published);
+    if (!p.published.empty()) {
+        p.row = 0; // unless the scenario says: the run's own configuration
+        CheckAsRequest(r, [&] { CheckPublishedRun(p.published); }, "publishedRun", {});
+    }
     r.Get("row", p.row);
     CheckAsRequest(r, [&] { (void)p.ToRequest(); }, "model",
                    {{"--gpu:", "gpu"}, {"--gpus ", "gpus"}, {"--layers", "layers"}, {"--hidden", "hidden"}, {"--global-batch", "globalBatch"},

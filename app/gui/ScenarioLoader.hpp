@@ -16,6 +16,18 @@
 //                     "servers": 1, "consistency": "bsp|ssp|async", "staleness": 1, "tokens": 8192,
 //                     "hidden": 8192, "inputs": 1, "algorithm": "ring", "experts": 8, "topK": 2,
 //                     "imbalance": 0, "gpu": "h100-sxm", "dtype": "bf16", "kernelEfficiency": 0.6},
+//                    {"kind": "autopar", "graph": "mlp|transformer|convnet|graph.json", "layers": 1, "batch": 8,
+//                     "seq": 1024, "hidden": 4096, "heads": 32, "ffn": 16384, "mesh": "1x4", "fastAlphaUs": 5,
+//                     "fastGBps": 300, "slowAlphaUs": 10, "slowGBps": 25, "gpu": "h100-sxm", "dtype": "bf16",
+//                     "efficiency": 0.5, "solvers": "ilp,dp,greedy,random,data-parallel,megatron",
+//                     "microBatches": 0, "show": "ilp"},
+//                    {"kind": "plan", "model": "llama3-70b", "layers": 0, "hidden": 0, "gpu": "h100-sxm",
+//                     "gpus": 64, "gpusPerNode": 8, "globalBatch": 128, "seq": 0, "nvlinkGBps": 0,
+//                     "networkGBps": 50, "efficiency": 0.55, "fp8": false, "cp": 0, "tpCommOverlap": false,
+//                     "dpCommOverlap": false, "flashAttention2": false, "bf16Gradients": false,
+//                     "calibrate": "", "publishedRun": "", "row": 1} (0 means "the preset's" or "searched";
+//                     "publishedRun": "R091", a run of tests/data/published-runs.csv, replaces the others and
+//                     makes "row" 0, the run's own configuration, unless given: see AppState.hpp's PlanParams),
 //                    any of them (not files) may add "backend": "simulated|processes|gpu",
 //                    "warmup": 1, "iterations": 20, "timeoutS": 30, "sweep": false, "sweepFrom": "4KiB"
 //                    (a real run: see AppState.hpp),

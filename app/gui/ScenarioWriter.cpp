@@ -116,6 +116,7 @@ void WritePlan(json& j, const PlanParams& p)
     j["flashAttention2"] = p.flashAttention2;
     j["bf16Gradients"] = p.bf16Gradients;
     j["calibrate"] = p.calibrate;
+    j["publishedRun"] = p.published;
     j["row"] = p.row;
 }
 

@@ -45,6 +45,8 @@ struct OpCosts {
 OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s);
 
 void CheckPlannerConfig(const PlanRequest& r, const TrainingConfig& c);
+// Indices of `rows` (fitting rows fastest first) on the Pareto front: each faster than every smaller one.
+std::vector<size_t> ParetoFront(const std::vector<PlanRow>& rows);
 PipelineShape PipelineShapeOf(const PlanRequest& r, const TrainingConfig& c);
 // `pipe` null: pp = 1, or for the search a lower bound (the first stage holding GPipe's N or
 // 1F1B's min(pp, N) micro-batches, which every schedule holds at least).

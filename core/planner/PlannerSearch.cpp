@@ -244,6 +244,17 @@ bool EvaluateCandidate(const PlanRequest& r, const TrainingConfig& c, double usa
     return true;
 }
 
+void Rank(std::vector<PlanRow>& rows)
+{
+    std::stable_sort(rows.begin(), rows.end(), [](const PlanRow& a, const PlanRow& b) {
+        if (a.fits != b.fits) return a.fits;
+        if (a.fits) return a.time.step < b.time.step;
+        return a.memory.Total() < b.memory.Total();
+    });
+}
+
+} // namespace
+
 std::vector<size_t> ParetoFront(const std::vector<PlanRow>& rows)
 {
     std::vector<size_t> front;
@@ -255,17 +266,6 @@ std::vector<size_t> ParetoFront(const std::vector<PlanRow>& rows)
         }
     return front;
 }
-
-void Rank(std::vector<PlanRow>& rows)
-{
-    std::stable_sort(rows.begin(), rows.end(), [](const PlanRow& a, const PlanRow& b) {
-        if (a.fits != b.fits) return a.fits;
-        if (a.fits) return a.time.step < b.time.step;
-        return a.memory.Total() < b.memory.Total();
-    });
-}
-
-} // namespace
 
 PlanResult PlanTraining(const PlanRequest& r)
 {

@@ -1,5 +1,7 @@
 #include "planner/PublishedRuns.hpp"
 
+#include "planner/PlannerInternal.hpp"
+
 #include "common/Error.hpp"
 
 #include <algorithm>
@@ -130,7 +132,7 @@ PlanResult FastestOverSchedules(const PlanRequest& request, std::span<const Sche
     return fastest;
 }
 
-Ranking RankAmongChoices(const PlanRequest& request, double seconds, std::span<const ScheduleKind> schedules, HeldChoices held)
+PlanResult ChoicesWithTechniques(const PlanRequest& request, std::span<const ScheduleKind> schedules, HeldChoices held)
 {
     PlanRequest free = request;
     free.ep = free.microBatch = free.chunks = std::nullopt;
@@ -140,15 +142,26 @@ Ranking RankAmongChoices(const PlanRequest& request, double seconds, std::span<c
     else if (!free.cp) free.cp = 1;
     free.firstStageLayers = free.lastStageLayers = std::nullopt;
     free.schedule = std::nullopt;
-    const PlanResult all = PlanTraining(free);
-    Ranking out;
-    for (size_t i = 0; i < all.fitting; ++i) {
+    PlanResult all = PlanTraining(free);
+    PlanResult out;
+    out.candidates = all.candidates;
+    out.notes = std::move(all.notes);
+    for (size_t i = 0; i < all.rows.size(); ++i) {
         const PlanRow& row = all.rows[i];
-        const bool allowed = row.config.pp == 1 || std::find(schedules.begin(), schedules.end(), row.config.schedule) != schedules.end();
-        if (!allowed) continue;
-        if (!out.best) out.best = row;
-        if (row.time.step < seconds * (1 - 1e-9)) ++out.rank;
+        if (row.config.pp > 1 && std::find(schedules.begin(), schedules.end(), row.config.schedule) == schedules.end()) continue;
+        out.fitting += i < all.fitting;
+        out.rows.push_back(row);
     }
+    out.pareto = ParetoFront(out.rows);
+    return out;
+}
+
+Ranking RankAmongChoices(const PlanRequest& request, double seconds, std::span<const ScheduleKind> schedules, HeldChoices held)
+{
+    const PlanResult choices = ChoicesWithTechniques(request, schedules, held);
+    Ranking out;
+    if (choices.fitting > 0) out.best = choices.rows.front();
+    for (size_t i = 0; i < choices.fitting; ++i) out.rank += choices.rows[i].time.step < seconds * (1 - 1e-9);
     return out;
 }
 

@@ -59,11 +59,14 @@ PublishedCheck CheckPublishedRun(const PublishedRun& run);
 // one's. Throws Error when the first cannot be planned; a later schedule that cannot is skipped.
 PlanResult FastestOverSchedules(const PlanRequest& request, std::span<const ScheduleKind> schedules);
 
-// Where a configuration taking `seconds` ranks among every one the planner would choose with
-// `request`'s techniques (recomputation, ZeRO, sequence parallelism, precision kept; degrees, CP,
-// micro-batch, chunks, stage split and schedule open, the schedule one of `schedules` where it
-// pipelines): 1 + the rows faster, and the fastest such row (unset when none fits).
-// `held`: the choices the run could not make, kept at the request's value.
+// Every configuration the planner would choose with `request`'s techniques (recomputation, ZeRO,
+// sequence parallelism, precision kept; degrees, CP, micro-batch, chunks, stage split and schedule
+// open, the schedule one of `schedules` where it pipelines; `held` kept at the request's value):
+// the search, less the rows of other schedules, fitting rows fastest first, its Pareto front.
+PlanResult ChoicesWithTechniques(const PlanRequest& request, std::span<const ScheduleKind> schedules, HeldChoices held = {});
+
+// Where a configuration taking `seconds` ranks among ChoicesWithTechniques: 1 + the rows faster,
+// and the fastest such row (unset when none fits). `held`: the choices the run could not make.
 struct Ranking {
     size_t rank = 1;
     std::optional<PlanRow> best;

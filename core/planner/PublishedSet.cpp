@@ -319,9 +319,8 @@ void Predict(PublishedSetRun& run)
     }
 }
 
-} // namespace
-
-std::vector<PublishedSetRun> CheckPublishedSet(std::string_view csv)
+// The rows of `csv` by column name, the header checked.
+std::vector<std::map<std::string, std::string>> SetRows(std::string_view csv)
 {
     const auto rows = ParseCsv(csv);
     Require(!rows.empty(), "the published set is empty");
@@ -330,23 +329,88 @@ std::vector<PublishedSetRun> CheckPublishedSet(std::string_view csv)
                                "recompute", "tokens_per_sec_per_gpu", "model_tflops_per_gpu", "step_time_s", "notes"})
         Require(std::find(rows[0].begin(), rows[0].end(), column) != rows[0].end(),
                 std::string("the published set has no column '") + column + "'");
-    std::vector<PublishedSetRun> out;
+    std::vector<std::map<std::string, std::string>> out;
     for (size_t i = 1; i < rows.size(); ++i) {
         Require(rows[i].size() == rows[0].size(), "published set row " + std::to_string(i) + ": " + std::to_string(rows[i].size()) +
                                                       " fields, the header has " + std::to_string(rows[0].size()));
-        std::map<std::string, std::string> r;
+        std::map<std::string, std::string>& r = out.emplace_back();
         for (size_t k = 0; k < rows[0].size(); ++k) r[rows[0][k]] = rows[i][k];
-        PublishedSetRun run;
-        run.id = r["run_id"];
-        run.source = r["source_id"];
-        run.model = r["model"];
-        run.gpu = r["gpu_type"];
-        run.precision = r["precision"];
-        run.gpus = static_cast<int>(CsvNumber(r["num_gpus"]));
-        run.skipped = Prepare(r, run);
-        if (run.skipped.empty()) Predict(run);
-        out.push_back(std::move(run));
     }
+    return out;
+}
+
+// A row's run, its request built (or why it is not modelled), not yet predicted.
+PublishedSetRun Prepared(const std::map<std::string, std::string>& r)
+{
+    PublishedSetRun run;
+    run.id = r.at("run_id");
+    run.source = r.at("source_id");
+    run.citation = r.at("source");
+    run.model = r.at("model");
+    run.gpu = r.at("gpu_type");
+    run.precision = r.at("precision");
+    run.gpus = static_cast<int>(CsvNumber(r.at("num_gpus")));
+    run.skipped = Prepare(r, run);
+    return run;
+}
+
+} // namespace
+
+std::vector<PublishedSetRun> CheckPublishedSet(std::string_view csv)
+{
+    std::vector<PublishedSetRun> out;
+    for (const auto& r : SetRows(csv)) {
+        PublishedSetRun& run = out.emplace_back(Prepared(r));
+        if (run.skipped.empty()) Predict(run);
+    }
+    return out;
+}
+
+namespace {
+
+// The row of `id`, or Error naming it and the set's range.
+const std::map<std::string, std::string>& RowById(const std::vector<std::map<std::string, std::string>>& rows, std::string_view id)
+{
+    for (const auto& r : rows)
+        if (r.at("run_id") == id) return r;
+    throw Error("no published run '" + std::string(id) + "' in the set" +
+                (rows.empty() ? std::string() : " (" + rows.front().at("run_id") + " to " + rows.back().at("run_id") +
+                                                    "; `paralens plan --validate` lists them)"));
+}
+
+PublishedSetEntry EntryOf(const PublishedSetRun& run)
+{
+    return {run.id, run.model + ", " + std::to_string(run.gpus) + " x " + run.gpu + ", " + run.precision + " (" + run.source + ")", run.skipped};
+}
+
+} // namespace
+
+PublishedSetRun PublishedSetRunById(std::string_view csv, std::string_view id)
+{
+    PublishedSetRun run = Prepared(RowById(SetRows(csv), id));
+    if (run.skipped.empty()) Predict(run);
+    return run;
+}
+
+PublishedSetEntry PublishedSetEntryById(std::string_view csv, std::string_view id)
+{
+    return EntryOf(Prepared(RowById(SetRows(csv), id)));
+}
+
+std::vector<PublishedSetEntry> PublishedSetIndex(std::string_view csv)
+{
+    std::vector<PublishedSetEntry> out;
+    for (const auto& r : SetRows(csv)) out.push_back(EntryOf(Prepared(r)));
+    return out;
+}
+
+PublishedRunChoices ChoicesAroundRun(const PublishedSetRun& run)
+{
+    Require(run.skipped.empty(), "published run " + run.id + " is not modelled: " + run.skipped);
+    PublishedRunChoices out;
+    out.choices = ChoicesWithTechniques(run.request, kMegatronSchedules, run.held);
+    for (size_t i = 0; i < out.choices.fitting && !out.row; ++i)
+        if (ConfigText(out.choices.rows[i].config) == run.config) out.row = i;
     return out;
 }
 

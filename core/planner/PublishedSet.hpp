@@ -10,6 +10,7 @@
 #include "planner/Planner.hpp"
 #include "planner/PublishedRuns.hpp"
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,7 @@ namespace paralens::core {
 
 struct PublishedSetRun {
     std::string id, source, model, gpu, precision;
+    std::string citation;       // the source as the file cites it
     int gpus = 0;
     std::string skipped;        // why it is not modelled (empty: modelled)
     PlanRequest request;        // the run's fixed choices
@@ -55,5 +57,28 @@ std::string_view PublishedSetCsv();
 // Every run of `csv` (the file's format), modelled or not. Throws Error naming the row for a file
 // that is not the set's format.
 std::vector<PublishedSetRun> CheckPublishedSet(std::string_view csv);
+
+// One run of `csv` by its id ("R091"), prepared and, when modelled, predicted as CheckPublishedSet
+// does. Throws Error naming the id and the set's range when no row has it.
+PublishedSetRun PublishedSetRunById(std::string_view csv, std::string_view id);
+
+// Each run of `csv`, modelled or not, with a line naming it ("MPT-70b, 128 x H100 80GB, amp_bf16
+// (S9)") and why it is not modelled (empty: it is); nothing is predicted.
+struct PublishedSetEntry {
+    std::string id, label, skipped;
+};
+std::vector<PublishedSetEntry> PublishedSetIndex(std::string_view csv);
+// One of them by its id; throws Error as PublishedSetRunById does.
+PublishedSetEntry PublishedSetEntryById(std::string_view csv, std::string_view id);
+
+// The planner's choices for a modelled run with its techniques (ChoicesWithTechniques, the search
+// its rank is counted in) and the run's own configuration among them (unset when the search does
+// not try it, such as a micro-batch it does not offer, or when it does not fit). Throws Error for a
+// run that is not modelled.
+struct PublishedRunChoices {
+    PlanResult choices;
+    std::optional<size_t> row;
+};
+PublishedRunChoices ChoicesAroundRun(const PublishedSetRun& run);
 
 } // namespace paralens::core

@@ -308,3 +308,34 @@ TEST_CASE("plan: --calibrate reads a profile's GEMMs and plans with their effici
     CHECK(none.exitCode != 0);
     CHECK_THAT(none.err, Catch::Contains("missing.json"));
 }
+
+TEST_CASE("plan: --published plans a run of the published set, its own row among the planner's choices", "[cli][plan]")
+{
+    const Json j = RunParalensJson("plan --published R041 --top 3 --json");
+    const Json& p = j["published"];
+    CHECK(p["id"] == "R041");
+    CHECK(p["gpus"] == 64);
+    CHECK(j["gpus"] == 64);
+    CHECK(p["publishedStepSeconds"].get<double>() > 0);
+    CHECK(p["predictedStepSeconds"].get<double>() > 0);
+    CHECK(p["errorPct"].get<double>() == Approx((p["predictedStepSeconds"].get<double>() / p["publishedStepSeconds"].get<double>() - 1) * 100));
+    REQUIRE(p["row"].is_number());
+    CHECK(p["row"].get<int>() >= p["rank"].get<int>());
+    CHECK(p["row"].get<int>() <= j["fitting"].get<int>());
+    REQUIRE(j["rows"].size() == 3);
+    CHECK(j["rows"][0]["stepSeconds"].get<double>() <= p["predictedStepSeconds"].get<double>());
+    const CliResult text = RunParalens("plan --published R041 --top 3");
+    REQUIRE(text.exitCode == 0);
+    CHECK_THAT(text.out, Catch::Contains("# published run R041 (S2)") && Catch::Contains("predicted") &&
+                             Catch::Contains("# the published configuration, row " + std::to_string(p["row"].get<int>())));
+    // Errors a user can fix: one line naming the run or the option.
+    const CliResult unknown = RunParalens("plan --published R999");
+    CHECK(unknown.exitCode == 2);
+    CHECK_THAT(unknown.err, Catch::Contains("'R999'") && Catch::Contains("R001 to R124"));
+    const CliResult mixed = RunParalens("plan --published R041 --gpus 8");
+    CHECK(mixed.exitCode == 2);
+    CHECK_THAT(mixed.err, Catch::Contains("drop --gpus"));
+    const CliResult skipped = RunParalens("plan --published R051");
+    CHECK(skipped.exitCode == 2);
+    CHECK_THAT(skipped.err, Catch::Contains("not modelled"));
+}

@@ -201,3 +201,44 @@ TEST_CASE("published runs: the planner predicts every run it can model, and says
     CHECK(cp->skipped.empty());
     CHECK(cp->config.find("tp 4 pp 1 cp 4") != std::string::npos);
 }
+
+TEST_CASE("published runs: one run by its id is predicted as in the whole set, and the planner's choices hold its row at its rank", "[core][planner]")
+{
+    for (const char* id : {"R041", "R091"}) { // NeMo's Nemotron-3 22B (a pipeline, ranked low); MosaicML's MPT-70B (FSDP, ranked first)
+        INFO(id);
+        const PublishedSetRun run = PublishedSetRunById(PublishedSetCsv(), id);
+        REQUIRE(run.skipped.empty());
+        REQUIRE(run.fits);
+        CHECK(run.id == id);
+        CHECK_FALSE(run.citation.empty());
+        const PublishedRunChoices c = ChoicesAroundRun(run);
+        REQUIRE(c.row.has_value());
+        REQUIRE(*c.row < c.choices.fitting);
+        const PlanRow& own = c.choices.rows[*c.row];
+        CHECK(ConfigText(own.config) == run.config);
+        CHECK(own.time.step == Approx(run.predictedSeconds).epsilon(1e-9));
+        CHECK(*c.row + 1 >= run.rank);     // ties share a rank
+        CHECK(c.choices.rows.front().time.step <= own.time.step);
+        for (size_t i = 0; i < c.choices.fitting; ++i) { // Megatron-LM's two schedules only, fastest first
+            const TrainingConfig& k = c.choices.rows[i].config;
+            if (k.pp > 1) CHECK((k.schedule == ScheduleKind::OneFOneB || k.schedule == ScheduleKind::Interleaved));
+            if (i > 0) CHECK(c.choices.rows[i - 1].time.step <= c.choices.rows[i].time.step * (1 + 1e-12));
+        }
+        REQUIRE_FALSE(c.choices.pareto.empty());
+        CHECK(c.choices.pareto.front() == 0);
+    }
+    // MosaicML's FSDP run keeps TP and PP at 1 among its choices.
+    const PublishedRunChoices mpt = ChoicesAroundRun(PublishedSetRunById(PublishedSetCsv(), "R091"));
+    for (size_t i = 0; i < mpt.choices.fitting; ++i) CHECK((mpt.choices.rows[i].config.tp == 1 && mpt.choices.rows[i].config.pp == 1));
+    CHECK_THROWS_WITH(PublishedSetRunById(PublishedSetCsv(), "R999"), Catch::Contains("'R999'") && Catch::Contains("R001 to R124"));
+    const PublishedSetRun unmodelled = PublishedSetRunById(PublishedSetCsv(), "R051");
+    CHECK_FALSE(unmodelled.skipped.empty());
+    CHECK_THROWS_WITH(ChoicesAroundRun(unmodelled), Catch::Contains("R051 is not modelled"));
+    CHECK(PublishedSetEntryById(PublishedSetCsv(), "R051").skipped == unmodelled.skipped);
+    CHECK_THROWS_WITH(PublishedSetEntryById(PublishedSetCsv(), "R999"), Catch::Contains("'R999'"));
+    const std::vector<PublishedSetEntry> index = PublishedSetIndex(PublishedSetCsv());
+    REQUIRE(index.size() == 124);
+    CHECK(index.front().id == "R001");
+    CHECK_THAT(index[90].label, Catch::Contains("MPT-70b") && Catch::Contains("128") && Catch::Contains("(S9)"));
+    CHECK(std::count_if(index.begin(), index.end(), [](const PublishedSetEntry& e) { return e.skipped.empty(); }) == 110);
+}

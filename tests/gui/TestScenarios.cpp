@@ -1,4 +1,5 @@
 // Lecture scenarios (assets/scenarios/*.json): they parse, they run, and bad files say what is wrong.
+#include "PlanRuns.hpp"
 #include "RunBuilder.hpp"
 #include "ScenarioLoader.hpp"
 
@@ -94,4 +95,27 @@ TEST_CASE("a plan experiment carries TP overlap and bf16 gradients to the planne
     CHECK_FALSE(PlanParams{}.ToRequest().flashAttention2);
     const Experiment again = ParseExperiment(ExperimentJson(s.experiments.front()), "again");
     CHECK(again.plan == p);
+}
+
+TEST_CASE("a plan experiment of a published run shows its own row among the planner's choices, and writes it back", "[gui]")
+{
+    const Scenario s = ParseScenario(R"({"experiments": [{"kind": "plan", "publishedRun": "R091"}]})", "p.json");
+    const PlanParams& p = s.experiments.front().plan;
+    CHECK(p.published == "R091");
+    CHECK(p.row == 0); // unless the scenario says: the run's own configuration
+    const Experiment again = ParseExperiment(ExperimentJson(s.experiments.front()), "again");
+    CHECK(again.plan == p);
+    const auto run = BuildTrainingPlan(s.experiments.front());
+    REQUIRE(run->trainingPlan);
+    CHECK(run->trainingPlanPublished >= 0);
+    CHECK(run->trainingPlanShown == run->trainingPlanPublished);
+    CHECK(run->trainingPlanRequest->cluster.gpus == 128);
+    CHECK_THAT(run->trainingPlanNote, Catch::Contains("published run R091") && Catch::Contains("predicted"));
+    Experiment best = s.experiments.front();
+    best.plan.row = 1;
+    CHECK(BuildTrainingPlan(best)->trainingPlanShown == 0);
+    CHECK_THROWS_WITH(ParseScenario(R"({"experiments": [{"kind": "plan", "publishedRun": "R999"}]})", "p.json"),
+                      Catch::Contains("publishedRun") && Catch::Contains("'R999'"));
+    CHECK_THROWS_WITH(ParseScenario(R"({"experiments": [{"kind": "plan", "publishedRun": "R051"}]})", "p.json"),
+                      Catch::Contains("publishedRun") && Catch::Contains("not modelled"));
 }
