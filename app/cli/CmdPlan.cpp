@@ -418,6 +418,7 @@ void PrintPublishedSet(const std::vector<core::PublishedSetRun>& set)
     if (unfit > 0) std::printf("  %d modelled runs do not fit in the planner's memory model (rows above)\n", unfit);
     std::printf("# not modelled:\n");
     for (const auto& [why, n] : skipped) std::printf("  %3d  %s\n", n, why.c_str());
+    std::printf("# one run in the planner, its own row among the planner's choices: paralens plan --published ID\n");
 }
 
 void RunValidate(bool json)

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <numeric>
 
 namespace paralens::app {
 
@@ -55,23 +56,8 @@ void PlannerView::Prepare(const RunResult& run)
     if (!r.cluster.hbmCurve.empty())
         m_header += ", memory-bound ops at the calibrated share of HBM bandwidth (" +
                     Format("%.0f%%", r.cluster.hbmCurve.back().second * 100) + " for the largest)";
-    const size_t shown = res.fitting > 0 ? std::min<size_t>(res.fitting, 50) : std::min<size_t>(res.rows.size(), 20);
-    m_cells.clear();
-    for (size_t i = 0; i < shown; ++i) {
-        const core::PlanRow& row = res.rows[i];
-        const core::TrainingConfig& c = row.config;
-        m_cells.push_back({std::to_string(i + 1) + (static_cast<int>(i) == run.trainingPlanPublished ? " published" : ""),
-                           std::to_string(c.dp) + " x " + std::to_string(c.tp) + " x " + std::to_string(c.pp),
-                           std::to_string(c.cp),
-                           std::to_string(c.ep),
-                           std::to_string(c.microBatch),
-                           core::ScheduleText(c),
-                           std::string(core::Name(c.recompute)),
-                           std::to_string(c.zero) + (c.sequenceParallel ? " sp" : ""),
-                           row.fits ? core::FormatSeconds(row.time.step) : "does not fit",
-                           row.fits ? Format("%.1f%%", row.mfu * 100) : "",
-                           core::GbText(row.memory.Total())});
-    }
+    PrepareTable(run);
+    m_scrollToShown = true;
     if (run.trainingPlanShown < 0) return;
     const core::PlanRow& row = res.rows[static_cast<size_t>(run.trainingPlanShown)];
     const core::StepBreakdown& t = row.time;
@@ -86,6 +72,36 @@ void PlannerView::Prepare(const RunResult& run)
     m_memoryTitle = text;
     m_memory = {Segment{"weights", m.weights}, Segment{"gradients", m.gradients}, Segment{"optimizer", m.optimizer},
                 Segment{"activations", m.activations}, Segment{}, Segment{}};
+}
+
+void PlannerView::PrepareTable(const RunResult& run)
+{
+    const core::PlanResult& res = *run.trainingPlan;
+    // The first 50 rows (20 of the closest when none fits), then the rows the timeline or a
+    // published run's own configuration point at further down.
+    const size_t shown = res.fitting > 0 ? std::min<size_t>(res.fitting, 50) : std::min<size_t>(res.rows.size(), 20);
+    m_rowOf.resize(shown);
+    std::iota(m_rowOf.begin(), m_rowOf.end(), size_t{0});
+    for (int extra : {run.trainingPlanShown, run.trainingPlanPublished})
+        if (extra >= 0 && static_cast<size_t>(extra) >= shown && std::find(m_rowOf.begin(), m_rowOf.end(), static_cast<size_t>(extra)) == m_rowOf.end())
+            m_rowOf.push_back(static_cast<size_t>(extra));
+    std::sort(m_rowOf.begin() + static_cast<std::ptrdiff_t>(shown), m_rowOf.end());
+    m_cells.clear();
+    for (size_t i : m_rowOf) {
+        const core::PlanRow& row = res.rows[i];
+        const core::TrainingConfig& c = row.config;
+        m_cells.push_back({std::to_string(i + 1) + (static_cast<int>(i) == run.trainingPlanPublished ? " published" : ""),
+                           std::to_string(c.dp) + " x " + std::to_string(c.tp) + " x " + std::to_string(c.pp),
+                           std::to_string(c.cp),
+                           std::to_string(c.ep),
+                           std::to_string(c.microBatch),
+                           core::ScheduleText(c),
+                           std::string(core::Name(c.recompute)),
+                           std::to_string(c.zero) + (c.sequenceParallel ? " sp" : ""),
+                           row.fits ? core::FormatSeconds(row.time.step) : "does not fit",
+                           row.fits ? Format("%.1f%%", row.mfu * 100) : "",
+                           core::GbText(row.memory.Total())});
+    }
 }
 
 void PlannerView::Draw(ViewSettings& settings, ImVec2 size)
@@ -145,14 +161,19 @@ void PlannerView::DrawTable(const RunResult& run, ImVec2 min, ImVec2 max)
     for (const char* h : {"#", "dp x tp x pp", "cp", "ep", "mb", "schedule", "recompute", "zero/sp", "step", "MFU", "memory"}) ImGui::TableSetupColumn(h);
     ImGui::TableHeadersRow();
     const ImVec4 warning = ImGui::ColorConvertU32ToFloat4(th.warning);
-    for (size_t i = 0; i < m_cells.size(); ++i) {
+    for (size_t k = 0; k < m_cells.size(); ++k) {
+        const size_t i = m_rowOf[k];
         ImGui::TableNextRow();
         if (static_cast<int>(i) == run.trainingPlanShown) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, WithAlpha(th.selection, 0.35f));
         const bool fits = run.trainingPlan->rows[i].fits;
         for (int c = 0; c < kColumns; ++c) {
             ImGui::TableNextColumn();
-            if (c == 7 && !fits) ImGui::TextColored(warning, "%s", m_cells[i][static_cast<size_t>(c)].c_str());
-            else ImGui::TextUnformatted(m_cells[i][static_cast<size_t>(c)].c_str());
+            if (c == 7 && !fits) ImGui::TextColored(warning, "%s", m_cells[k][static_cast<size_t>(c)].c_str());
+            else ImGui::TextUnformatted(m_cells[k][static_cast<size_t>(c)].c_str());
+        }
+        if (m_scrollToShown && static_cast<int>(i) == run.trainingPlanShown) {
+            ImGui::SetScrollHereY(0.5f);
+            m_scrollToShown = false;
         }
     }
     ImGui::EndTable();
@@ -257,8 +278,9 @@ nlohmann::json PlannerView::Layout() const
     if (m_prepared->trainingPlanPublished >= 0) j["publishedRow"] = m_prepared->trainingPlanPublished + 1;
     if (!m_prepared->trainingPlanNote.empty()) j["note"] = m_prepared->trainingPlanNote;
     nlohmann::json rows = nlohmann::json::array();
-    for (size_t i = 0; i < m_cells.size(); ++i)
-        rows.push_back({{"config", core::ConfigText(res.rows[i].config)}, {"stepSeconds", res.rows[i].time.step}, {"fits", res.rows[i].fits}});
+    for (size_t i : m_rowOf)
+        rows.push_back({{"rank", i + 1}, {"config", core::ConfigText(res.rows[i].config)}, {"stepSeconds", res.rows[i].time.step},
+                        {"fits", res.rows[i].fits}});
     j["rows"] = rows;
     if (m_prepared->trainingPlanShown < 0) return j;
     auto bar = [](const std::array<Segment, 6>& parts, size_t count, const char* unit) {

@@ -34,6 +34,7 @@ private:
         ImVec4 rect{}; // the last frame's (x, y, w, h)
     };
     void Prepare(const RunResult& run);
+    void PrepareTable(const RunResult& run); // m_cells and m_rowOf
     const RunResult* Chosen(const ViewSettings& settings) const;
     void DrawTable(const RunResult& run, ImVec2 min, ImVec2 max);
     float DrawBar(const std::string& title, std::array<Segment, 6>& parts, size_t count, const ImU32* colors, double total,
@@ -44,11 +45,13 @@ private:
     const RunResult* m_prepared = nullptr;
     std::string m_header, m_stepTitle, m_memoryTitle;
     std::vector<std::array<std::string, kColumns>> m_cells; // the table's rows
+    std::vector<size_t> m_rowOf;                            // each one's index in the plan's rows
     std::array<Segment, 6> m_step{};
     std::array<Segment, 6> m_memory{};
     std::vector<ImVec2> m_front; // the last frame's Pareto points
     std::vector<uint8_t> m_dotCells; // the scatter's occupied cells, reused frame to frame
     bool m_drawn = false;
+    bool m_scrollToShown = false; // a new plan: its shown row scrolled into the table's view once
 };
 
 } // namespace paralens::app

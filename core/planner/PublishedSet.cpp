@@ -354,20 +354,6 @@ PublishedSetRun Prepared(const std::map<std::string, std::string>& r)
     return run;
 }
 
-} // namespace
-
-std::vector<PublishedSetRun> CheckPublishedSet(std::string_view csv)
-{
-    std::vector<PublishedSetRun> out;
-    for (const auto& r : SetRows(csv)) {
-        PublishedSetRun& run = out.emplace_back(Prepared(r));
-        if (run.skipped.empty()) Predict(run);
-    }
-    return out;
-}
-
-namespace {
-
 // The row of `id`, or Error naming it and the set's range.
 const std::map<std::string, std::string>& RowById(const std::vector<std::map<std::string, std::string>>& rows, std::string_view id)
 {
@@ -384,6 +370,16 @@ PublishedSetEntry EntryOf(const PublishedSetRun& run)
 }
 
 } // namespace
+
+std::vector<PublishedSetRun> CheckPublishedSet(std::string_view csv)
+{
+    std::vector<PublishedSetRun> out;
+    for (const auto& r : SetRows(csv)) {
+        PublishedSetRun& run = out.emplace_back(Prepared(r));
+        if (run.skipped.empty()) Predict(run);
+    }
+    return out;
+}
 
 PublishedSetRun PublishedSetRunById(std::string_view csv, std::string_view id)
 {

@@ -308,6 +308,23 @@ TEST_CASE("the planner view plans with the GEMM efficiency of a real profile the
     REQUIRE_FALSE(j["rows"].empty());
 }
 
+TEST_CASE("the planner view of a published run marks its own row, listed even below the first 50", "[gui][planner]")
+{
+    REQUIRE_DISPLAY();
+    CliTempDir dir;
+    const nlohmann::json j = Render("--scenario plan-published --view planner --size 1280x720", dir.File("published.png"));
+    CHECK_THAT(j["note"].get<std::string>(), Catch::Contains("published run R029") && Catch::Contains("predicted"));
+    REQUIRE(j.contains("publishedRow"));
+    CHECK(j["shownRow"] == j["publishedRow"]); // the timeline shows the run's own configuration
+    // NeMo's Nemotron-3 22B recipe: far down the planner's choices, its row still in the table, after the first 50.
+    const nlohmann::json low = Render("--link 'scenario=plan-published&publishedRun=R041' --view planner --size 1280x720", dir.File("low.png"));
+    const int row = low["publishedRow"].get<int>();
+    REQUIRE(row > 50);
+    REQUIRE(low["rows"].size() == 51);
+    CHECK(low["rows"][49]["rank"] == 50);
+    CHECK(low["rows"][50]["rank"] == row);
+}
+
 TEST_CASE("the planner view names each GPU's GEMM efficiency and flash-attn 2, and plans with them", "[gui][planner]")
 {
     REQUIRE_DISPLAY();
