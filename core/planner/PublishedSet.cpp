@@ -1,6 +1,7 @@
 #include "planner/PublishedSet.hpp"
 
 #include "common/Error.hpp"
+#include "planner/PlannerInternal.hpp"
 #include "planner/PublishedRuns.hpp"
 
 #include <algorithm>
@@ -404,9 +405,22 @@ PublishedRunChoices ChoicesAroundRun(const PublishedSetRun& run)
 {
     Require(run.skipped.empty(), "published run " + run.id + " is not modelled: " + run.skipped);
     PublishedRunChoices out;
-    out.choices = ChoicesWithTechniques(run.request, kMegatronSchedules, run.held);
-    for (size_t i = 0; i < out.choices.fitting && !out.row; ++i)
-        if (ConfigText(out.choices.rows[i].config) == run.config) out.row = i;
+    PlanResult& choices = out.choices;
+    choices = ChoicesWithTechniques(run.request, kMegatronSchedules, run.held);
+    for (size_t i = 0; i < choices.fitting && !out.row; ++i)
+        if (ConfigText(choices.rows[i].config) == run.config) out.row = i;
+    if (out.row || !run.fits) return out;
+    // A configuration the search does not offer (a micro-batch it does not try, chunks of unequal
+    // layers): the run's own row, as Predict timed it, in its place by step time.
+    const PlanResult own = run.scheduleUnstated ? FastestOverSchedules(run.request, kMegatronSchedules) : PlanTraining(run.request);
+    const PlanRow& row = own.rows.front();
+    const auto fitting = choices.rows.begin() + static_cast<std::ptrdiff_t>(choices.fitting);
+    const auto at = std::upper_bound(choices.rows.begin(), fitting, row.time.step,
+                                     [](double seconds, const PlanRow& r) { return seconds < r.time.step; });
+    out.row = static_cast<size_t>(at - choices.rows.begin());
+    choices.rows.insert(at, row);
+    ++choices.fitting;
+    choices.pareto = ParetoFront(choices.rows);
     return out;
 }
 

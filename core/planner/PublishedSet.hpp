@@ -72,9 +72,9 @@ std::vector<PublishedSetEntry> PublishedSetIndex(std::string_view csv);
 PublishedSetEntry PublishedSetEntryById(std::string_view csv, std::string_view id);
 
 // The planner's choices for a modelled run with its techniques (ChoicesWithTechniques, the search
-// its rank is counted in) and the run's own configuration among them (unset when the search does
-// not try it, such as a micro-batch it does not offer, or when it does not fit). Throws Error for a
-// run that is not modelled.
+// its rank is counted in) and the run's own configuration among them: where the search does not
+// offer it (a micro-batch it does not try, chunks of unequal layers) its row is added in its place
+// by step time; unset only when it does not fit. Throws Error for a run that is not modelled.
 struct PublishedRunChoices {
     PlanResult choices;
     std::optional<size_t> row;

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -226,6 +227,19 @@ TEST_CASE("published runs: one run by its id is predicted as in the whole set, a
         }
         REQUIRE_FALSE(c.choices.pareto.empty());
         CHECK(c.choices.pareto.front() == 0);
+    }
+    // A configuration the search does not offer is added in its place: MosaicML's micro-batch of 3
+    // (MPT-3B at 32K tokens), DeepSeek-V3's 61 layers in 2 stages of 4 chunks.
+    for (const char* id : {"R107", "R005"}) {
+        INFO(id);
+        const PublishedSetRun run = PublishedSetRunById(PublishedSetCsv(), id);
+        const PublishedRunChoices c = ChoicesAroundRun(run);
+        REQUIRE(c.row.has_value());
+        CHECK(ConfigText(c.choices.rows[*c.row].config) == run.config);
+        CHECK(c.choices.rows[*c.row].time.step == Approx(run.predictedSeconds).epsilon(1e-9));
+        CHECK(*c.row + 1 >= run.rank);
+        for (size_t i = 1; i < c.choices.fitting; ++i) CHECK(c.choices.rows[i - 1].time.step <= c.choices.rows[i].time.step * (1 + 1e-12));
+        CHECK(c.choices.fitting == ChoicesWithTechniques(run.request, std::array{ScheduleKind::OneFOneB, ScheduleKind::Interleaved}, run.held).fitting + 1);
     }
     // MosaicML's FSDP run keeps TP and PP at 1 among its choices.
     const PublishedRunChoices mpt = ChoicesAroundRun(PublishedSetRunById(PublishedSetCsv(), "R091"));
