@@ -171,6 +171,7 @@ std::shared_ptr<RunResult> BuildPublishedPlan(const PlanParams& p)
     auto r = PlanResultRun(std::make_shared<const core::PlanRequest>(run.request),
                            std::make_shared<const core::PlanResult>(std::move(c.choices)), p.row < 1 ? own : p.row - 1);
     r->trainingPlanPublished = c.row ? own : -1;
+    r->trainingPlanPublishedSeconds = run.publishedSeconds;
     const std::string note = PublishedNote(run, c);
     r->trainingPlanNote = r->trainingPlanNote.empty() ? note : note + ". " + r->trainingPlanNote;
     return r;

@@ -113,6 +113,7 @@ void PlannerView::Draw(ViewSettings& settings, ImVec2 size)
     const float pad = th.Px(10);
     m_drawn = false;
     m_front.clear();
+    m_publishedY = -1;
     if (!run) {
         ImGui::InvisibleButton("##planner", ImVec2(std::max(size.x, 1.0f), std::max(size.y, 1.0f)));
         dl->AddText(ImVec2(origin.x + pad, origin.y + pad), th.textDim,
@@ -230,9 +231,13 @@ void PlannerView::DrawPareto(const RunResult& run, ImVec2 min, ImVec2 max)
         mMax = std::max(mMax, res.rows[i].memory.Total());
     }
     tMax = std::min(tMax, tMin * 3); // the slow tail is off the chart
+    if (const double published = run.trainingPlanPublishedSeconds; published > 0) { // a published run's step on the chart too
+        tMin = std::min(tMin, published);
+        tMax = std::max(tMax, std::min(published, tMin * 3));
+    }
     auto at = [&](const core::PlanRow& r) {
         const float x = p0.x + static_cast<float>(r.memory.Total() / mMax) * (p1.x - p0.x);
-        const double f = tMax > tMin ? (std::min(r.time.step, tMax) - tMin) / (tMax - tMin) : 0.5;
+        const double f = tMax > tMin ? (std::clamp(r.time.step, tMin, tMax) - tMin) / (tMax - tMin) : 0.5;
         return ImVec2(x, p1.y - static_cast<float>(f) * (p1.y - p0.y));
     };
     dl->AddRect(p0, p1, th.gridMajor, 0.0f, 0, th.line);
@@ -257,6 +262,7 @@ void PlannerView::DrawPareto(const RunResult& run, ImVec2 min, ImVec2 max)
         m_front.push_back(p);
     }
     if (run.trainingPlanShown >= 0) dl->AddCircle(at(res.rows[static_cast<size_t>(run.trainingPlanShown)]), th.Px(7), th.selection, 0, th.Px(2));
+    DrawPublishedStep(run, tMin, tMax, p0, p1);
     char label[32];
     std::snprintf(label, sizeof label, "%s", core::FormatSeconds(tMin).c_str());
     dl->AddText(ImVec2(min.x, p1.y - lineH * 0.5f), th.textDim, label);
@@ -265,6 +271,25 @@ void PlannerView::DrawPareto(const RunResult& run, ImVec2 min, ImVec2 max)
     dl->AddText(ImVec2(p0.x, p1.y + th.Px(2)), th.textDim, "0 GB");
     std::snprintf(label, sizeof label, "%.1f GB", mMax / 1e9);
     dl->AddText(ImVec2(p1.x - ImGui::CalcTextSize(label).x, p1.y + th.Px(2)), th.textDim, label);
+}
+
+// A published run's step as it was published: a dashed line across the chart at that time (or an
+// arrow at the edge it is beyond), its own configuration's dot joined to it.
+void PlannerView::DrawPublishedStep(const RunResult& run, double tMin, double tMax, ImVec2 p0, ImVec2 p1)
+{
+    if (run.trainingPlanPublishedSeconds <= 0) return;
+    const Theme& th = CurrentTheme();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const double t = run.trainingPlanPublishedSeconds;
+    const double f = tMax > tMin ? (std::clamp(t, tMin, tMax) - tMin) / (tMax - tMin) : 0.5;
+    const float y = p1.y - static_cast<float>(f) * (p1.y - p0.y);
+    m_publishedY = y;
+    const float dash = th.Px(6);
+    for (float x = p0.x; x < p1.x; x += 2 * dash) dl->AddLine(ImVec2(x, y), ImVec2(std::min(x + dash, p1.x), y), th.warning, th.Px(2));
+    char label[64];
+    std::snprintf(label, sizeof label, "published %s%s", core::FormatSeconds(t).c_str(), t > tMax ? " (above)" : t < tMin ? " (below)" : "");
+    const ImVec2 size = ImGui::CalcTextSize(label);
+    dl->AddText(ImVec2(p1.x - size.x - th.Px(4), y - size.y - th.Px(2)), th.warning, label);
 }
 
 nlohmann::json PlannerView::Layout() const
@@ -297,6 +322,7 @@ nlohmann::json PlannerView::Layout() const
     nlohmann::json front = nlohmann::json::array();
     for (const ImVec2& p : m_front) front.push_back({p.x, p.y});
     j["front"] = front;
+    if (m_publishedY >= 0) j["publishedLineY"] = m_publishedY;
     return j;
 }
 

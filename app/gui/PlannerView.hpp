@@ -40,6 +40,7 @@ private:
     float DrawBar(const std::string& title, std::array<Segment, 6>& parts, size_t count, const ImU32* colors, double total,
                   ImVec2 at, float width);
     void DrawPareto(const RunResult& run, ImVec2 min, ImVec2 max);
+    void DrawPublishedStep(const RunResult& run, double tMin, double tMax, ImVec2 p0, ImVec2 p1);
 
     std::shared_ptr<const Snapshot> m_snapshot;
     const RunResult* m_prepared = nullptr;
@@ -51,6 +52,7 @@ private:
     std::vector<ImVec2> m_front; // the last frame's Pareto points
     std::vector<uint8_t> m_dotCells; // the scatter's occupied cells, reused frame to frame
     bool m_drawn = false;
+    float m_publishedY = -1;       // the last frame's published-step line (-1: none)
     bool m_scrollToShown = false; // a new plan: its shown row scrolled into the table's view once
 };
 

@@ -179,6 +179,7 @@ struct RunResult {
     std::shared_ptr<const core::PlanRequest> trainingPlanRequest;
     int trainingPlanShown = -1;
     int trainingPlanPublished = -1; // a published run's own configuration among the rows (-1: none)
+    double trainingPlanPublishedSeconds = 0; // and its published step
     std::string trainingPlanNote;
     double interOpSimulatedSeconds = 0.0;
 

@@ -316,6 +316,9 @@ TEST_CASE("the planner view of a published run marks its own row, listed even be
     CHECK_THAT(j["note"].get<std::string>(), Catch::Contains("published run R029") && Catch::Contains("predicted"));
     REQUIRE(j.contains("publishedRow"));
     CHECK(j["shownRow"] == j["publishedRow"]); // the timeline shows the run's own configuration
+    REQUIRE(j.contains("publishedLineY"));      // the published step across the chart of every configuration
+    REQUIRE_FALSE(j["front"].empty());
+    CHECK(j["publishedLineY"].get<double>() >= j["front"][0][1].get<double>() - 40); // 14 s against the planner's best 13.9 s: near the front's fastest point
     // NeMo's Nemotron-3 22B recipe: far down the planner's choices, its row still in the table, after the first 50.
     const nlohmann::json low = Render("--link 'scenario=plan-published&publishedRun=R041' --view planner --size 1280x720", dir.File("low.png"));
     const int row = low["publishedRow"].get<int>();
