@@ -469,7 +469,7 @@ Json PlanJson(const core::PlanRequest& r, const core::ResolvedModel& model, cons
     for (size_t i : res.pareto) pareto.push_back(RowJson(res.rows[i]));
     return {{"model", r.model.id}, {"modelSource", r.model.source}, {"mlp", core::Name(r.model.mlp)}, {"dropout", r.model.dropout},
             {"fromPreset", model.fromPreset}, {"assumed", model.defaulted}, {"fp8", r.cluster.fp8}, {"tpCommOverlap", r.tpCommOverlap},
-            {"dpCommOverlap", r.dpCommOverlap}, {"flashAttention2", r.flashAttention2},
+            {"dpCommOverlap", r.dpCommOverlap}, {"dpCommExposed", r.dpCommExposed}, {"flashAttention2", r.flashAttention2},
             {"gemmEfficiency", r.cluster.EfficiencyFor(r.cluster.dtype)},
             {"fp8GemmEfficiency", r.cluster.fp8 ? Json(r.cluster.EfficiencyFor("fp8")) : Json(nullptr)},
             {"gemmHalfFlops", r.cluster.gemmCurve.empty() ? Json(r.cluster.GemmHalfFlops(r.cluster.fp8 ? "fp8" : r.cluster.dtype)) : Json(nullptr)},
@@ -646,6 +646,10 @@ void AddPlanCommand(CLI::App& root)
                   "Gradient reduce and weight gather overlapped per model chunk (Megatron-LM's --overlap-grad-reduce "
                   "--overlap-param-gather, on in NeMo's and Megatron-Bridge's recipes): only what outlasts the backward "
                   "and forward left shows");
+    cmd->add_flag("--dp-comm-exposed", o->request.dpCommExposed,
+                  "The whole gradient sync after the backward, none of it hidden (Megatron-LM's default local DDP in 2021, "
+                  "before --overlap-grad-reduce); without it or --dp-comm-overlap the last micro-batch's backward hides what it "
+                  "can, as PyTorch DDP's buckets do");
     cmd->add_option("--grad-reduce", o->gradReduce,
                     "The gradient buffers' type, held and reduced over DP: fp32 (Megatron-LM with --bf16) or bf16 (NeMo's and "
                     "Megatron-Bridge's performance recipes, grad_reduce_in_fp32 = False)")

@@ -167,6 +167,11 @@ struct PlanRequest {
     // next step's forward. Off: the whole sync runs after the backward, its last micro-batch's
     // backward aside. Either way the compute beside a collective runs on the SMs it leaves.
     bool dpCommOverlap = false;
+    // The whole gradient sync after the backward, none of it hidden: Megatron-LM's default local
+    // DDP before --overlap-grad-reduce (megatron/training.py train_step, 2021: "backward-params-
+    // all-reduce" after forward_backward_func). Off (and dpCommOverlap off): the last micro-batch's
+    // backward hides what it can, as PyTorch DDP's buckets do.
+    bool dpCommExposed = false;
     // Fixed choices (unset: searched).
     std::optional<int> dp, tp, pp, ep, cp, microBatch, chunks, zero;
     // Uneven stages fixed (unset: the search tries an even split and, where it differs, one

@@ -691,9 +691,10 @@ StepBreakdown PlannerTime(const PlanRequest& r, const TrainingConfig& c, const P
     t.ppComm = pipeline - freeSends;
     const DpSync sync = DpSyncOf(r, c, s);
     t.dpSyncSec = sync.reduce + sync.gather;
-    t.dpExposedSec = r.dpCommOverlap ? DpExposedSec(sync, c, o.times.forward, o.times.backward, s.microBatches, CommSlowdown(r.cluster.gpu))
-                                     : std::max(0.0, t.dpSyncSec - o.times.backward) +
-                                           std::min(t.dpSyncSec, o.times.backward) * CommSlowdown(r.cluster.gpu);
+    t.dpExposedSec = r.dpCommOverlap   ? DpExposedSec(sync, c, o.times.forward, o.times.backward, s.microBatches, CommSlowdown(r.cluster.gpu))
+                     : r.dpCommExposed ? t.dpSyncSec
+                                       : std::max(0.0, t.dpSyncSec - o.times.backward) +
+                                             std::min(t.dpSyncSec, o.times.backward) * CommSlowdown(r.cluster.gpu);
     t.dpComm = t.dpExposedSec + N * (o.gatherF + o.gatherB);
     const StageParams p = ParamsOn(r, c, s, 0);
     const double group = c.GradientGroup();

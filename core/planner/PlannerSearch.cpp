@@ -56,6 +56,8 @@ void CheckFixed(const PlanRequest& r)
     Require(gpus >= 1, "--gpus must be at least 1");
     Require(r.globalBatch >= 1, "--global-batch must be at least 1");
     Require(r.cluster.gpusPerNode >= 1, "--gpus-per-node must be at least 1");
+    Require(!(r.dpCommOverlap && r.dpCommExposed), "--dp-comm-exposed and --dp-comm-overlap exclude each other: the sync is hidden "
+                                                   "per model chunk, or not at all");
     for (const auto& [v, flag] : {std::pair{r.dp, "--dp"}, std::pair{r.tp, "--tp"}, std::pair{r.pp, "--pp"}, std::pair{r.cp, "--cp"}}) {
         if (!v) continue;
         Require(*v >= 1, std::string(flag) + " must be at least 1");

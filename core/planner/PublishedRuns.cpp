@@ -50,6 +50,7 @@ PublishedRun Megatron(const char* size, int heads, int hidden, int layers, int t
     run.request.zero = 0;                    // 2021: no distributed optimizer, no sequence parallelism
     run.request.sequenceParallel = false;
     run.request.flashAttention = false;      // 2021: attention scores are stored (recomputed with the layer)
+    run.request.dpCommExposed = true;        // 2021: local DDP all-reduces the gradients after the backward
     run.schedules = {ScheduleKind::OneFOneB, ScheduleKind::Interleaved};
     run.tflopsPerGpu = tflops;
     run.convention = FlopConvention::Megatron96;

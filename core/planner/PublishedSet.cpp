@@ -211,6 +211,7 @@ void SetTechniques(const std::map<std::string, std::string>& r, bool fsdpOnly, P
         q.zero = 0;
         q.sequenceParallel = false;
         q.flashAttention = false;
+        q.dpCommExposed = true; // Megatron-LM's local DDP (its default then) all-reduces after the backward
     }
 }
 

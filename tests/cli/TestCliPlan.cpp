@@ -309,6 +309,23 @@ TEST_CASE("plan: --calibrate reads a profile's GEMMs and plans with their effici
     CHECK_THAT(none.err, Catch::Contains("missing.json"));
 }
 
+TEST_CASE("plan: --dp-comm-exposed shows the whole gradient sync, and excludes --dp-comm-overlap", "[cli][plan]")
+{
+    const std::string fixed = "plan --model llama3-8b --gpus 32 --global-batch 64 --dp 32 --tp 1 --pp 1 --micro-batch 2 --zero 1 --json";
+    const Json hidden = RunParalensJson(fixed), exposed = RunParalensJson(fixed + " --dp-comm-exposed");
+    CHECK(exposed["dpCommExposed"] == true);
+    CHECK(hidden["dpCommExposed"] == false);
+    const Json& h = hidden["rows"][0]["time"];
+    const Json& e = exposed["rows"][0]["time"];
+    CHECK(e["dpExposed"].get<double>() == Approx(e["dpSync"].get<double>()));
+    CHECK(h["dpExposed"].get<double>() < e["dpExposed"].get<double>());
+    CHECK(exposed["rows"][0]["stepSeconds"].get<double>() ==
+          Approx(hidden["rows"][0]["stepSeconds"].get<double>() - h["dpExposed"].get<double>() + e["dpExposed"].get<double>()));
+    const CliResult both = RunParalens("plan --model llama3-8b --gpus 32 --dp-comm-exposed --dp-comm-overlap");
+    CHECK(both.exitCode == 2);
+    CHECK_THAT(both.err, Catch::Contains("exclude each other"));
+}
+
 TEST_CASE("plan: --published plans a run of the published set, its own row among the planner's choices", "[cli][plan]")
 {
     const Json j = RunParalensJson("plan --published R041 --top 3 --json");

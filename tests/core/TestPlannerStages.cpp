@@ -160,4 +160,12 @@ TEST_CASE("planner: --dp-comm-overlap hides each chunk's gradient reduce and wei
     const PlanRow one = Evaluate(r, c);
     auto shows1 = [&](double comm, double compute) { return std::max(0.0, comm - compute) + std::min(comm, compute) * slow; };
     CHECK(one.time.dpExposedSec == Approx(shows1(reduce, one.time.backwardSec) + shows1(gather, one.time.forwardSec)).epsilon(1e-4));
+    // --dp-comm-exposed (Megatron-LM's local DDP in 2021): the whole sync after the backward, none hidden.
+    r.dpCommOverlap = false;
+    r.dpCommExposed = true;
+    const PlanRow exposed = Evaluate(r, Config(2, 8, 4, 1, ScheduleKind::Interleaved, 4, Recompute::None, 1, true));
+    CHECK(exposed.time.dpExposedSec == Approx(t.dpSyncSec).epsilon(1e-12));
+    CHECK(exposed.time.step == Approx(off.time.step - t.dpExposedSec + t.dpSyncSec).epsilon(1e-9));
+    r.dpCommOverlap = true;
+    CHECK_THROWS_WITH(PlanTraining(r), Catch::Contains("--dp-comm-exposed and --dp-comm-overlap exclude each other"));
 }

@@ -147,6 +147,7 @@ TEST_CASE("published runs: the planner predicts every run it can model, and says
         const bool nemo = r.source == "S1" || r.source == "S2" || r.source == "S3";
         if (!composer) CHECK(r.request.gradReduceFp32 == !nemo);
         CHECK(r.request.tpCommOverlap == (nemo || r.source == "S4"));
+        CHECK(r.request.dpCommExposed == (r.source == "S5")); // Megatron-LM's local DDP of 2021
     }
     // The runs a number was fitted on (B200's attention rate) are marked, and only those.
     std::vector<std::string> fitted;
