@@ -497,10 +497,11 @@ void WriteRowTrace(const PlanOptions& o, const core::PlanRequest& r, const core:
 // techniques (the search its rank counts in), the run's own row named.
 void RunPublished(const PlanOptions& o)
 {
-    const core::PublishedSetRun run = core::PublishedSetRunById(core::PublishedSetCsv(), o.published);
-    Require(run.skipped.empty(), "--published " + run.id + " is not modelled: " + run.skipped);
+    const core::PublishedSetEntry entry = core::PublishedSetEntryById(core::PublishedSetCsv(), o.published);
+    Require(entry.skipped.empty(), "--published " + entry.id + " is not modelled: " + entry.skipped);
     if (!o.trace.empty()) CheckWritable("--trace", o.trace);
-    const core::PublishedRunChoices c = core::ChoicesAroundRun(run);
+    core::PublishedRunChoices c;
+    const core::PublishedSetRun run = core::PublishedSetRunById(core::PublishedSetCsv(), o.published, &c);
     const core::PlanRequest& r = run.request;
     const core::ResolvedModel model{r.model, {}, {}};
     const std::optional<size_t> row = c.row;

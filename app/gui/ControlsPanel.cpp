@@ -429,8 +429,8 @@ bool DrawPublishedRun(PlanParams& p)
     bool changed = false;
     const auto& runs = PublishedRunList();
     const auto current = std::find_if(runs.begin(), runs.end(), [&](const core::PublishedSetEntry& e) { return e.id == p.published; });
-    const std::string shown = current == runs.end() ? std::string("none: the controls below") : current->id + " " + current->label;
-    if (ImGui::BeginCombo("published run", shown.c_str(), ImGuiComboFlags_HeightLarge)) {
+    const char* shown = current == runs.end() ? "none: the controls below" : current->label.c_str();
+    if (ImGui::BeginCombo("published run", shown, ImGuiComboFlags_HeightLarge)) {
         if (ImGui::Selectable("none: the controls below", p.published.empty()) && !p.published.empty()) {
             p.published.clear();
             p.row = 1;
@@ -438,7 +438,7 @@ bool DrawPublishedRun(PlanParams& p)
         }
         for (const core::PublishedSetEntry& e : runs) {
             ImGui::PushID(e.id.c_str());
-            if (ImGui::Selectable((e.id + " " + e.label).c_str(), p.published == e.id, e.skipped.empty() ? 0 : ImGuiSelectableFlags_Disabled)) {
+            if (ImGui::Selectable(e.label.c_str(), p.published == e.id, e.skipped.empty() ? 0 : ImGuiSelectableFlags_Disabled)) {
                 changed |= p.published != e.id;
                 p.published = e.id;
                 p.row = 0;

@@ -122,9 +122,8 @@ std::string PublishedNote(const core::PublishedSetRun& run, const core::Publishe
     } else {
         char error[32];
         std::snprintf(error, sizeof error, "%+.1f%%", run.errorPct);
-        note += "; its configuration, " + run.config + ", predicted " + core::FormatSeconds(run.predictedSeconds) + " (" + error + ")";
-        note += c.row ? ", row " + std::to_string(*c.row + 1) + " of the planner's choices with its techniques"
-                      : ", a configuration the planner's choices do not hold";
+        note += "; its configuration, " + run.config + ", predicted " + core::FormatSeconds(run.predictedSeconds) + " (" + error +
+                "), row " + std::to_string(c.row.value_or(0) + 1) + " of the planner's choices with its techniques";
     }
     return note + " (" + run.source + ": " + run.citation + ")";
 }
@@ -165,8 +164,8 @@ std::shared_ptr<RunResult> PlanResultRun(std::shared_ptr<const core::PlanRequest
 // shows its own configuration.
 std::shared_ptr<RunResult> BuildPublishedPlan(const PlanParams& p)
 {
-    const core::PublishedSetRun run = core::PublishedSetRunById(core::PublishedSetCsv(), p.published);
-    core::PublishedRunChoices c = core::ChoicesAroundRun(run); // throws for a run that is not modelled
+    core::PublishedRunChoices c;
+    const core::PublishedSetRun run = core::PublishedSetRunById(core::PublishedSetCsv(), p.published, &c); // throws for one not modelled
     const int own = c.row ? static_cast<int>(*c.row) : 0;
     auto r = PlanResultRun(std::make_shared<const core::PlanRequest>(run.request),
                            std::make_shared<const core::PlanResult>(std::move(c.choices)), p.row < 1 ? own : p.row - 1);

@@ -148,10 +148,10 @@ PlanResult ChoicesWithTechniques(const PlanRequest& request, std::span<const Sch
     out.candidates = all.candidates;
     out.notes = std::move(all.notes);
     for (size_t i = 0; i < all.rows.size(); ++i) {
-        const PlanRow& row = all.rows[i];
+        PlanRow& row = all.rows[i];
         if (row.config.pp > 1 && std::find(schedules.begin(), schedules.end(), row.config.schedule) == schedules.end()) continue;
         out.fitting += i < all.fitting;
-        out.rows.push_back(row);
+        out.rows.push_back(std::move(row));
     }
     out.pareto = ParetoFront(out.rows);
     return out;
@@ -159,7 +159,11 @@ PlanResult ChoicesWithTechniques(const PlanRequest& request, std::span<const Sch
 
 Ranking RankAmongChoices(const PlanRequest& request, double seconds, std::span<const ScheduleKind> schedules, HeldChoices held)
 {
-    const PlanResult choices = ChoicesWithTechniques(request, schedules, held);
+    return RankIn(ChoicesWithTechniques(request, schedules, held), seconds);
+}
+
+Ranking RankIn(const PlanResult& choices, double seconds)
+{
     Ranking out;
     if (choices.fitting > 0) out.best = choices.rows.front();
     for (size_t i = 0; i < choices.fitting; ++i) out.rank += choices.rows[i].time.step < seconds * (1 - 1e-9);

@@ -71,6 +71,7 @@ struct Ranking {
     size_t rank = 1;
     std::optional<PlanRow> best;
 };
+Ranking RankIn(const PlanResult& choices, double seconds); // `choices` from ChoicesWithTechniques
 Ranking RankAmongChoices(const PlanRequest& request, double seconds, std::span<const ScheduleKind> schedules, HeldChoices held = {});
 
 } // namespace paralens::core

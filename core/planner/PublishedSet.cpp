@@ -289,7 +289,26 @@ std::string Prepare(const std::map<std::string, std::string>& r, PublishedSetRun
 // Megatron-LM's two schedules: an unstated one is the faster of them.
 constexpr ScheduleKind kMegatronSchedules[] = {ScheduleKind::OneFOneB, ScheduleKind::Interleaved};
 
-void Predict(PublishedSetRun& run)
+// `own`, the run's row, among `around`'s choices: found, or (a configuration the search does not
+// offer: a micro-batch it does not try, chunks of unequal layers) added in its place by step time.
+void PlaceOwnRow(PublishedRunChoices& around, const PlanRow& own, const std::string& config)
+{
+    PlanResult& choices = around.choices;
+    for (size_t i = 0; i < choices.fitting && !around.row; ++i)
+        if (ConfigText(choices.rows[i].config) == config) around.row = i;
+    if (around.row) return;
+    const auto fitting = choices.rows.begin() + static_cast<std::ptrdiff_t>(choices.fitting);
+    const auto at = std::upper_bound(choices.rows.begin(), fitting, own.time.step,
+                                     [](double seconds, const PlanRow& r) { return seconds < r.time.step; });
+    around.row = static_cast<size_t>(at - choices.rows.begin());
+    choices.rows.insert(at, own);
+    ++choices.fitting;
+    choices.pareto = ParetoFront(choices.rows);
+}
+
+// The run's prediction, its rank among the planner's choices with its techniques and, with
+// `around`, those choices with its own row (one search serves both).
+void Predict(PublishedSetRun& run, PublishedRunChoices* around = nullptr)
 {
     try {
         const PlanResult res = run.scheduleUnstated ? FastestOverSchedules(run.request, kMegatronSchedules) : PlanTraining(run.request);
@@ -302,19 +321,25 @@ void Predict(PublishedSetRun& run)
         run.config = ConfigText(row.config);
         run.memoryBytes = row.memory.Total();
         run.hbmBytes = run.request.cluster.gpu.MemoryBytes();
+        PlanResult choices = ChoicesWithTechniques(run.request, kMegatronSchedules, run.held);
         if (!run.fits) {
             run.rejected = row.rejected;
+            if (around) around->choices = std::move(choices);
             return;
         }
         run.predictedSeconds = row.time.step;
         run.errorPct = (run.predictedSeconds - run.publishedSeconds) / run.publishedSeconds * 100.0;
-        const Ranking ranking = RankAmongChoices(run.request, run.predictedSeconds, kMegatronSchedules, run.held);
+        const Ranking ranking = RankIn(choices, run.predictedSeconds);
         run.rank = ranking.rank;
         if (ranking.best && ranking.best->time.step < run.predictedSeconds) {
             run.vsBestPct = (run.predictedSeconds / ranking.best->time.step - 1.0) * 100.0;
             run.bestConfig = ConfigText(ranking.best->config);
         } else { // nothing the search tries is faster (the run's micro-batch may be one it does not try)
             run.bestConfig = run.config;
+        }
+        if (around) {
+            around->choices = std::move(choices);
+            PlaceOwnRow(*around, row, run.config);
         }
     } catch (const Error& e) {
         run.rejected = e.what();
@@ -368,7 +393,7 @@ const std::map<std::string, std::string>& RowById(const std::vector<std::map<std
 
 PublishedSetEntry EntryOf(const PublishedSetRun& run)
 {
-    return {run.id, run.model + ", " + std::to_string(run.gpus) + " x " + run.gpu + ", " + run.precision + " (" + run.source + ")", run.skipped};
+    return {run.id, run.id + " " + run.model + ", " + std::to_string(run.gpus) + " x " + run.gpu + ", " + run.precision + " (" + run.source + ")", run.skipped};
 }
 
 } // namespace
@@ -383,13 +408,13 @@ std::vector<PublishedSetRun> CheckPublishedSet(std::string_view csv)
     return out;
 }
 
-PublishedSetRun PublishedSetRunById(std::string_view csv, std::string_view id)
+PublishedSetRun PublishedSetRunById(std::string_view csv, std::string_view id, PublishedRunChoices* choices)
 {
     PublishedSetRun run = Prepared(RowById(SetRows(csv), id));
-    if (run.skipped.empty()) Predict(run);
+    if (choices) Require(run.skipped.empty(), "published run " + run.id + " is not modelled: " + run.skipped);
+    if (run.skipped.empty()) Predict(run, choices);
     return run;
 }
-
 PublishedSetEntry PublishedSetEntryById(std::string_view csv, std::string_view id)
 {
     return EntryOf(Prepared(RowById(SetRows(csv), id)));
@@ -399,29 +424,6 @@ std::vector<PublishedSetEntry> PublishedSetIndex(std::string_view csv)
 {
     std::vector<PublishedSetEntry> out;
     for (const auto& r : SetRows(csv)) out.push_back(EntryOf(Prepared(r)));
-    return out;
-}
-
-PublishedRunChoices ChoicesAroundRun(const PublishedSetRun& run)
-{
-    Require(run.skipped.empty(), "published run " + run.id + " is not modelled: " + run.skipped);
-    PublishedRunChoices out;
-    PlanResult& choices = out.choices;
-    choices = ChoicesWithTechniques(run.request, kMegatronSchedules, run.held);
-    for (size_t i = 0; i < choices.fitting && !out.row; ++i)
-        if (ConfigText(choices.rows[i].config) == run.config) out.row = i;
-    if (out.row || !run.fits) return out;
-    // A configuration the search does not offer (a micro-batch it does not try, chunks of unequal
-    // layers): the run's own row, as Predict timed it, in its place by step time.
-    const PlanResult own = run.scheduleUnstated ? FastestOverSchedules(run.request, kMegatronSchedules) : PlanTraining(run.request);
-    const PlanRow& row = own.rows.front();
-    const auto fitting = choices.rows.begin() + static_cast<std::ptrdiff_t>(choices.fitting);
-    const auto at = std::upper_bound(choices.rows.begin(), fitting, row.time.step,
-                                     [](double seconds, const PlanRow& r) { return seconds < r.time.step; });
-    out.row = static_cast<size_t>(at - choices.rows.begin());
-    choices.rows.insert(at, row);
-    ++choices.fitting;
-    choices.pareto = ParetoFront(choices.rows);
     return out;
 }
 

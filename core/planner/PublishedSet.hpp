@@ -58,12 +58,8 @@ std::string_view PublishedSetCsv();
 // that is not the set's format.
 std::vector<PublishedSetRun> CheckPublishedSet(std::string_view csv);
 
-// One run of `csv` by its id ("R091"), prepared and, when modelled, predicted as CheckPublishedSet
-// does. Throws Error naming the id and the set's range when no row has it.
-PublishedSetRun PublishedSetRunById(std::string_view csv, std::string_view id);
-
-// Each run of `csv`, modelled or not, with a line naming it ("MPT-70b, 128 x H100 80GB, amp_bf16
-// (S9)") and why it is not modelled (empty: it is); nothing is predicted.
+// Each run of `csv`, modelled or not, with a line naming it ("R091 MPT-70b, 128 x H100 80GB,
+// amp_bf16 (S9)") and why it is not modelled (empty: it is); nothing is predicted.
 struct PublishedSetEntry {
     std::string id, label, skipped;
 };
@@ -71,14 +67,18 @@ std::vector<PublishedSetEntry> PublishedSetIndex(std::string_view csv);
 // One of them by its id; throws Error as PublishedSetRunById does.
 PublishedSetEntry PublishedSetEntryById(std::string_view csv, std::string_view id);
 
-// The planner's choices for a modelled run with its techniques (ChoicesWithTechniques, the search
-// its rank is counted in) and the run's own configuration among them: where the search does not
-// offer it (a micro-batch it does not try, chunks of unequal layers) its row is added in its place
-// by step time; unset only when it does not fit. Throws Error for a run that is not modelled.
+// The planner's choices for a run with its techniques (ChoicesWithTechniques, the search its rank
+// is counted in) and the run's own configuration among them: where the search does not offer it
+// (a micro-batch it does not try, chunks of unequal layers) its row is added in its place by step
+// time; unset only when it does not fit.
 struct PublishedRunChoices {
     PlanResult choices;
     std::optional<size_t> row;
 };
-PublishedRunChoices ChoicesAroundRun(const PublishedSetRun& run);
+
+// One run of `csv` by its id ("R091"), prepared and, when modelled, predicted as CheckPublishedSet
+// does; with `choices`, those too, from the same search as its rank. Throws Error naming the id
+// and the set's range when no row has it, and with `choices` for a run that is not modelled.
+PublishedSetRun PublishedSetRunById(std::string_view csv, std::string_view id, PublishedRunChoices* choices = nullptr);
 
 } // namespace paralens::core

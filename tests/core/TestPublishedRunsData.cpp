@@ -208,12 +208,15 @@ TEST_CASE("published runs: one run by its id is predicted as in the whole set, a
 {
     for (const char* id : {"R041", "R091"}) { // NeMo's Nemotron-3 22B (a pipeline, ranked low); MosaicML's MPT-70B (FSDP, ranked first)
         INFO(id);
-        const PublishedSetRun run = PublishedSetRunById(PublishedSetCsv(), id);
+        PublishedRunChoices c;
+        const PublishedSetRun run = PublishedSetRunById(PublishedSetCsv(), id, &c);
         REQUIRE(run.skipped.empty());
         REQUIRE(run.fits);
         CHECK(run.id == id);
         CHECK_FALSE(run.citation.empty());
-        const PublishedRunChoices c = ChoicesAroundRun(run);
+        const PublishedSetRun alone = PublishedSetRunById(PublishedSetCsv(), id); // the same prediction without the choices
+        CHECK(alone.rank == run.rank);
+        CHECK(alone.predictedSeconds == run.predictedSeconds);
         REQUIRE(c.row.has_value());
         REQUIRE(*c.row < c.choices.fitting);
         const PlanRow& own = c.choices.rows[*c.row];
@@ -233,8 +236,8 @@ TEST_CASE("published runs: one run by its id is predicted as in the whole set, a
     // (MPT-3B at 32K tokens), DeepSeek-V3's 61 layers in 2 stages of 4 chunks.
     for (const char* id : {"R107", "R005"}) {
         INFO(id);
-        const PublishedSetRun run = PublishedSetRunById(PublishedSetCsv(), id);
-        const PublishedRunChoices c = ChoicesAroundRun(run);
+        PublishedRunChoices c;
+        const PublishedSetRun run = PublishedSetRunById(PublishedSetCsv(), id, &c);
         REQUIRE(c.row.has_value());
         CHECK(ConfigText(c.choices.rows[*c.row].config) == run.config);
         CHECK(c.choices.rows[*c.row].time.step == Approx(run.predictedSeconds).epsilon(1e-9));
@@ -243,12 +246,14 @@ TEST_CASE("published runs: one run by its id is predicted as in the whole set, a
         CHECK(c.choices.fitting == ChoicesWithTechniques(run.request, std::array{ScheduleKind::OneFOneB, ScheduleKind::Interleaved}, run.held).fitting + 1);
     }
     // MosaicML's FSDP run keeps TP and PP at 1 among its choices.
-    const PublishedRunChoices mpt = ChoicesAroundRun(PublishedSetRunById(PublishedSetCsv(), "R091"));
+    PublishedRunChoices mpt;
+    (void)PublishedSetRunById(PublishedSetCsv(), "R091", &mpt);
     for (size_t i = 0; i < mpt.choices.fitting; ++i) CHECK((mpt.choices.rows[i].config.tp == 1 && mpt.choices.rows[i].config.pp == 1));
     CHECK_THROWS_WITH(PublishedSetRunById(PublishedSetCsv(), "R999"), Catch::Contains("'R999'") && Catch::Contains("R001 to R124"));
     const PublishedSetRun unmodelled = PublishedSetRunById(PublishedSetCsv(), "R051");
     CHECK_FALSE(unmodelled.skipped.empty());
-    CHECK_THROWS_WITH(ChoicesAroundRun(unmodelled), Catch::Contains("R051 is not modelled"));
+    PublishedRunChoices none;
+    CHECK_THROWS_WITH(PublishedSetRunById(PublishedSetCsv(), "R051", &none), Catch::Contains("R051 is not modelled"));
     CHECK(PublishedSetEntryById(PublishedSetCsv(), "R051").skipped == unmodelled.skipped);
     CHECK_THROWS_WITH(PublishedSetEntryById(PublishedSetCsv(), "R999"), Catch::Contains("'R999'"));
     const std::vector<PublishedSetEntry> index = PublishedSetIndex(PublishedSetCsv());
