@@ -65,8 +65,10 @@
 #include "planner/PlannerInternal.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <numeric>
 
 namespace paralens::core {
@@ -575,9 +577,10 @@ std::optional<Recompute> ParseRecompute(std::string_view name)
 
 std::string GbText(double bytes)
 {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f GB", bytes / 1e9);
-    return buf;
+    char buf[48]; // to_chars rounds as %.1f does, at a fraction of snprintf's cost (a search formats thousands)
+    char* end = std::to_chars(buf, buf + sizeof buf - 3, bytes / 1e9, std::chars_format::fixed, 1).ptr;
+    std::memcpy(end, " GB", 3);
+    return std::string(buf, end + 3);
 }
 
 std::string ScheduleText(const TrainingConfig& c)
@@ -681,7 +684,7 @@ StepBreakdown PlannerTime(const PlanRequest& r, const TrainingConfig& c, const P
         pipeline = memo ? memo->Seconds(*pipe, o.times) : PipelineSeconds(*pipe, o.times);
         PipelineOpTimes free = o.times;
         free.send = 0.0;
-        freeSends = breakdown ? PipelineSeconds(*pipe, free) : pipeline;
+        freeSends = !breakdown ? pipeline : memo ? memo->Seconds(*pipe, free) : PipelineSeconds(*pipe, free);
     }
     t.compute = N * (o.computeF + o.computeB);
     t.tpComm = N * (o.tpF + o.tpB);

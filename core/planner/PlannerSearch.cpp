@@ -202,13 +202,16 @@ std::vector<TrainingConfig> Candidates(const PlanRequest& r)
 }
 
 // Builds the schedules the search will time (those of candidates whose weights and one
-// micro-batch of activations fit) on every core, so the loop below finds them cached.
-void PrebuildSchedules(const PlanRequest& r, const std::vector<TrainingConfig>& candidates, double usable)
+// micro-batch of activations fit: `bound`, each candidate's lower bound of memory) on every core,
+// so the loop below finds them cached.
+void PrebuildSchedules(const PlanRequest& r, const std::vector<TrainingConfig>& candidates, const std::vector<MemoryBreakdown>& bound,
+                       double usable)
 {
     std::set<PipelineCacheKey> seen;
     std::vector<PipelineShape> shapes;
-    for (const TrainingConfig& c : candidates) {
-        if (c.pp == 1 || PlannerMemory(r, c, nullptr).Total() > usable) continue;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+        const TrainingConfig& c = candidates[i];
+        if (c.pp == 1 || bound[i].Total() > usable) continue;
         const PipelineShape p = PipelineShapeOf(r, c);
         if (seen.insert(CacheKey(p)).second) shapes.push_back(p);
     }
@@ -221,13 +224,14 @@ void PrebuildSchedules(const PlanRequest& r, const std::vector<TrainingConfig>& 
     });
 }
 
-// One candidate's memory (a lower bound first, then on its schedule) and, when it fits, its time.
-// False when its schedule does not allow the shape.
-bool EvaluateCandidate(const PlanRequest& r, const TrainingConfig& c, double usable, PipelineMemo& memo, PlanRow& row)
+// One candidate's memory (`bound`, its lower bound, then on its schedule) and, when it fits, its
+// time. False when its schedule does not allow the shape.
+bool EvaluateCandidate(const PlanRequest& r, const TrainingConfig& c, const MemoryBreakdown& bound, double usable, PipelineMemo& memo,
+                       PlanRow& row)
 {
     row.config = c;
     row.microBatches = r.globalBatch / (c.dp * c.microBatch);
-    row.memory = PlannerMemory(r, c, nullptr); // a lower bound until the schedule is built
+    row.memory = bound;
     std::shared_ptr<const PipelineStructure> pipe;
     if (row.memory.Total() <= usable && c.pp > 1) {
         try {
@@ -284,26 +288,33 @@ PlanResult PlanTraining(const PlanRequest& r)
     PlanResult res;
     res.candidates = candidates.size();
     const double usable = r.cluster.UsableBytes();
-    PrebuildSchedules(r, candidates, usable);
+    std::vector<MemoryBreakdown> bound(candidates.size()); // before a schedule is built
+    ParallelFor(candidates.size(), 256, [&](size_t i) { bound[i] = PlannerMemory(r, candidates[i], nullptr); });
+    PrebuildSchedules(r, candidates, bound, usable);
     std::vector<PlanRow> rows(candidates.size());
     std::vector<uint8_t> allowed(candidates.size());
     PipelineMemo memo;
     // Runs of 16 neighbouring candidates to a thread: those that differ only in their ZeRO stage are
     // neighbours and share a pipeline timing (the memo), which two threads taking them at the same
     // moment would both compute.
-    ParallelFor(candidates.size(), 16, [&](size_t i) { allowed[i] = EvaluateCandidate(r, candidates[i], usable, memo, rows[i]); });
+    ParallelFor(candidates.size(), 16,
+                [&](size_t i) { allowed[i] = EvaluateCandidate(r, candidates[i], bound[i], usable, memo, rows[i]); });
     res.rows.reserve(rows.size());
     for (size_t i = 0; i < rows.size(); ++i) // in the candidates' order, so that ties rank the same on any core count
         if (allowed[i]) res.rows.push_back(std::move(rows[i]));
     Rank(res.rows);
     // The breakdown (bubble apart from sends) for the rows people read: the best and the front.
     res.pareto = ParetoFront(res.rows);
+    std::vector<size_t> shown;
     for (size_t i = 0; i < res.rows.size() && res.rows[i].fits; ++i) {
         res.fitting = i + 1;
-        const bool shown = i < 50 || std::find(res.pareto.begin(), res.pareto.end(), i) != res.pareto.end();
-        if (shown && res.rows[i].config.pp > 1)
-            res.rows[i].time = PlannerTime(r, res.rows[i].config, PipelineStructureOf(PipelineShapeOf(r, res.rows[i].config)).get(), true);
+        if (res.rows[i].config.pp > 1 && (i < 50 || std::find(res.pareto.begin(), res.pareto.end(), i) != res.pareto.end()))
+            shown.push_back(i);
     }
+    ParallelFor(shown.size(), 1, [&](size_t k) { // the memo has their pipelines; the free-send ones are new
+        PlanRow& row = res.rows[shown[k]];
+        row.time = PlannerTime(r, row.config, PipelineStructureOf(PipelineShapeOf(r, row.config)).get(), true, &memo);
+    });
     if (res.fitting == 0 && !res.rows.empty())
         res.notes.push_back("nothing fits in " + std::to_string(static_cast<int>(usable / 1e9)) + " GB per GPU; the closest, " +
                             ConfigText(res.rows.front().config) + ", " + res.rows.front().rejected);
