@@ -403,6 +403,9 @@ void PrintPublishedSet(const std::vector<core::PublishedSetRun>& set)
     std::vector<std::string> groups;
     for (const auto& [group, e] : errors)
         if (group != "all" && group != "held out") groups.push_back(group);
+    std::sort(groups.begin(), groups.end(), [](const std::string& a, const std::string& b) { // S9 before S10
+        return a.size() != b.size() ? a.size() < b.size() : a < b;
+    });
     groups.push_back("all");
     if (errors.count("held out") && errors["held out"].size() < errors["all"].size()) groups.push_back("held out");
     for (const std::string& source : groups) {

@@ -125,7 +125,7 @@ TEST_CASE("plan: --validate compares the published runs", "[cli][plan]")
         CHECK(run["rank"].get<int>() >= 1);
     }
     // The validation set of tests/data/published-runs.csv: every run, predicted or said why not.
-    REQUIRE(j["publishedSet"].size() == 124);
+    REQUIRE(j["publishedSet"].size() == 142);
     size_t predicted = 0;
     for (const Json& run : j["publishedSet"]) {
         CHECK((run.contains("errorPct") || run.contains("notModelled") || run.contains("doesNotFit")));
@@ -141,7 +141,7 @@ TEST_CASE("plan: --validate compares the published runs", "[cli][plan]")
     CHECK(predicted >= 30);
     const CliResult text = RunParalens("plan --validate");
     CHECK_THAT(text.out, Catch::Contains("# the published set") && Catch::Contains("# per source") && Catch::Contains("# not modelled") &&
-                             Catch::Contains("near the best") && Catch::Contains("held out 108 runs") && Catch::Contains("%*"));
+                             Catch::Contains("near the best") && Catch::Contains("held out 126 runs") && Catch::Contains("%*"));
 }
 
 TEST_CASE("plan: a model by hand inherits nothing, and a changed preset lists what it kept", "[cli][plan]")
@@ -348,7 +348,7 @@ TEST_CASE("plan: --published plans a run of the published set, its own row among
     // Errors a user can fix: one line naming the run or the option.
     const CliResult unknown = RunParalens("plan --published R999");
     CHECK(unknown.exitCode == 2);
-    CHECK_THAT(unknown.err, Catch::Contains("'R999'") && Catch::Contains("R001 to R124"));
+    CHECK_THAT(unknown.err, Catch::Contains("'R999'") && Catch::Contains("R001 to R142"));
     const CliResult mixed = RunParalens("plan --published R041 --gpus 8");
     CHECK(mixed.exitCode == 2);
     CHECK_THAT(mixed.err, Catch::Contains("drop --gpus"));

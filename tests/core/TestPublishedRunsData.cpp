@@ -144,7 +144,7 @@ TEST_CASE("published runs: the planner predicts every run it can model, and says
         if (r.held.cp) CHECK(r.bestConfig.find(" cp ") == std::string::npos);
         if (r.held.dp) CHECK(r.bestConfig.rfind("dp 1 ", 0) == 0);
         if (r.held.tpPp) CHECK(r.bestConfig.find("tp 1 pp 1 ") != std::string::npos);
-        const bool nemo = r.source == "S1" || r.source == "S2" || r.source == "S3";
+        const bool nemo = r.source == "S1" || r.source == "S2" || r.source == "S3" || r.source == "S10"; // S10: NeMo's MLPerf GPT-3
         if (!composer) CHECK(r.request.gradReduceFp32 == !nemo);
         CHECK(r.request.tpCommOverlap == (nemo || r.source == "S4"));
         CHECK(r.request.dpCommExposed == (r.source == "S5")); // Megatron-LM's local DDP of 2021
@@ -190,6 +190,28 @@ TEST_CASE("published runs: the planner predicts every run it can model, and says
         CHECK(r.request.model.TotalParams() + positions >= printed * 0.998);
     }
     CHECK(composerRuns == 36);
+    // MLPerf Training's GPT-3 175B runs (S10): the log's degrees, micro-batch and schedule as the
+    // configuration, FP8 GEMMs, no recomputation, the published step the logs' step time itself.
+    size_t mlperfRuns = 0;
+    for (const PublishedSetRun& r : set) {
+        if (r.source != "S10") continue;
+        INFO(r.id << ": " << r.skipped);
+        REQUIRE(r.skipped.empty());
+        ++mlperfRuns;
+        const auto& row = byId.at(r.id);
+        CHECK(r.request.model.id == "gpt3-175b");
+        CHECK(r.request.cluster.fp8);
+        CHECK(r.request.recompute == Recompute::None);
+        CHECK(r.request.schedule == ScheduleKind::Interleaved);
+        CHECK(r.request.chunks == static_cast<int>(CsvNumber(row.at("vp"))));
+        CHECK(r.request.microBatch == static_cast<int>(CsvNumber(row.at("micro_batch_size"))));
+        CHECK(r.request.tp == 4);
+        CHECK(r.request.dp.value() * 4 * r.request.pp.value() == r.gpus);
+        CHECK(r.publishedFrom == "step time");
+        CHECK(r.publishedSeconds == CsvNumber(row.at("step_time_s")));
+        CHECK(r.config.find("zero1 sp") != std::string::npos);
+    }
+    CHECK(mlperfRuns == 18);
     for (const char* id : {"R033", "R034", "R040", "R041"}) { // NeMo's GPT-3 5B/20B, Nemotron-3 8B/22B
         const auto run = std::find_if(set.begin(), set.end(), [&](const PublishedSetRun& r) { return r.id == id; });
         REQUIRE(run != set.end());
@@ -249,7 +271,7 @@ TEST_CASE("published runs: one run by its id is predicted as in the whole set, a
     PublishedRunChoices mpt;
     (void)PublishedSetRunById(PublishedSetCsv(), "R091", &mpt);
     for (size_t i = 0; i < mpt.choices.fitting; ++i) CHECK((mpt.choices.rows[i].config.tp == 1 && mpt.choices.rows[i].config.pp == 1));
-    CHECK_THROWS_WITH(PublishedSetRunById(PublishedSetCsv(), "R999"), Catch::Contains("'R999'") && Catch::Contains("R001 to R124"));
+    CHECK_THROWS_WITH(PublishedSetRunById(PublishedSetCsv(), "R999"), Catch::Contains("'R999'") && Catch::Contains("R001 to R142"));
     const PublishedSetRun unmodelled = PublishedSetRunById(PublishedSetCsv(), "R051");
     CHECK_FALSE(unmodelled.skipped.empty());
     PublishedRunChoices none;
@@ -257,8 +279,8 @@ TEST_CASE("published runs: one run by its id is predicted as in the whole set, a
     CHECK(PublishedSetEntryById(PublishedSetCsv(), "R051").skipped == unmodelled.skipped);
     CHECK_THROWS_WITH(PublishedSetEntryById(PublishedSetCsv(), "R999"), Catch::Contains("'R999'"));
     const std::vector<PublishedSetEntry> index = PublishedSetIndex(PublishedSetCsv());
-    REQUIRE(index.size() == 124);
+    REQUIRE(index.size() == 142);
     CHECK(index.front().id == "R001");
     CHECK_THAT(index[90].label, Catch::Contains("MPT-70b") && Catch::Contains("128") && Catch::Contains("(S9)"));
-    CHECK(std::count_if(index.begin(), index.end(), [](const PublishedSetEntry& e) { return e.skipped.empty(); }) == 110);
+    CHECK(std::count_if(index.begin(), index.end(), [](const PublishedSetEntry& e) { return e.skipped.empty(); }) == 128);
 }
