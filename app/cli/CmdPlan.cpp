@@ -361,15 +361,56 @@ void PrintTable(const core::PlanRequest& r, const core::ResolvedModel& model, co
     for (const std::string& n : res.notes) std::printf("# %s\n", n.c_str());
 }
 
-// The validation set of tests/data/published-runs.csv: each modelled run, then per source the
-// median error and the share within 15%, then why the others are not modelled.
+// The summary lines of the validation set: per group, its runs, median |error|, how many within
+// 15% and how many in the planner's top 5 or within 5% of its best.
+struct ErrorGroups {
+    std::map<std::string, std::vector<double>> errors;
+    std::map<std::string, int> nearBest;
+    void Add(const std::string& group, double errorPct, bool near)
+    {
+        errors[group].push_back(errorPct);
+        nearBest[group] += near;
+    }
+    void Print(const std::string& group)
+    {
+        std::vector<double> a;
+        for (double x : errors[group]) a.push_back(std::abs(x));
+        if (a.empty()) return;
+        std::sort(a.begin(), a.end());
+        const double median = a.size() % 2 ? a[a.size() / 2] : (a[a.size() / 2 - 1] + a[a.size() / 2]) / 2;
+        const auto within = std::count_if(a.begin(), a.end(), [](double x) { return x <= 15; });
+        std::printf("  %-18s %3zu runs  median %5.1f%%  within 15%%: %zu of %zu  near the best: %d of %zu\n", group.c_str(), a.size(),
+                    median, static_cast<size_t>(within), a.size(), nearBest[group], a.size());
+    }
+};
+
+void PrintErrorSummary(ErrorGroups& g, const std::vector<std::string>& gpus)
+{
+    std::printf("\n# per source: runs predicted, median |error|, within 15%%, in the planner's top 5 or within 5%% of its best\n"
+                "# (* a run a number of the model was fitted on: its GPU's attention rate; 'held out' leaves them out)\n");
+    std::vector<std::string> sources;
+    for (const auto& [group, e] : g.errors)
+        if (group.rfind('S', 0) == 0) sources.push_back(group);
+    std::sort(sources.begin(), sources.end(), [](const std::string& a, const std::string& b) { // S9 before S10
+        return a.size() != b.size() ? a.size() < b.size() : a < b;
+    });
+    for (const std::string& source : sources) g.Print(source);
+    g.Print("all");
+    if (g.errors["held out"].size() < g.errors["all"].size()) g.Print("held out");
+    std::printf("# held out, by kind and by GPU:\n");
+    for (const char* kind : {"dense", "mixture of experts"}) g.Print(kind);
+    for (const std::string& gpu : gpus) g.Print(gpu);
+}
+
+// The validation set of tests/data/published-runs.csv: each modelled run, then per source, kind
+// and GPU the median error and the share within 15%, then why the others are not modelled.
 void PrintPublishedSet(const std::vector<core::PublishedSetRun>& set)
 {
     std::printf("\n# the published set (tests/data/published-runs.csv, sources in tests/data/published-runs.md)\n");
     std::printf("%-6s %-4s %-16s %6s %-9s %-7s %10s %10s %8s %5s %8s  %s\n", "run", "src", "model", "GPUs", "GPU", "prec", "published",
                 "predicted", "error", "rank", "vs best", "configuration (predicted)");
-    std::map<std::string, std::vector<double>> errors;
-    std::map<std::string, int> nearBest; // in the planner's top 5 or within 5% of its best
+    ErrorGroups groups;
+    std::vector<std::string> gpus; // in the set's order
     std::map<std::string, int> skipped;
     int unfit = 0;
     for (const core::PublishedSetRun& r : set) {
@@ -385,39 +426,19 @@ void PrintPublishedSet(const std::vector<core::PublishedSetRun>& set)
             continue;
         }
         const bool near = r.rank <= 5 || r.vsBestPct <= 5.0;
-        for (const std::string& group : {r.source, std::string("all")}) {
-            errors[group].push_back(r.errorPct);
-            nearBest[group] += near;
-        }
+        for (const std::string& group : {r.source, std::string("all")}) groups.Add(group, r.errorPct, near);
         if (!r.fittedOn) {
-            errors["held out"].push_back(r.errorPct);
-            nearBest["held out"] += near;
+            const std::string& gpu = r.request.cluster.gpu.id;
+            if (std::find(gpus.begin(), gpus.end(), gpu) == gpus.end()) gpus.push_back(gpu);
+            for (const std::string& group : {std::string("held out"), std::string(r.request.model.IsMoe() ? "mixture of experts" : "dense"), gpu})
+                groups.Add(group, r.errorPct, near);
         }
         std::printf("%-6s %-4s %-16.16s %6d %-9.9s %-7.7s %10s %10s %+7.1f%%%s %5zu %+7.1f%%  %s\n", r.id.c_str(), r.source.c_str(),
                     r.model.c_str(), r.gpus, r.gpu.c_str(), r.precision.c_str(), core::FormatSeconds(r.publishedSeconds).c_str(),
                     core::FormatSeconds(r.predictedSeconds).c_str(), r.errorPct, r.fittedOn ? "*" : " ", r.rank, r.vsBestPct,
                     r.config.c_str());
     }
-    std::printf("\n# per source: runs predicted, median |error|, within 15%%, in the planner's top 5 or within 5%% of its best\n"
-                "# (* a run a number of the model was fitted on: its GPU's attention rate; 'held out' leaves them out)\n");
-    std::vector<std::string> groups;
-    for (const auto& [group, e] : errors)
-        if (group != "all" && group != "held out") groups.push_back(group);
-    std::sort(groups.begin(), groups.end(), [](const std::string& a, const std::string& b) { // S9 before S10
-        return a.size() != b.size() ? a.size() < b.size() : a < b;
-    });
-    groups.push_back("all");
-    if (errors.count("held out") && errors["held out"].size() < errors["all"].size()) groups.push_back("held out");
-    for (const std::string& source : groups) {
-        const std::vector<double>& e = errors[source];
-        std::vector<double> a;
-        for (double x : e) a.push_back(std::abs(x));
-        std::sort(a.begin(), a.end());
-        const double median = a.size() % 2 ? a[a.size() / 2] : (a[a.size() / 2 - 1] + a[a.size() / 2]) / 2;
-        const auto within = std::count_if(a.begin(), a.end(), [](double x) { return x <= 15; });
-        std::printf("  %-8s %3zu runs  median %5.1f%%  within 15%%: %zu of %zu  near the best: %d of %zu\n", source.c_str(), a.size(),
-                    median, static_cast<size_t>(within), a.size(), nearBest[source], a.size());
-    }
+    PrintErrorSummary(groups, gpus);
     if (unfit > 0) std::printf("  %d modelled runs do not fit in the planner's memory model (rows above)\n", unfit);
     std::printf("# not modelled:\n");
     for (const auto& [why, n] : skipped) std::printf("  %3d  %s\n", n, why.c_str());
