@@ -262,6 +262,7 @@ std::string Prepare(const std::map<std::string, std::string>& r, PublishedSetRun
     // Grace CPU's memory (cpu_offloading_num_layers, named in the row's notes).
     if (r.at("notes").find("offloads the activations") != std::string::npos) return "activations offloaded to the CPU's memory are not modelled";
     if (gbs <= 0 || seq <= 0) return "the global batch or sequence is not printed";
+    if (r.at("precision").find("FP4") != std::string::npos) return "4-bit GEMMs (NVFP4) are not modelled";
     PlanRequest& q = run.request;
     q.model = m;
     q.cluster.gpu = *FindGpu(gpu);
