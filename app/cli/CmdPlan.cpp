@@ -384,13 +384,10 @@ struct ErrorGroups {
     }
 };
 
-void PrintErrorSummary(ErrorGroups& g, const std::vector<std::string>& gpus)
+void PrintErrorSummary(ErrorGroups& g, std::vector<std::string> sources, const std::vector<std::string>& gpus)
 {
     std::printf("\n# per source: runs predicted, median |error|, within 15%%, in the planner's top 5 or within 5%% of its best\n"
                 "# (* a run a number of the model was fitted on: its GPU's attention rate; 'held out' leaves them out)\n");
-    std::vector<std::string> sources;
-    for (const auto& [group, e] : g.errors)
-        if (group.rfind('S', 0) == 0) sources.push_back(group);
     std::sort(sources.begin(), sources.end(), [](const std::string& a, const std::string& b) { // S9 before S10
         return a.size() != b.size() ? a.size() < b.size() : a < b;
     });
@@ -410,7 +407,7 @@ void PrintPublishedSet(const std::vector<core::PublishedSetRun>& set)
     std::printf("%-6s %-4s %-16s %6s %-9s %-7s %10s %10s %8s %5s %8s  %s\n", "run", "src", "model", "GPUs", "GPU", "prec", "published",
                 "predicted", "error", "rank", "vs best", "configuration (predicted)");
     ErrorGroups groups;
-    std::vector<std::string> gpus; // in the set's order
+    std::vector<std::string> sources, gpus; // in the set's order
     std::map<std::string, int> skipped;
     int unfit = 0;
     for (const core::PublishedSetRun& r : set) {
@@ -426,6 +423,7 @@ void PrintPublishedSet(const std::vector<core::PublishedSetRun>& set)
             continue;
         }
         const bool near = r.rank <= 5 || r.vsBestPct <= 5.0;
+        if (std::find(sources.begin(), sources.end(), r.source) == sources.end()) sources.push_back(r.source);
         for (const std::string& group : {r.source, std::string("all")}) groups.Add(group, r.errorPct, near);
         if (!r.fittedOn) {
             const std::string& gpu = r.request.cluster.gpu.id;
@@ -438,7 +436,7 @@ void PrintPublishedSet(const std::vector<core::PublishedSetRun>& set)
                     core::FormatSeconds(r.predictedSeconds).c_str(), r.errorPct, r.fittedOn ? "*" : " ", r.rank, r.vsBestPct,
                     r.config.c_str());
     }
-    PrintErrorSummary(groups, gpus);
+    PrintErrorSummary(groups, sources, gpus);
     if (unfit > 0) std::printf("  %d modelled runs do not fit in the planner's memory model (rows above)\n", unfit);
     std::printf("# not modelled:\n");
     for (const auto& [why, n] : skipped) std::printf("  %3d  %s\n", n, why.c_str());

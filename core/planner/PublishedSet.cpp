@@ -179,8 +179,9 @@ void SetTechniques(const std::map<std::string, std::string>& r, bool fsdpOnly, P
     else if (rc.rfind("selective", 0) == 0) q.recompute = Recompute::Selective;
     else if (rc.rfind("activation checkpointing", 0) == 0) q.recompute = Recompute::Full;
     const std::string& source = r.at("source_id");
-    // NeMo (S10: its MLPerf GPT-3 implementation, distributed_fused_adam with overlapped grad and
-    // param syncs in bf16): the distributed optimizer, SP with TP; FSDP where printed
+    // NeMo (S10: NVIDIA's MLPerf implementations on it, GPT-3's distributed_fused_adam and Llama 3.1
+    // 405B's distributed optimizer, both syncs overlapped, in bf16): the distributed optimizer, SP
+    // with TP; FSDP where printed
     if (source == "S1" || source == "S2" || source == "S3" || source == "S10") {
         q.zero = CsvNumber(fsdp) > 0 ? 3 : 1;
         q.sequenceParallel = q.tp.value() > 1;
