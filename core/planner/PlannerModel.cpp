@@ -65,10 +65,8 @@
 #include "planner/PlannerInternal.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <numeric>
 
 namespace paralens::core {
@@ -577,10 +575,9 @@ std::optional<Recompute> ParseRecompute(std::string_view name)
 
 std::string GbText(double bytes)
 {
-    char buf[48]; // to_chars rounds as %.1f does, at a fraction of snprintf's cost (a search formats thousands)
-    char* end = std::to_chars(buf, buf + sizeof buf - 3, bytes / 1e9, std::chars_format::fixed, 1).ptr;
-    std::memcpy(end, " GB", 3);
-    return std::string(buf, end + 3);
+    char buf[32]; // not std::to_chars: the web build's libc++ has no floating-point to_chars
+    std::snprintf(buf, sizeof buf, "%.1f GB", bytes / 1e9);
+    return buf;
 }
 
 std::string ScheduleText(const TrainingConfig& c)
