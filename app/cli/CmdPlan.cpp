@@ -361,53 +361,75 @@ void PrintTable(const core::PlanRequest& r, const core::ResolvedModel& model, co
     for (const std::string& n : res.notes) std::printf("# %s\n", n.c_str());
 }
 
-// The summary lines of the validation set: per group, its runs, median |error|, how many within
-// 15% and how many in the planner's top 5 or within 5% of its best.
-struct ErrorGroups {
-    std::map<std::string, std::vector<double>> errors;
-    std::map<std::string, int> nearBest;
-    void Add(const std::string& group, double errorPct, bool near)
-    {
-        errors[group].push_back(errorPct);
-        nearBest[group] += near;
-    }
-    void Print(const std::string& group)
-    {
-        std::vector<double> a;
-        for (double x : errors[group]) a.push_back(std::abs(x));
-        if (a.empty()) return;
-        std::sort(a.begin(), a.end());
-        const double median = a.size() % 2 ? a[a.size() / 2] : (a[a.size() / 2 - 1] + a[a.size() / 2]) / 2;
-        const auto within = std::count_if(a.begin(), a.end(), [](double x) { return x <= 15; });
-        std::printf("  %-18s %3zu runs  median %5.1f%%  within 15%%: %zu of %zu  near the best: %d of %zu\n", group.c_str(), a.size(),
-                    median, static_cast<size_t>(within), a.size(), nearBest[group], a.size());
-    }
+// The validation set's summary: per group (each source, all, held out; the held-out runs by kind
+// and by GPU) its runs, median |error|, how many within 15% and how many in the planner's top 5 or
+// within 5% of its best. The modelled runs that fit, in the set's order.
+struct GroupStats {
+    std::string group, by; // by: "source", "all", "held out", "kind", "gpu"
+    size_t runs = 0, within15 = 0, nearBest = 0;
+    double medianAbsErrorPct = 0;
 };
 
-void PrintErrorSummary(ErrorGroups& g, std::vector<std::string> sources, const std::vector<std::string>& gpus)
+std::vector<GroupStats> SummarizeSet(const std::vector<core::PublishedSetRun>& set)
+{
+    std::vector<GroupStats> out;
+    std::map<std::string, std::vector<const core::PublishedSetRun*>> members;
+    std::vector<std::pair<std::string, std::string>> order; // (group, by), first seen first
+    auto add = [&](const std::string& group, const std::string& by, const core::PublishedSetRun& r) {
+        if (members[group].empty()) order.push_back({group, by});
+        members[group].push_back(&r);
+    };
+    for (const core::PublishedSetRun& r : set) {
+        if (!r.skipped.empty() || !r.fits) continue;
+        add(r.source, "source", r);
+        add("all", "all", r);
+        if (r.fittedOn) continue;
+        add("held out", "held out", r);
+        add(r.request.model.IsMoe() ? "mixture of experts" : "dense", "kind", r);
+        add(r.request.cluster.gpu.id, "gpu", r);
+    }
+    std::stable_sort(order.begin(), order.end(), [](const auto& x, const auto& y) { // sources in their order: S9 before S10
+        const bool xs = x.second == "source", ys = y.second == "source";
+        if (xs != ys) return xs;
+        return xs && (x.first.size() != y.first.size() ? x.first.size() < y.first.size() : x.first < y.first);
+    });
+    const char* bys[] = {"source", "all", "held out", "kind", "gpu"};
+    for (const char* by : bys)
+        for (const auto& [group, groupBy] : order) {
+            if (groupBy != by || (groupBy == "held out" && members[group].size() == members["all"].size())) continue;
+            GroupStats g{group, groupBy};
+            std::vector<double> a;
+            for (const core::PublishedSetRun* r : members[group]) {
+                a.push_back(std::abs(r->errorPct));
+                g.nearBest += r->rank <= 5 || r->vsBestPct <= 5.0;
+            }
+            std::sort(a.begin(), a.end());
+            g.runs = a.size();
+            g.medianAbsErrorPct = a.size() % 2 ? a[a.size() / 2] : (a[a.size() / 2 - 1] + a[a.size() / 2]) / 2;
+            g.within15 = static_cast<size_t>(std::count_if(a.begin(), a.end(), [](double x) { return x <= 15; }));
+            out.push_back(g);
+        }
+    return out;
+}
+
+void PrintSummary(const std::vector<GroupStats>& groups)
 {
     std::printf("\n# per source: runs predicted, median |error|, within 15%%, in the planner's top 5 or within 5%% of its best\n"
                 "# (* a run a number of the model was fitted on: its GPU's attention rate; 'held out' leaves them out)\n");
-    std::sort(sources.begin(), sources.end(), [](const std::string& a, const std::string& b) { // S9 before S10
-        return a.size() != b.size() ? a.size() < b.size() : a < b;
-    });
-    for (const std::string& source : sources) g.Print(source);
-    g.Print("all");
-    if (g.errors["held out"].size() < g.errors["all"].size()) g.Print("held out");
-    std::printf("# held out, by kind and by GPU:\n");
-    for (const char* kind : {"dense", "mixture of experts"}) g.Print(kind);
-    for (const std::string& gpu : gpus) g.Print(gpu);
+    for (const GroupStats& g : groups) {
+        if (g.by == "kind" && g.group == "dense") std::printf("# held out, by kind and by GPU:\n");
+        std::printf("  %-18s %3zu runs  median %5.1f%%  within 15%%: %zu of %zu  near the best: %zu of %zu\n", g.group.c_str(), g.runs,
+                    g.medianAbsErrorPct, g.within15, g.runs, g.nearBest, g.runs);
+    }
 }
 
-// The validation set of tests/data/published-runs.csv: each modelled run, then per source, kind
-// and GPU the median error and the share within 15%, then why the others are not modelled.
+// The validation set of tests/data/published-runs.csv: each modelled run, then the summary, then
+// why the others are not modelled.
 void PrintPublishedSet(const std::vector<core::PublishedSetRun>& set)
 {
     std::printf("\n# the published set (tests/data/published-runs.csv, sources in tests/data/published-runs.md)\n");
     std::printf("%-6s %-4s %-16s %6s %-9s %-7s %10s %10s %8s %5s %8s  %s\n", "run", "src", "model", "GPUs", "GPU", "prec", "published",
                 "predicted", "error", "rank", "vs best", "configuration (predicted)");
-    ErrorGroups groups;
-    std::vector<std::string> sources, gpus; // in the set's order
     std::map<std::string, int> skipped;
     int unfit = 0;
     for (const core::PublishedSetRun& r : set) {
@@ -422,21 +444,12 @@ void PrintPublishedSet(const std::vector<core::PublishedSetRun>& set)
                         r.config.c_str(), r.rejected.c_str());
             continue;
         }
-        const bool near = r.rank <= 5 || r.vsBestPct <= 5.0;
-        if (std::find(sources.begin(), sources.end(), r.source) == sources.end()) sources.push_back(r.source);
-        for (const std::string& group : {r.source, std::string("all")}) groups.Add(group, r.errorPct, near);
-        if (!r.fittedOn) {
-            const std::string& gpu = r.request.cluster.gpu.id;
-            if (std::find(gpus.begin(), gpus.end(), gpu) == gpus.end()) gpus.push_back(gpu);
-            for (const std::string& group : {std::string("held out"), std::string(r.request.model.IsMoe() ? "mixture of experts" : "dense"), gpu})
-                groups.Add(group, r.errorPct, near);
-        }
         std::printf("%-6s %-4s %-16.16s %6d %-9.9s %-7.7s %10s %10s %+7.1f%%%s %5zu %+7.1f%%  %s\n", r.id.c_str(), r.source.c_str(),
                     r.model.c_str(), r.gpus, r.gpu.c_str(), r.precision.c_str(), core::FormatSeconds(r.publishedSeconds).c_str(),
                     core::FormatSeconds(r.predictedSeconds).c_str(), r.errorPct, r.fittedOn ? "*" : " ", r.rank, r.vsBestPct,
                     r.config.c_str());
     }
-    PrintErrorSummary(groups, sources, gpus);
+    PrintSummary(SummarizeSet(set));
     if (unfit > 0) std::printf("  %d modelled runs do not fit in the planner's memory model (rows above)\n", unfit);
     std::printf("# not modelled:\n");
     for (const auto& [why, n] : skipped) std::printf("  %3d  %s\n", n, why.c_str());
@@ -476,7 +489,11 @@ void RunValidate(bool json)
                            {"memoryBytesPerGpu", r.memoryBytes}, {"hbmBytes", r.hbmBytes}, {"fittedOn", r.fittedOn}});
             setRows.push_back(j);
         }
-        PrintJson({{"runs", rows}, {"publishedSet", setRows}});
+        Json summary = Json::array();
+        for (const GroupStats& g : SummarizeSet(set))
+            summary.push_back({{"group", g.group}, {"by", g.by}, {"runs", g.runs}, {"medianAbsErrorPct", g.medianAbsErrorPct},
+                               {"within15", g.within15}, {"nearBest", g.nearBest}});
+        PrintJson({{"runs", rows}, {"publishedSet", setRows}, {"publishedSetSummary", summary}});
         return;
     }
     PrintPublishedSet(set);

@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -141,6 +142,22 @@ TEST_CASE("plan: --validate compares the published runs", "[cli][plan]")
         }
     }
     CHECK(predicted >= 30);
+    // --json's summary: each group counted from the rows themselves (held out: not fitted on).
+    size_t heldOut = 0, heldWithin = 0;
+    for (const Json& run : j["publishedSet"])
+        if (run.contains("errorPct") && !run["fittedOn"].get<bool>()) {
+            ++heldOut;
+            heldWithin += std::abs(run["errorPct"].get<double>()) <= 15;
+        }
+    std::map<std::string, Json> summary;
+    for (const Json& g : j["publishedSetSummary"]) summary[g["group"].get<std::string>()] = g;
+    REQUIRE(summary.count("held out"));
+    CHECK(summary["held out"]["by"] == "held out");
+    CHECK(summary["held out"]["runs"] == heldOut);
+    CHECK(summary["held out"]["within15"] == heldWithin);
+    CHECK(summary["held out"]["medianAbsErrorPct"].get<double>() > 0);
+    CHECK(summary["S10"]["by"] == "source");
+    CHECK(summary["dense"]["runs"].get<size_t>() + summary["mixture of experts"]["runs"].get<size_t>() == heldOut);
     const CliResult text = RunParalens("plan --validate");
     CHECK_THAT(text.out, Catch::Contains("# the published set") && Catch::Contains("# per source") && Catch::Contains("# not modelled") &&
                              Catch::Contains("near the best") && Catch::Contains("%*"));
