@@ -144,7 +144,7 @@ TEST_CASE("published runs: the planner predicts every run it can model, and says
         if (r.held.cp) CHECK(r.bestConfig.find(" cp ") == std::string::npos);
         if (r.held.dp) CHECK(r.bestConfig.rfind("dp 1 ", 0) == 0);
         if (r.held.tpPp) CHECK(r.bestConfig.find("tp 1 pp 1 ") != std::string::npos);
-        const bool nemo = r.source == "S1" || r.source == "S2" || r.source == "S3" || r.source == "S10"; // S10: NVIDIA's MLPerf runs, on NeMo
+        const bool nemo = r.source == "S1" || r.source == "S2" || r.source == "S3" || r.source == "S10"; // S10: MLPerf runs of NVIDIA's NeMo implementation (NVIDIA's and CoreWeave's clusters)
         if (!composer) CHECK(r.request.gradReduceFp32 == !nemo);
         CHECK(r.request.tpCommOverlap == (nemo || r.source == "S4"));
         CHECK(r.request.dpCommExposed == (r.source == "S5")); // Megatron-LM's local DDP of 2021
