@@ -38,12 +38,12 @@ struct PlanOptions {
     std::string model = "llama3-70b";
     bool modelGiven = false; // --model on the command line (else the default, unless a model is described by hand)
     int layers = 0, hidden = 0, heads = 0, kvHeads = 0, headDim = 0, ffn = 0, vocab = 0, experts = -1, topK = 0;
+    int window = -1, fullAttentionEvery = -1;
     std::string mlp, dropout;
     bool AnyArchitecture() const
     {
         return layers > 0 || hidden > 0 || heads > 0 || kvHeads > 0 || headDim > 0 || ffn > 0 || vocab > 0 || experts >= 0 || topK > 0 ||
-               !mlp.empty() ||
-               !dropout.empty();
+               window >= 0 || fullAttentionEvery >= 0 || !mlp.empty() || !dropout.empty();
     }
     std::string gpu = "h100-sxm";
     core::PlanRequest request;
@@ -78,6 +78,8 @@ core::ResolvedModel ModelOf(const PlanOptions& o)
     SetIfGiven(in.vocab, o.vocab, 0);
     SetIfGiven(in.experts, o.experts, -1);
     SetIfGiven(in.topK, o.topK, 0);
+    SetIfGiven(in.window, o.window, -1);
+    SetIfGiven(in.fullAttentionEvery, o.fullAttentionEvery, -1);
     SetIfGiven(in.seq, o.request.seq, 0);
     if (!o.mlp.empty()) {
         in.mlp = core::ParseMlpKind(o.mlp);
@@ -290,8 +292,11 @@ void PrintTable(const core::PlanRequest& r, const core::ResolvedModel& model, co
         if (m.sharedExperts > 0) experts += " + " + std::to_string(m.sharedExperts) + " shared";
         if (m.DenseLayers() > 0) experts += ", the first " + std::to_string(m.denseLayers) + " layers dense (ffn " + std::to_string(m.denseFfn) + ")";
     }
-    const std::string attention = m.IsMla() ? " latent attention: q rank " + std::to_string(m.qLoraRank) + ", kv rank " +
-                                                  std::to_string(m.kvLoraRank) + "," : "";
+    std::string attention = m.IsMla() ? " latent attention: q rank " + std::to_string(m.qLoraRank) + ", kv rank " +
+                                            std::to_string(m.kvLoraRank) + "," : "";
+    if (m.IsWindowed())
+        attention += " a " + std::to_string(m.window) + "-token window on " + std::to_string(m.WindowedLayers()) + " of " +
+                     std::to_string(m.layers) + " layers,";
     std::printf("# %s: %.1f B parameters (%.1f B active), %d layers, hidden %d, %d heads (%d KV),%s ffn %d %s%s\n", m.id.c_str(),
                 m.TotalParams() * 1e-9, m.ActiveParams() * 1e-9, m.layers, m.hidden, m.heads, m.kvHeads, attention.c_str(), m.ffn,
                 std::string(core::Name(m.mlp)).c_str(), experts.c_str());
@@ -507,6 +512,7 @@ Json PlanJson(const core::PlanRequest& r, const core::ResolvedModel& model, cons
     for (size_t i = 0; i < std::min(static_cast<size_t>(o.top), res.fitting); ++i) rows.push_back(RowJson(res.rows[i]));
     for (size_t i : res.pareto) pareto.push_back(RowJson(res.rows[i]));
     return {{"model", r.model.id}, {"modelSource", r.model.source}, {"mlp", core::Name(r.model.mlp)}, {"dropout", r.model.dropout},
+            {"window", r.model.window}, {"windowedLayers", r.model.WindowedLayers()},
             {"fromPreset", model.fromPreset}, {"assumed", model.defaulted}, {"fp8", r.cluster.fp8}, {"tpCommOverlap", r.tpCommOverlap},
             {"dpCommOverlap", r.dpCommOverlap}, {"dpCommExposed", r.dpCommExposed}, {"flashAttention2", r.flashAttention2},
             {"gemmEfficiency", r.cluster.EfficiencyFor(r.cluster.dtype)},
@@ -627,6 +633,10 @@ void AddPlanCommand(CLI::App& root)
                                              "off: without (Llama, Mixtral, Nemotron-4)");
     cmd->add_option("--experts", o->experts, "Experts per layer (0: dense)");
     cmd->add_option("--top-k", o->topK, "Experts per token (default 2)");
+    cmd->add_option("--window", o->window, "Sliding-window attention: each query of a windowed layer attends to this many keys "
+                                           "before it (0: none; GPT-OSS: 128)");
+    cmd->add_option("--full-attention-every", o->fullAttentionEvery,
+                    "With --window: every n-th layer attends to the whole sequence (GPT-OSS: 2, alternating; 0: every layer windowed)");
     cmd->add_option("--seq", o->request.seq, "Sequence length (default: the model's)");
     cmd->add_option("--global-batch", o->request.globalBatch, "Sequences per step")->capture_default_str();
     cmd->add_option("--gpus", o->request.cluster.gpus, "GPUs in all")->capture_default_str();

@@ -221,7 +221,7 @@ Shape ShapeOf(const PlanRequest& r, const TrainingConfig& c)
     const double last = StageLayers(m.layers, c, c.pp - 1);
     double others = 0.0;
     if (c.pp > 1) others = std::max(StageLayers(m.layers, c, 0), StageLayers(m.layers, c, c.pp > 2 ? 1 : 0));
-    const double layerFlops = 2.0 * m.LayerActiveParams() + 2.0 * s.seq * (m.QueryWidth() + m.OutputWidth());
+    const double layerFlops = 2.0 * m.LayerActiveParams() + m.AttentionScoreFlopsPerToken(r.Seq()) / m.layers;
     const double headFlops = 2.0 * static_cast<double>(m.vocab) * m.hidden;
     const bool lastBounds = last * layerFlops + headFlops >= others * layerFlops;
     s.layers = lastBounds ? last : others;
@@ -458,6 +458,32 @@ void ParallelComm(const PlanRequest& r, const TrainingConfig& c, const Shape& s,
     }
 }
 
+// One layer's attention products on this GPU, forward, averaged over the model's layers. A
+// calibrated attention efficiency is what the profile's blocks reached; otherwise the GEMM rate,
+// scaled by how FlashAttention's rate falls with the keys a query visits (FlashAttentionBlockFactor
+// of the sequence, or its 1 / cp under ring attention). A windowed layer's kernel visits the
+// window's keys and the rest of the 128-key tile the window starts in (FlashAttention skips whole
+// tiles only), every product of them computed, where a causal full layer computes half its square:
+// 2 (window + 128) / seq of the full square's time, at the rate of a sequence that long.
+double AttentionLayerSec(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
+{
+    const TransformerModel& m = r.model;
+    const PlanCluster& k = r.cluster;
+    // flash-attn 2 on Hopper: a calibrated efficiency already measured the kernel the run had.
+    const double fa2 = r.flashAttention2 && k.gpu.arch == "Hopper" ? FlashAttention2OnHopper() : 1.0;
+    auto rate = [&](double keys) {
+        return k.attentionEfficiency > 0 ? k.PeakFlops() * k.attentionEfficiency
+                                         : k.GemmFlops() * k.gpu.AttentionVsGemm() * fa2 * FlashAttentionBlockFactor(keys);
+    };
+    const double fullSquare = 2.0 * s.tokens * s.seq * (m.QueryWidth() + m.OutputWidth()) / c.tp;
+    const double full = fullSquare / rate(s.seq / c.cp);
+    if (!m.IsWindowed()) return full;
+    const double visited = std::min(s.seq / c.cp, 2.0 * (m.window + 128.0));
+    const double windowed = fullSquare * std::min(1.0, 2.0 * (m.window + 128.0) / s.seq) / rate(visited);
+    const double share = static_cast<double>(m.WindowedLayers()) / m.layers;
+    return (1.0 - share) * full + share * windowed;
+}
+
 } // namespace
 
 OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
@@ -465,25 +491,19 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     const TransformerModel& m = r.model;
     const PlanCluster& k = r.cluster;
     const double rate = k.GemmFlops(), linearRate = k.LinearFlops();
-    // A calibrated attention efficiency is what the profile's blocks reached; otherwise the GEMM
-    // rate, scaled by how FlashAttention's rate falls with the block a kernel sees (the sequence,
-    // or its 1 / cp under ring attention).
-    // flash-attn 2 on Hopper: a calibrated efficiency already measured the kernel the run had.
-    const double fa2 = r.flashAttention2 && k.gpu.arch == "Hopper" ? FlashAttention2OnHopper() : 1.0;
-    const double attentionRate = k.attentionEfficiency > 0 ? k.PeakFlops() * k.attentionEfficiency
-                                                           : rate * k.gpu.AttentionVsGemm() * fa2 * FlashAttentionBlockFactor(s.seq / c.cp);
     Require(rate > 0, "the GPU " + k.gpu.id + " has no " + k.dtype + " peak in the spec table");
     Require(linearRate > 0, "--fp8: the GPU " + k.gpu.id + " has no fp8 peak in the spec table");
     OpCosts o;
     const double linearFlops = 2.0 * s.tokens * m.LayerActiveParams();
-    const double attentionFlops = 2.0 * s.tokens * s.seq * (m.QueryWidth() + m.OutputWidth());
+    const double attentionFlops = s.tokens * m.AttentionScoreFlopsPerToken(r.Seq()) / m.layers; // a layer's, on average
+    const double attentionSec = AttentionLayerSec(r, c, s); // a layer's on this GPU, on average
     const double headFlops = s.head * 2.0 * s.tokens * static_cast<double>(m.vocab) * m.hidden; // the last stage's
     const double headSec = HeadSec(k, headFlops / c.tp);
     const double memoryBound = s.layers * ElementwiseSec(r, c, s);
     const double castOp = 4.0 * s.tokens * s.h / (c.sequenceParallel ? c.tp : 1); // one h-wide cast
     const double castF = s.layers * HbmSec(k, Fp8CastBytes(r, c, s, false), castOp),
                  castB = s.layers * HbmSec(k, Fp8CastBytes(r, c, s, true), castOp);
-    const double linearSec = LinearGemmsSec(r, c, s), layersSec = linearSec + s.layers * attentionFlops / attentionRate / c.tp;
+    const double linearSec = LinearGemmsSec(r, c, s), layersSec = linearSec + s.layers * attentionSec;
     const double gemmSec = layersSec + headSec;
     // The loss: Megatron-LM's vocabulary-parallel cross entropy over the fp32 logits (each GPU its
     // V / tp of them), memory-bound: the forward writes the bf16 logits, upcasts them, finds the
@@ -494,11 +514,11 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
                  lossB = s.head * HbmSec(k, kLossBackwardBytes * logits, 6.0 * logits);
     o.computeF = gemmSec + memoryBound + castF + lossF;
     o.computeB = 2.0 * (gemmSec + memoryBound) + castB + lossB;
-    const double scores = attentionFlops * s.layers / c.tp / attentionRate +
+    const double scores = s.layers * attentionSec +
                           (r.flashAttention ? 0.0 : s.layers * HbmSec(k, ScoreBytes(r, c, s), ScoreBytes(r, c, s) / 2.0));
     if (c.recompute == Recompute::Full) o.computeB += layersSec + memoryBound + castF; // the layers again, not the output layer or the loss
     if (c.recompute == Recompute::Selective) o.computeB += scores;
-    ParallelComm(r, c, s, s.layers > 0 ? linearSec / s.layers : 0.0, attentionFlops / c.tp / attentionRate, o);
+    ParallelComm(r, c, s, s.layers > 0 ? linearSec / s.layers : 0.0, attentionSec, o);
     const int group = c.GradientGroup();
     if (c.zero >= 2 && group > 1) {
         // ZeRO-3 gathers the stage's weights before each forward and backward. ZeRO-2 and 3 hold

@@ -129,7 +129,7 @@ TransformerModel ModelOf(const std::map<std::string, std::string>& r)
         {"LLAMA3-70B", "llama3-70b"},     {"LLAMA3.1_405B", "llama3-405b"}, {"Llama 3 405B", "llama3-405b"},
         {"GPT3-175B", "gpt3-175b"},       {"Nemotron-340B", "nemotron4-340b"}, {"Qwen3_30B_a3B", "qwen3-30b-a3b"},
         {"Qwen3_235B_a22B", "qwen3-235b-a22b"}, {"DeepSeekV3 (w/o MTP)", "deepseek-v3"},
-        {"DeepSeek-V3 (671B total, 37B activated)", "deepseek-v3"}};
+        {"DeepSeek-V3 (671B total, 37B activated)", "deepseek-v3"}, {"GPT OSS 120B", "gpt-oss-120b"}};
     if (auto it = presets.find(name); it != presets.end()) return *FindModelPreset(it->second);
     if (auto model = SetModel(name)) return *model;
     TransformerModel m;

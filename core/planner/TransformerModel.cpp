@@ -2,6 +2,7 @@
 
 #include "common/Error.hpp"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -85,7 +86,22 @@ double TransformerModel::ActiveParams() const
     return (layers - dense) * LayerActiveParams() + dense * DenseLayerParams(*this) + EmbeddingParams();
 }
 
-double TransformerModel::AttentionScoreFlopsPerToken(int s) const { return 2.0 * s * (QueryWidth() + OutputWidth()) * layers; }
+int TransformerModel::WindowedLayers() const
+{
+    if (!IsWindowed()) return 0;
+    return fullAttentionEvery > 0 ? layers - layers / fullAttentionEvery : layers;
+}
+
+double TransformerModel::AttentionKeys(int s) const
+{
+    const double windowed = WindowedLayers(), band = std::min(static_cast<double>(s), 2.0 * window);
+    return ((layers - windowed) * s + windowed * band) / layers;
+}
+
+double TransformerModel::AttentionScoreFlopsPerToken(int s) const
+{
+    return 2.0 * AttentionKeys(s) * (QueryWidth() + OutputWidth()) * layers;
+}
 
 double TransformerModel::ForwardFlopsPerToken(int s) const
 {
@@ -146,9 +162,24 @@ TransformerModel DeepSeekV3()
     return m;
 }
 
-const std::array<TransformerModel, 13>& Presets()
+// GPT-OSS: 64 query heads and 8 KV heads 64 wide (4096 and 512, against a hidden size of 2880);
+// 4 of `experts` SwiGLU experts 2880 wide a token; a 128-token window on every other layer (the
+// first windowed, as Megatron-Bridge's window_attn_skip_freq 2); output layer untied, no dropout.
+// Biases, attention sinks and the activation's clamp are below 0.1% of its FLOPs.
+TransformerModel GptOss(std::string id, int layers, int experts)
 {
-    static const std::array<TransformerModel, 13> presets = {
+    TransformerModel m = Make(std::move(id), "OpenAI 2025, gpt-oss-120b & gpt-oss-20b Model Card (arXiv:2508.10925), Table 1; "
+                                             "Megatron-Bridge GPTOSSProvider (v0.2.0, src/megatron/bridge/models/gpt_oss/gpt_oss_provider.py)",
+                              layers, 2880, 64, 8, 2880, 201088, 4096, MlpKind::SwiGlu, experts, 4);
+    m.headDim = 64;
+    m.window = 128;
+    m.fullAttentionEvery = 2;
+    return m;
+}
+
+const std::array<TransformerModel, 15>& Presets()
+{
+    static const std::array<TransformerModel, 15> presets = {
         Make("gpt3-175b", "Brown et al. 2020, Language Models are Few-Shot Learners, Table 2.1", 96, 12288, 96, 96, 49152,
              51200, 2048, kGelu),
         Make("llama3-8b", "Llama 3 Herd of Models (Dubey et al. 2024, the Llama 3.1 models), Table 3", 32, 4096, 32, 8, 14336,
@@ -171,6 +202,8 @@ const std::array<TransformerModel, 13>& Presets()
         Qwen3Moe("qwen3-30b-a3b", 48, 2048, 32, 768),
         Qwen3Moe("qwen3-235b-a22b", 94, 4096, 64, 1536),
         DeepSeekV3(),
+        GptOss("gpt-oss-20b", 24, 32),
+        GptOss("gpt-oss-120b", 36, 128),
     };
     return presets;
 }
@@ -229,6 +262,8 @@ ResolvedModel ResolveModel(const ModelInput& in)
         m.experts = in.experts.value_or(0);
         m.topK = in.topK.value_or(m.experts > 0 ? 2 : 0);
         m.seq = in.seq.value_or(2048);
+        m.window = in.window.value_or(0);
+        m.fullAttentionEvery = in.fullAttentionEvery.value_or(0);
         m.tiedEmbeddings = true; // Megatron-LM's default (untie_embeddings_and_output_weights off)
         m.dropout = in.dropout.value_or(true); // Megatron-LM's default hidden and attention dropout 0.1
         if (!in.kvHeads) r.defaulted.push_back("kv-heads = heads " + std::to_string(m.kvHeads) + " (multi-head attention)");
@@ -268,6 +303,12 @@ ResolvedModel ResolveModel(const ModelInput& in)
         if (m.DenseLayers() > 0)
             from.push_back("first " + std::to_string(m.denseLayers) + " layers dense (ffn " + std::to_string(m.denseFfn) + ")");
     }
+    if (in.window) m.window = *in.window;
+    if (in.fullAttentionEvery) m.fullAttentionEvery = *in.fullAttentionEvery;
+    if (m.IsWindowed() && (!in.window || !in.fullAttentionEvery))
+        from.push_back("window " + std::to_string(m.window) + " on " + std::to_string(m.WindowedLayers()) + " of " +
+                       std::to_string(m.layers) + " layers" +
+                       (m.fullAttentionEvery > 0 ? " (1 in " + std::to_string(m.fullAttentionEvery) + " attends to the whole sequence)" : ""));
     if (m.IsMla())
         from.push_back("multi-head latent attention (q rank " + std::to_string(m.qLoraRank) + ", kv rank " + std::to_string(m.kvLoraRank) +
                        ", rope " + std::to_string(m.ropeDim) + ", value head " + std::to_string(m.vHeadDim) + ")");
@@ -297,6 +338,8 @@ void CheckModel(const TransformerModel& m)
     Require(m.heads % m.kvHeads == 0,
             "--kv-heads " + std::to_string(m.kvHeads) + " must divide --heads " + std::to_string(m.heads));
     Require(m.experts >= 0, "--experts must not be negative");
+    Require(m.window >= 0, "--window must not be negative (0: no sliding window)");
+    Require(m.fullAttentionEvery >= 0, "--full-attention-every must not be negative (0: every layer windowed)");
     Require(m.DenseLayers() < m.layers, "--layers " + std::to_string(m.layers) + " must exceed the model's " +
                                             std::to_string(m.denseLayers) + " dense first layers");
     if (m.IsMoe())

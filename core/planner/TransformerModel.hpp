@@ -47,9 +47,21 @@ struct TransformerModel {
     // none), keys and values from one kvLoraRank latent plus a shared ropeDim-wide rotary key; each
     // head's query and key are headDim + ropeDim wide, its value vHeadDim. 0: standard attention.
     int qLoraRank = 0, kvLoraRank = 0, ropeDim = 0, vHeadDim = 0;
+    // Sliding-window attention (GPT-OSS, Mistral 7B): a windowed layer's queries attend to their
+    // `window` predecessors only; every fullAttentionEvery-th layer (counting from 1) attends to the
+    // whole sequence (GPT-OSS: 2, windowed and full layers alternating; 0: every layer windowed).
+    // window 0: no window.
+    int window = 0, fullAttentionEvery = 0;
 
     bool IsMoe() const { return experts > 0; }
     bool IsMla() const { return kvLoraRank > 0; }
+    bool IsWindowed() const { return window > 0; }
+    // The layers with the window: all, or all but every fullAttentionEvery-th.
+    int WindowedLayers() const;
+    // Keys per query a layer's scores count, averaged over the layers at sequence `seq`: a full
+    // layer's whole sequence (the full square, as Megatron-LM counts it: twice the causal half),
+    // a windowed layer's band counted the same way, min(seq, 2 window).
+    double AttentionKeys(int seq) const;
     bool Gated() const { return mlp == MlpKind::SwiGlu; } // three matrices
     int HeadDim() const { return headDim > 0 ? headDim : hidden / heads; }
     // Per token, the widths attention works with: queries (and keys) heads x their head width,
@@ -81,16 +93,18 @@ struct TransformerModel {
     double ActiveParams() const;
     // Model FLOPs of one token's forward at sequence length `seq`: 2 x active matmul parameters
     // (output head included) + attention scores and values 4 x seq x heads x headDim per layer (the
-    // full square, as Megatron-LM counts it). Training is 3x this (Flops.hpp).
+    // full square, as Megatron-LM counts it; a windowed layer's band in place of seq). Training is
+    // 3x this (Flops.hpp).
     double ForwardFlopsPerToken(int seq) const;
-    // The attention-score part of it (2 x seq x (query + output width) x layers, 4 x seq x heads x
-    // headDim x layers for standard attention): what selective recomputation re-runs.
+    // The attention-score part of it (2 x AttentionKeys(seq) x (query + output width) x layers,
+    // 4 x seq x heads x headDim x layers for standard attention): what selective recomputation re-runs.
     double AttentionScoreFlopsPerToken(int seq) const;
 };
 
 // The presets, each naming its source: gpt3-175b, llama3-8b, llama3-70b, llama3-405b (also as
 // llama3.1-8b/70b/405b: the Llama 3.1 models the paper describes), nemotron4-15b, nemotron4-340b,
-// mixtral-8x7b, mixtral-8x22b, megatron-1t, bloom-176b, qwen3-30b-a3b, qwen3-235b-a22b, deepseek-v3.
+// mixtral-8x7b, mixtral-8x22b, megatron-1t, bloom-176b, qwen3-30b-a3b, qwen3-235b-a22b, deepseek-v3,
+// gpt-oss-20b, gpt-oss-120b.
 std::span<const TransformerModel> ModelPresets();
 // nullptr when `id` names none.
 const TransformerModel* FindModelPreset(std::string_view id);
@@ -101,12 +115,13 @@ const TransformerModel* FindModelPreset(std::string_view id);
 // at least layers, hidden, heads and vocab.
 struct ModelInput {
     std::string preset; // empty: none named
-    std::optional<int> layers, hidden, heads, kvHeads, headDim, ffn, vocab, experts, topK, seq;
+    std::optional<int> layers, hidden, heads, kvHeads, headDim, ffn, vocab, experts, topK, seq, window, fullAttentionEvery;
     std::optional<MlpKind> mlp;
     std::optional<bool> dropout;
     bool AnyArchitecture() const
     {
-        return layers || hidden || heads || kvHeads || headDim || ffn || vocab || experts || topK || mlp || dropout;
+        return layers || hidden || heads || kvHeads || headDim || ffn || vocab || experts || topK || mlp || dropout || window ||
+               fullAttentionEvery;
     }
 };
 struct ResolvedModel {
@@ -121,7 +136,8 @@ ResolvedModel ResolveModel(const ModelInput& in);
 std::string ModelPresetList();
 
 // Throws Error naming the field (as `--layers`, ...) when a dimension is not positive or heads do
-// not divide hidden or kvHeads do not divide heads, or topK is outside 1..experts.
+// not divide hidden or kvHeads do not divide heads, or topK is outside 1..experts, or the window or
+// fullAttentionEvery is negative.
 void CheckModel(const TransformerModel& m);
 
 } // namespace paralens::core

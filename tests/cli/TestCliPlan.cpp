@@ -172,8 +172,8 @@ TEST_CASE("plan: --validate compares the published runs", "[cli][plan]")
         group.erase(group.find_last_not_of(' ') + 1);
         runs[group] = std::stoi(line.substr(count + 1, at - count - 1));
     }
-    CHECK(runs["held out"] == 138);
-    CHECK(runs["all"] == 140);
+    CHECK(runs["held out"] == 142);
+    CHECK(runs["all"] == 144);
     CHECK(runs["dense"] + runs["mixture of experts"] == runs["held out"]);
     CHECK(runs["mixture of experts"] > 0);
     CHECK(runs["a100-sxm"] + runs["h100-sxm"] + runs["b200"] + runs["gb200"] + runs["gb300"] == runs["held out"]);
@@ -203,6 +203,29 @@ TEST_CASE("plan: a model by hand inherits nothing, and a changed preset lists wh
     const Json nemotron = RunParalensJson("plan --model nemotron4-15b --gpus 64 --top 1 --json");
     CHECK(nemotron["mlp"] == "relu2");
     CHECK(nemotron["modelSource"].get<std::string>().find("Nemotron-4 15B") != std::string::npos);
+}
+
+TEST_CASE("plan: GPT-OSS's sliding window is in its header, and --window changes it", "[cli][plan]")
+{
+    const char* fixed = " --gpu b200 --gpus 64 --global-batch 512 --seq 4096 --dp 64 --tp 1 --pp 1 --ep 64 --micro-batch 2 --zero 1 "
+                        "--recompute none --top 1 --json";
+    const Json oss = RunParalensJson(std::string("plan --model gpt-oss-120b") + fixed);
+    CHECK(oss["window"] == 128);
+    CHECK(oss["windowedLayers"] == 18);
+    // Every layer attending to the whole sequence: the same model, slower.
+    const Json full = RunParalensJson(std::string("plan --model gpt-oss-120b --window 0") + fixed);
+    CHECK(full["model"] == "gpt-oss-120b*");
+    CHECK(full["windowedLayers"] == 0);
+    CHECK(full["rows"][0]["stepSeconds"].get<double>() > oss["rows"][0]["stepSeconds"].get<double>());
+    // Every layer windowed: faster still.
+    const Json all = RunParalensJson(std::string("plan --model gpt-oss-120b --full-attention-every 0") + fixed);
+    CHECK(all["windowedLayers"] == 36);
+    CHECK(all["rows"][0]["stepSeconds"].get<double>() < oss["rows"][0]["stepSeconds"].get<double>());
+    const CliResult text = RunParalens("plan --model gpt-oss-120b --gpu b200 --gpus 64 --global-batch 512 --top 1");
+    CHECK_THAT(text.out, Catch::Contains("a 128-token window on 18 of 36 layers") && Catch::Contains("128 experts top-4"));
+    const CliResult bad = RunParalens("plan --model gpt-oss-120b --window -5");
+    CHECK(bad.exitCode != 0);
+    CHECK_THAT(bad.err, Catch::Contains("--window must not be negative"));
 }
 
 TEST_CASE("plan: --fp8 says where it applies, and a GPU without fp8 is refused with those that have it", "[cli][plan]")

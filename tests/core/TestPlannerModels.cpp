@@ -145,3 +145,52 @@ TEST_CASE("planner: DeepSeek-V3's latent attention, shared expert and dense firs
     CHECK(std::find(changed.fromPreset.begin(), changed.fromPreset.end(), "shared experts 1") != changed.fromPreset.end());
     CHECK(std::find(changed.fromPreset.begin(), changed.fromPreset.end(), "first 3 layers dense (ffn 18432)") != changed.fromPreset.end());
 }
+
+TEST_CASE("planner: GPT-OSS's sliding window as its card counts it, and its attention at the window's cost", "[core][planner]")
+{
+    // The model card's Table 1: 116.83B parameters, 5.13B active (the output layer counted, the
+    // input embedding not); 18 of the 36 layers windowed (every other one, the first windowed).
+    const TransformerModel& m = *FindModelPreset("gpt-oss-120b");
+    CHECK(m.TotalParams() * 1e-9 == Approx(116.83).epsilon(0.002));
+    CHECK((m.ActiveParams() - 201088.0 * 2880) * 1e-9 == Approx(5.13).epsilon(0.005));
+    CHECK(FindModelPreset("gpt-oss-20b")->TotalParams() * 1e-9 == Approx(20.91).epsilon(0.005));
+    CHECK(m.WindowedLayers() == 18);
+    CHECK(m.QueryWidth() == 64 * 64); // heads 64 wide, not the hidden 2880 / 64
+    // The scores' FLOPs: a full layer's whole sequence, a windowed one's band of 2 x 128 keys.
+    CHECK(m.AttentionKeys(4096) == (18 * 4096.0 + 18 * 256.0) / 36);
+    CHECK(m.AttentionScoreFlopsPerToken(4096) == Approx(2.0 * (18 * 4096.0 + 18 * 256.0) * 2 * 4096));
+    TransformerModel every = m;
+    every.fullAttentionEvery = 0; // every layer windowed
+    CHECK(every.WindowedLayers() == 36);
+    every.window = 0;
+    CHECK(every.WindowedLayers() == 0);
+    CHECK(every.AttentionKeys(4096) == 4096);
+
+    // The time: a windowed layer's kernel computes the window and the rest of its first 128-key
+    // tile, 2 (128 + 128) / seq of the full square, at the rate of a 512-token sequence.
+    PlanRequest r = Request("gpt-oss-120b", "b200", 64, 512);
+    r.seq = 4096;
+    const TrainingConfig c = Config(64, 1, 1, 4, ScheduleKind::OneFOneB, 1, Recompute::None, 1, false, 8);
+    PlanRequest full = r;
+    full.model.window = 0;
+    const Shape s = ShapeOf(r, c);
+    const double square = s.layers * 4.0 * s.tokens * s.seq * m.QueryWidth() / r.cluster.GemmFlops() / r.cluster.gpu.AttentionVsGemm();
+    const double fullLayers = square / FlashAttentionBlockFactor(4096);
+    const double windowed = 0.5 * fullLayers + 0.5 * square * (512.0 / 4096) / FlashAttentionBlockFactor(512);
+    CHECK(OpCostsOf(full, c, s).computeF - OpCostsOf(r, c, s).computeF == Approx(fullLayers - windowed).epsilon(1e-9));
+    // A window as long as the sequence changes nothing.
+    PlanRequest wide = r;
+    wide.model.window = 1 << 20;
+    CHECK(OpCostsOf(wide, c, s).computeF == Approx(OpCostsOf(full, c, s).computeF).epsilon(1e-12));
+    CHECK(wide.model.ForwardFlopsPerToken(4096) == full.model.ForwardFlopsPerToken(4096));
+
+    // Given by hand or changed: the window is said where it came from the preset.
+    ModelInput in;
+    in.preset = "gpt-oss-120b";
+    in.layers = 24;
+    const ResolvedModel changed = ResolveModel(in);
+    CHECK(std::find(changed.fromPreset.begin(), changed.fromPreset.end(),
+                    "window 128 on 12 of 24 layers (1 in 2 attends to the whole sequence)") != changed.fromPreset.end());
+    in.window = -1;
+    CHECK_THROWS_WITH(ResolveModel(in), Catch::Contains("--window must not be negative"));
+}
