@@ -11,6 +11,46 @@ namespace paralens::core {
 
 namespace {
 
+// Reorders the ops by wavefront: each op after its device's previous op and its producers, ops of
+// one wavefront side by side. Any order that keeps each device's order and every dependency gives
+// the same times (each op's start is the max of its device's last end and its producers' ends), but
+// ExecutionOrder runs a device until it blocks, so neighbouring ops mostly wait on each other; side
+// by side, the replay's neighbouring ops are independent and the CPU overlaps them.
+void ByWavefront(PipelineStructure& s, int stages)
+{
+    const size_t n = s.kind.size();
+    std::vector<int32_t> level(n), lastOfDevice(static_cast<size_t>(stages), -1);
+    int32_t levels = 0;
+    for (size_t i = 0; i < n; ++i) {
+        int32_t l = lastOfDevice[static_cast<size_t>(s.device[i])];
+        if (s.dep0[i] >= 0) l = std::max(l, level[static_cast<size_t>(s.dep0[i])]);
+        if (s.dep1[i] >= 0) l = std::max(l, level[static_cast<size_t>(s.dep1[i])]);
+        level[i] = l + 1;
+        lastOfDevice[static_cast<size_t>(s.device[i])] = level[i];
+        levels = std::max(levels, level[i] + 1);
+    }
+    std::vector<int32_t> at(static_cast<size_t>(levels) + 1, 0), place(n); // a counting sort, stable
+    for (int32_t l : level) ++at[static_cast<size_t>(l) + 1];
+    for (size_t l = 1; l < at.size(); ++l) at[l] += at[l - 1];
+    for (size_t i = 0; i < n; ++i) place[i] = at[static_cast<size_t>(level[i])]++;
+    auto permute = [&](auto& v) {
+        std::remove_reference_t<decltype(v)> out(n);
+        for (size_t i = 0; i < n; ++i) out[static_cast<size_t>(place[i])] = v[i];
+        v = std::move(out);
+    };
+    for (auto* dep : {&s.dep0, &s.dep1})
+        for (int32_t& d : *dep)
+            if (d >= 0) d = place[static_cast<size_t>(d)];
+    permute(s.kind);
+    permute(s.device);
+    permute(s.dep0);
+    permute(s.dep1);
+    permute(s.cross0);
+    permute(s.cross1);
+    permute(s.microBatch);
+    permute(s.chunk);
+}
+
 std::shared_ptr<const PipelineStructure> Build(const PipelineShape& shape)
 {
     PipelineSpec spec;
@@ -57,6 +97,11 @@ std::shared_ptr<const PipelineStructure> Build(const PipelineShape& shape)
         out->microBatch.push_back(op.microBatch);
         out->chunk.push_back(op.chunk);
     }
+    ByWavefront(*out, D);
+    out->timed.resize(n);
+    for (size_t i = 0; i < n; ++i)
+        out->timed[i] = {out->dep0[i] + 1, out->dep1[i] + 1, static_cast<uint16_t>(out->device[i]), out->kind[i],
+                         static_cast<uint8_t>(out->cross0[i] | out->cross1[i] << 1)};
     // Activations held: F stores one chunk's, B frees it; W when the weight gradient is split off,
     // since the weight gradient needs the layer inputs (more than ScheduleGreedy's F-to-B count).
     const PipeOpKind frees = spec.SplitsWeightGrad() ? PipeOpKind::WeightGrad : PipeOpKind::Backward;
@@ -110,17 +155,24 @@ double PipelineSeconds(const PipelineStructure& s, const PipelineOpTimes& t)
     const double v = s.shape.chunks;
     const bool split = s.shape.kind == ScheduleKind::ZeroBubbleH1;
     const double dur[3] = {t.forward / v, (split ? t.backward - t.weight : t.backward) / v, t.weight / v};
-    std::vector<double> end(s.kind.size());
+    const double send[4] = {0.0, t.send, 0.0, t.send}; // by a cross flag's bits
+    // end[0] is "no producer" (0: every start is at least 0); op i's end is end[i + 1]. Each slot
+    // is written before it is read, so the buffer is reused as it is.
+    static thread_local std::vector<double> buffer;
+    const size_t n = s.timed.size();
+    if (buffer.size() < n + 1) buffer.resize(n + 1);
+    double* const end = buffer.data();
+    end[0] = 0.0;
     std::vector<double> free(static_cast<size_t>(s.shape.stages), 0.0);
-    double makespan = 0.0;
-    for (size_t i = 0; i < s.kind.size(); ++i) {
-        double start = free[static_cast<size_t>(s.device[i])];
-        if (s.dep0[i] >= 0) start = std::max(start, end[static_cast<size_t>(s.dep0[i])] + (s.cross0[i] ? t.send : 0.0));
-        if (s.dep1[i] >= 0) start = std::max(start, end[static_cast<size_t>(s.dep1[i])] + (s.cross1[i] ? t.send : 0.0));
-        end[i] = start + dur[s.kind[i]];
-        free[static_cast<size_t>(s.device[i])] = end[i];
-        makespan = std::max(makespan, end[i]);
+    const PipelineStructure::TimedOp* op = s.timed.data();
+    for (size_t i = 0; i < n; ++i, ++op) {
+        double& stageFree = free[op->device];
+        const double start = std::max({stageFree, end[op->from0] + send[op->cross & 1], end[op->from1] + send[op->cross >> 1]});
+        end[i + 1] = stageFree = start + dur[op->kind];
     }
+    // A stage's ops run one after another, so its last op ends last: the makespan is the latest.
+    double makespan = 0.0;
+    for (double f : free) makespan = std::max(makespan, f);
     return makespan;
 }
 

@@ -34,6 +34,14 @@ struct PipelineStructure {
     std::vector<uint8_t> cross0, cross1; // the dependency comes from another device (a send)
     std::vector<int32_t> microBatch, chunk;
     std::vector<double> peakInFlight;    // per stage, in micro-batches through the whole stage (chunks / v)
+    // The same ops packed for the replay: one 12-byte record each, producers shifted by one (0: none).
+    struct TimedOp {
+        int32_t from0, from1;    // dep0 + 1, dep1 + 1
+        uint16_t device;
+        uint8_t kind;
+        uint8_t cross;           // bit 0: cross0, bit 1: cross1
+    };
+    std::vector<TimedOp> timed;
 };
 
 // The shape's structure is built for and cached under: zb-h1's ratios rounded to halves of F (its

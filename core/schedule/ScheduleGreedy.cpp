@@ -65,18 +65,22 @@ std::vector<std::vector<PipeOp>> ZeroBubbleOrder(const PipelineSpec& spec)
     std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap;
     std::vector<uint64_t> version(static_cast<size_t>(D), 0);
     std::vector<std::pair<double, bool>> next(static_cast<size_t>(D));
+    std::vector<uint8_t> queued(static_cast<size_t>(D), 0); // its entry is in the heap and current
     auto refresh = [&](int d) {
         if (d < 0 || d >= D) return;
-        next[static_cast<size_t>(d)] = nextOf(d);
+        const auto n = nextOf(d);
+        if (queued[static_cast<size_t>(d)] && n == next[static_cast<size_t>(d)]) return; // the entry there still holds
+        next[static_cast<size_t>(d)] = n;
         ++version[static_cast<size_t>(d)];
-        if (next[static_cast<size_t>(d)].first < std::numeric_limits<double>::infinity())
-            heap.emplace(next[static_cast<size_t>(d)].first, d, version[static_cast<size_t>(d)]);
+        queued[static_cast<size_t>(d)] = n.first < std::numeric_limits<double>::infinity();
+        if (queued[static_cast<size_t>(d)]) heap.emplace(n.first, d, version[static_cast<size_t>(d)]);
     };
     for (int d = 0; d < D; ++d) refresh(d);
     while (!heap.empty()) {
         const auto [bestTime, bestDevice, stamp] = heap.top();
         heap.pop();
         if (stamp != version[static_cast<size_t>(bestDevice)]) continue;
+        queued[static_cast<size_t>(bestDevice)] = 0;
         const bool bestIsW = next[static_cast<size_t>(bestDevice)].second;
         Device& x = dev[static_cast<size_t>(bestDevice)];
         const double slow = spec.Slowdown(bestDevice);
