@@ -491,7 +491,8 @@ void RunValidate(bool json)
             else j.update({{"config", r.config}, {"publishedStepSeconds", r.publishedSeconds}, {"publishedFrom", r.publishedFrom},
                            {"predictedStepSeconds", r.predictedSeconds}, {"errorPct", r.errorPct}, {"rank", r.rank},
                            {"vsBestPct", r.vsBestPct}, {"bestConfig", r.bestConfig},
-                           {"memoryBytesPerGpu", r.memoryBytes}, {"hbmBytes", r.hbmBytes}, {"fittedOn", r.fittedOn}});
+                           {"memoryBytesPerGpu", r.memoryBytes}, {"hbmBytes", r.hbmBytes}, {"fittedOn", r.fittedOn},
+                           {"microBatchInDoubt", r.microBatchInDoubt}});
             setRows.push_back(j);
         }
         Json summary = Json::array();
@@ -558,7 +559,7 @@ void RunPublished(const PlanOptions& o)
                           {"predictedStepSeconds", run.fits ? Json(run.predictedSeconds) : Json(nullptr)},
                           {"errorPct", run.fits ? Json(run.errorPct) : Json(nullptr)}, {"rank", run.rank}, {"vsBestPct", run.vsBestPct},
                           {"bestConfig", run.bestConfig}, {"row", row ? Json(*row + 1) : Json(nullptr)},
-                          {"fittedOn", run.fittedOn}};
+                          {"fittedOn", run.fittedOn}, {"microBatchInDoubt", run.microBatchInDoubt}};
         PrintJson(j);
     } else {
         std::printf("# published run %s (%s): %s, %d x %s, %s; %s\n", run.id.c_str(), run.source.c_str(), run.model.c_str(), run.gpus,
@@ -572,6 +573,9 @@ void RunPublished(const PlanOptions& o)
         else
             std::printf("# published %s a step; its configuration does not fit in the planner's memory model: %s, %s\n",
                         core::FormatSeconds(run.publishedSeconds).c_str(), run.config.c_str(), run.rejected.c_str());
+        if (run.microBatchInDoubt)
+            std::printf("# its printed micro-batch is in doubt (the global batch is not DP x micro-batch x the printed gradient "
+                        "accumulation): the micro-batch is the planner's\n");
         PrintTable(r, model, c.choices, o.top);
         if (row && *row >= static_cast<size_t>(o.top)) {
             std::printf("\n# the published configuration, row %zu:\n", *row + 1);

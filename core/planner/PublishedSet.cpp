@@ -5,6 +5,7 @@
 #include "planner/PublishedRuns.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <optional>
@@ -166,7 +167,12 @@ void SetTechniques(const std::map<std::string, std::string>& r, bool fsdpOnly, P
     PlanRequest& q = run.request;
     const std::string& fsdp = r.at("fsdp");
     const double pp = q.pp.value_or(1);
-    if (const double mb = CsvNumber(r.at("micro_batch_size")); mb > 0) q.microBatch = static_cast<int>(mb);
+    // A printed micro-batch whose gradient accumulation, also printed, disagrees with the batch and
+    // DP (global batch != DP x micro-batch x accumulation: two of Megatron-Bridge 25.11's rows) is in
+    // doubt: it is left to the planner, as an unstated one.
+    const double mb = CsvNumber(r.at("micro_batch_size")), accumulation = CsvNumber(r.at("grad_accum"));
+    run.microBatchInDoubt = mb > 0 && accumulation > 0 && std::abs(q.dp.value_or(1) * mb * accumulation - q.globalBatch) > 0.5;
+    if (mb > 0 && !run.microBatchInDoubt) q.microBatch = static_cast<int>(mb);
     if (const double vp = CsvNumber(r.at("vp")); vp > 1) {
         q.schedule = ScheduleKind::Interleaved;
         q.chunks = static_cast<int>(vp);

@@ -24,6 +24,7 @@ struct PublishedSetRun {
     std::string skipped;        // why it is not modelled (empty: modelled)
     PlanRequest request;        // the run's fixed choices
     bool scheduleUnstated = false; // a pipeline whose source prints no interleaving: 1F1B or interleaved, the faster
+    bool microBatchInDoubt = false; // its printed accumulation disagrees with batch, DP and micro-batch: the planner's micro-batch
     HeldChoices held;              // what the run could not choose, held in its ranking
     bool fittedOn = false;         // a number of the model was fitted on this run (its GPU's attention rate): not a test
     double publishedSeconds = 0;
