@@ -1,5 +1,6 @@
 #include "planner/PipelineTiming.hpp"
 
+#include "common/Error.hpp"
 #include "schedule/ScheduleDeps.hpp"
 
 #include <algorithm>
@@ -63,6 +64,7 @@ std::shared_ptr<const PipelineStructure> Build(const PipelineShape& shape)
         spec.backwardSec = shape.backwardRatio;
         spec.weightSec = shape.weightRatio;
     }
+    Require(shape.stages <= 65535, "a pipeline of " + std::to_string(shape.stages) + " stages: at most 65535");
     const Schedule schedule = BuildSchedule(spec);
     const std::vector<std::pair<int, int>> order = ExecutionOrder(schedule);
     const int D = spec.stages, V = spec.VirtualStages();

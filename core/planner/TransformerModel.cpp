@@ -309,6 +309,8 @@ ResolvedModel ResolveModel(const ModelInput& in)
         from.push_back("window " + std::to_string(m.window) + " on " + std::to_string(m.WindowedLayers()) + " of " +
                        std::to_string(m.layers) + " layers" +
                        (m.fullAttentionEvery > 0 ? " (1 in " + std::to_string(m.fullAttentionEvery) + " attends to the whole sequence)" : ""));
+    Require(!in.fullAttentionEvery || *in.fullAttentionEvery == 0 || m.IsWindowed(),
+            "--full-attention-every needs a sliding window: give --window (the model '" + m.id + "' has none)");
     if (m.IsMla())
         from.push_back("multi-head latent attention (q rank " + std::to_string(m.qLoraRank) + ", kv rank " + std::to_string(m.kvLoraRank) +
                        ", rope " + std::to_string(m.ropeDim) + ", value head " + std::to_string(m.vHeadDim) + ")");

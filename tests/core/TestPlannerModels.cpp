@@ -193,4 +193,10 @@ TEST_CASE("planner: GPT-OSS's sliding window as its card counts it, and its atte
                     "window 128 on 12 of 24 layers (1 in 2 attends to the whole sequence)") != changed.fromPreset.end());
     in.window = -1;
     CHECK_THROWS_WITH(ResolveModel(in), Catch::Contains("--window must not be negative"));
+    ModelInput dense;
+    dense.preset = "llama3-8b";
+    dense.fullAttentionEvery = 2; // without a window it would change nothing: refused
+    CHECK_THROWS_WITH(ResolveModel(dense), Catch::Contains("--full-attention-every needs a sliding window"));
+    dense.window = 4096;
+    CHECK(ResolveModel(dense).model.WindowedLayers() == 16);
 }
