@@ -185,10 +185,10 @@ void SetTechniques(const std::map<std::string, std::string>& r, bool fsdpOnly, P
     else if (rc.rfind("selective", 0) == 0) q.recompute = Recompute::Selective;
     else if (rc.rfind("activation checkpointing", 0) == 0) q.recompute = Recompute::Full;
     const std::string& source = r.at("source_id");
-    // NeMo (S10: NVIDIA's MLPerf implementations on it, GPT-3's distributed_fused_adam and Llama 3.1
-    // 405B's distributed optimizer, both syncs overlapped, in bf16): the distributed optimizer, SP
-    // with TP; FSDP where printed
-    if (source == "S1" || source == "S2" || source == "S3" || source == "S10") {
+    // NeMo and Megatron-Bridge (S1 and S11: Megatron-Bridge's 25.11 and 26.08 tables; S10: NVIDIA's
+    // MLPerf implementations on NeMo, GPT-3's distributed_fused_adam and Llama 3.1 405B's distributed
+    // optimizer, both syncs overlapped, in bf16): the distributed optimizer, SP with TP; FSDP where printed
+    if (source == "S1" || source == "S2" || source == "S3" || source == "S10" || source == "S11") {
         q.zero = CsvNumber(fsdp) > 0 ? 3 : 1;
         q.sequenceParallel = q.tp.value() > 1;
         q.gradReduceFp32 = false; // their performance scripts: grad_reduce_in_fp32 = False
@@ -254,7 +254,9 @@ std::string SetPublishedSeconds(const std::map<std::string, std::string>& r, Pub
 std::string Prepare(const std::map<std::string, std::string>& r, PublishedSetRun& run)
 {
     const TransformerModel m = ModelOf(r);
-    if (r.at("model").find("w/ MTP") != std::string::npos) return "multi-token prediction (DeepSeek-V3's extra layer and loss) is not modelled";
+    // MTP named in the model (25.11's table) or in the row's notes (26.08's recipes lay an MTP layer out)
+    if (r.at("model").find("w/ MTP") != std::string::npos || r.at("notes").find("With multi-token prediction") != std::string::npos)
+        return "multi-token prediction (DeepSeek-V3's extra layer and loss) is not modelled";
     if (r.at("model_type") == "MoE" && !m.IsMoe()) return "a mixture of experts the presets do not have";
     if (m.id.empty()) return "the file does not give the model's shape";
     const std::string gpu = GpuOf(r.at("gpu_type"));
@@ -279,7 +281,7 @@ std::string Prepare(const std::map<std::string, std::string>& r, PublishedSetRun
     if (gpu == "a100-sxm") q.cluster.networkGBps = 25; // 200 Gb/s HDR per GPU, as on Selene
     if (gpu == "gb200" || gpu == "gb300") q.cluster.gpusPerNode = 72; // NVL72: one NVLink domain per rack
     if (gpu == "gb300") q.cluster.networkGBps = 100; // a ConnectX-8 (800 Gb/s) per GPU; GB200's ConnectX-7: 400 Gb/s
-    q.cluster.fp8 = run.precision.rfind("FP8", 0) == 0 || run.precision == "amp_fp8";
+    q.cluster.fp8 = run.precision.rfind("FP8", 0) == 0 || run.precision == "MXFP8" || run.precision == "amp_fp8";
     q.globalBatch = static_cast<int>(gbs);
     q.seq = static_cast<int>(seq);
     q.tp = static_cast<int>(tp);

@@ -156,7 +156,7 @@ TEST_CASE("published runs: the planner predicts every run it can model, and says
         if (r.held.cp) CHECK(r.bestConfig.find(" cp ") == std::string::npos);
         if (r.held.dp) CHECK(r.bestConfig.rfind("dp 1 ", 0) == 0);
         if (r.held.tpPp) CHECK(r.bestConfig.find("tp 1 pp 1 ") != std::string::npos);
-        const bool nemo = r.source == "S1" || r.source == "S2" || r.source == "S3" || r.source == "S10"; // S10: MLPerf runs of NVIDIA's NeMo implementation (NVIDIA's and CoreWeave's clusters)
+        const bool nemo = r.source == "S1" || r.source == "S2" || r.source == "S3" || r.source == "S10" || r.source == "S11"; // S10: MLPerf runs of NVIDIA's NeMo implementation (NVIDIA's and CoreWeave's clusters)
         if (!composer) CHECK(r.request.gradReduceFp32 == !nemo);
         CHECK(r.request.tpCommOverlap == (nemo || r.source == "S4"));
         CHECK(r.request.dpCommExposed == (r.source == "S5")); // Megatron-LM's local DDP of 2021
@@ -291,7 +291,7 @@ TEST_CASE("published runs: one run by its id is predicted as in the whole set, a
     PublishedRunChoices mpt;
     (void)PublishedSetRunById(PublishedSetCsv(), "R091", &mpt);
     for (size_t i = 0; i < mpt.choices.fitting; ++i) CHECK((mpt.choices.rows[i].config.tp == 1 && mpt.choices.rows[i].config.pp == 1));
-    CHECK_THROWS_WITH(PublishedSetRunById(PublishedSetCsv(), "R999"), Catch::Contains("'R999'") && Catch::Contains("R001 to R158"));
+    CHECK_THROWS_WITH(PublishedSetRunById(PublishedSetCsv(), "R999"), Catch::Contains("'R999'") && Catch::Contains("R001 to R176"));
     const PublishedSetRun unmodelled = PublishedSetRunById(PublishedSetCsv(), "R051");
     CHECK_FALSE(unmodelled.skipped.empty());
     PublishedRunChoices none;
@@ -299,8 +299,27 @@ TEST_CASE("published runs: one run by its id is predicted as in the whole set, a
     CHECK(PublishedSetEntryById(PublishedSetCsv(), "R051").skipped == unmodelled.skipped);
     CHECK_THROWS_WITH(PublishedSetEntryById(PublishedSetCsv(), "R999"), Catch::Contains("'R999'"));
     const std::vector<PublishedSetEntry> index = PublishedSetIndex(PublishedSetCsv());
-    REQUIRE(index.size() == 158);
+    REQUIRE(index.size() == 176);
     CHECK(index.front().id == "R001");
     CHECK_THAT(index[90].label, Catch::Contains("MPT-70b") && Catch::Contains("128") && Catch::Contains("(S9)"));
-    CHECK(std::count_if(index.begin(), index.end(), [](const PublishedSetEntry& e) { return e.skipped.empty(); }) == 144);
+    CHECK(std::count_if(index.begin(), index.end(), [](const PublishedSetEntry& e) { return e.skipped.empty(); }) == 150);
+}
+
+TEST_CASE("published runs: Megatron-Bridge 26.08's rows: MXFP8 is FP8, and DeepSeek-V3 with its MTP layer is named not modelled", "[core][planner]")
+{
+    const std::vector<PublishedSetRun> set = CheckPublishedSet(PublishedSetCsv());
+    auto byId = [&](const char* id) -> const PublishedSetRun& {
+        return *std::find_if(set.begin(), set.end(), [&](const PublishedSetRun& r) { return r.id == id; });
+    };
+    for (const char* id : {"R163", "R164", "R165", "R166", "R167", "R168"}) {
+        INFO(id);
+        const PublishedSetRun& r = byId(id);
+        CHECK(r.source == "S11");
+        CHECK(r.skipped.empty());
+        CHECK(r.precision == "MXFP8");
+        CHECK(r.request.cluster.fp8);
+        CHECK(r.request.zero == 1); // the distributed optimizer, as Megatron-Bridge's recipes
+    }
+    for (const char* id : {"R159", "R160"}) CHECK_THAT(byId(id).skipped, Catch::Contains("multi-token prediction"));
+    CHECK_THAT(byId("R172").skipped, Catch::Contains("NVFP4") || Catch::Contains("presets do not have"));
 }
