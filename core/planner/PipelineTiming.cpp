@@ -19,16 +19,16 @@ namespace {
 // by side, the replay's neighbouring ops are independent and the CPU overlaps them.
 void ByWavefront(PipelineStructure& s, int stages)
 {
-    const size_t n = s.kind.size();
+    const size_t n = s.ops.size();
     std::vector<int32_t> level(n), lastOfDevice(static_cast<size_t>(stages), -1);
     int32_t levels = 0;
     for (size_t i = 0; i < n; ++i) {
-        int32_t l = lastOfDevice[static_cast<size_t>(s.device[i])];
-        if (s.dep0[i] >= 0) l = std::max(l, level[static_cast<size_t>(s.dep0[i])]);
-        if (s.dep1[i] >= 0) l = std::max(l, level[static_cast<size_t>(s.dep1[i])]);
-        level[i] = l + 1;
-        lastOfDevice[static_cast<size_t>(s.device[i])] = level[i];
-        levels = std::max(levels, level[i] + 1);
+        const PipelineStructure::Op& op = s.ops[i];
+        int32_t l = lastOfDevice[op.device];
+        for (int j = 0; j < 2; ++j)
+            if (op.Dep(j) >= 0) l = std::max(l, level[static_cast<size_t>(op.Dep(j))]);
+        level[i] = lastOfDevice[op.device] = l + 1;
+        levels = std::max(levels, l + 2);
     }
     std::vector<int32_t> at(static_cast<size_t>(levels) + 1, 0), place(n); // a counting sort, stable
     for (int32_t l : level) ++at[static_cast<size_t>(l) + 1];
@@ -39,15 +39,10 @@ void ByWavefront(PipelineStructure& s, int stages)
         for (size_t i = 0; i < n; ++i) out[static_cast<size_t>(place[i])] = v[i];
         v = std::move(out);
     };
-    for (auto* dep : {&s.dep0, &s.dep1})
-        for (int32_t& d : *dep)
-            if (d >= 0) d = place[static_cast<size_t>(d)];
-    permute(s.kind);
-    permute(s.device);
-    permute(s.dep0);
-    permute(s.dep1);
-    permute(s.cross0);
-    permute(s.cross1);
+    for (PipelineStructure::Op& op : s.ops)
+        for (int32_t* from : {&op.from0, &op.from1})
+            if (*from > 0) *from = place[static_cast<size_t>(*from - 1)] + 1;
+    permute(s.ops);
     permute(s.microBatch);
     permute(s.chunk);
 }
@@ -71,39 +66,27 @@ std::shared_ptr<const PipelineStructure> Build(const PipelineShape& shape)
     auto out = std::make_shared<PipelineStructure>();
     out->shape = shape;
     const size_t n = order.size();
-    out->kind.reserve(n);
-    out->device.reserve(n);
-    out->dep0.reserve(n);
-    out->dep1.reserve(n);
-    out->cross0.reserve(n);
-    out->cross1.reserve(n);
+    out->ops.reserve(n);
+    out->microBatch.reserve(n);
+    out->chunk.reserve(n);
     OpTableOf<int32_t> index(spec.TotalMicroBatches(), V);
     std::array<OpKey, 2> deps{};
     for (const auto& [d, i] : order) {
         const PipeOp& op = schedule.stages[static_cast<size_t>(d)][static_cast<size_t>(i)];
         const OpKey key = KeyOf(op, d, D);
         const int count = DependenciesOf(key, V, deps);
-        int32_t dep[2] = {-1, -1};
-        uint8_t cross[2] = {0, 0};
+        int32_t from[2] = {0, 0};
+        uint8_t cross = 0;
         for (int j = 0; j < count; ++j) {
-            dep[j] = index[deps[static_cast<size_t>(j)]];
-            cross[j] = DeviceOf(deps[static_cast<size_t>(j)].virtualStage, D) != d ? 1 : 0;
+            from[j] = index[deps[static_cast<size_t>(j)]] + 1;
+            if (DeviceOf(deps[static_cast<size_t>(j)].virtualStage, D) != d) cross |= static_cast<uint8_t>(1 << j);
         }
-        index[key] = static_cast<int32_t>(out->kind.size());
-        out->kind.push_back(static_cast<uint8_t>(op.kind));
-        out->device.push_back(d);
-        out->dep0.push_back(dep[0]);
-        out->dep1.push_back(dep[1]);
-        out->cross0.push_back(cross[0]);
-        out->cross1.push_back(cross[1]);
+        index[key] = static_cast<int32_t>(out->ops.size());
+        out->ops.push_back({from[0], from[1], static_cast<uint16_t>(d), static_cast<uint8_t>(op.kind), cross});
         out->microBatch.push_back(op.microBatch);
         out->chunk.push_back(op.chunk);
     }
     ByWavefront(*out, D);
-    out->timed.resize(n);
-    for (size_t i = 0; i < n; ++i)
-        out->timed[i] = {out->dep0[i] + 1, out->dep1[i] + 1, static_cast<uint16_t>(out->device[i]), out->kind[i],
-                         static_cast<uint8_t>(out->cross0[i] | out->cross1[i] << 1)};
     // Activations held: F stores one chunk's, B frees it; W when the weight gradient is split off,
     // since the weight gradient needs the layer inputs (more than ScheduleGreedy's F-to-B count).
     const PipeOpKind frees = spec.SplitsWeightGrad() ? PipeOpKind::WeightGrad : PipeOpKind::Backward;
@@ -161,12 +144,12 @@ double PipelineSeconds(const PipelineStructure& s, const PipelineOpTimes& t)
     // end[0] is "no producer" (0: every start is at least 0); op i's end is end[i + 1]. Each slot
     // is written before it is read, so the buffer is reused as it is.
     static thread_local std::vector<double> buffer;
-    const size_t n = s.timed.size();
+    const size_t n = s.ops.size();
     if (buffer.size() < n + 1) buffer.resize(n + 1);
     double* const end = buffer.data();
     end[0] = 0.0;
     std::vector<double> free(static_cast<size_t>(s.shape.stages), 0.0);
-    const PipelineStructure::TimedOp* op = s.timed.data();
+    const PipelineStructure::Op* op = s.ops.data();
     for (size_t i = 0; i < n; ++i, ++op) {
         double& stageFree = free[op->device];
         const double start = std::max({stageFree, end[op->from0] + send[op->cross & 1], end[op->from1] + send[op->cross >> 1]});

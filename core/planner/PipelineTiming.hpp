@@ -27,21 +27,21 @@ struct PipelineShape {
 
 struct PipelineStructure {
     PipelineShape shape;
-    // Ops in a valid execution order.
-    std::vector<uint8_t> kind;       // PipeOpKind
-    std::vector<int32_t> device;
-    std::vector<int32_t> dep0, dep1; // indices of the ops it waits for (-1: none)
-    std::vector<uint8_t> cross0, cross1; // the dependency comes from another device (a send)
-    std::vector<int32_t> microBatch, chunk;
-    std::vector<double> peakInFlight;    // per stage, in micro-batches through the whole stage (chunks / v)
-    // The same ops packed for the replay: one 12-byte record each, producers shifted by one (0: none).
-    struct TimedOp {
-        int32_t from0, from1;    // dep0 + 1, dep1 + 1
+    // One op, packed for the replay (12 bytes): the ops it waits for by index + 1 (0: none), and
+    // whether each comes from another stage (a send).
+    struct Op {
+        int32_t from0, from1;
         uint16_t device;
-        uint8_t kind;
-        uint8_t cross;           // bit 0: cross0, bit 1: cross1
+        uint8_t kind;  // PipeOpKind
+        uint8_t cross; // bit 0: from0 is on another stage, bit 1: from1
+        int32_t Dep(int j) const { return (j == 0 ? from0 : from1) - 1; } // -1: none
+        bool Cross(int j) const { return (cross >> j) & 1; }
     };
-    std::vector<TimedOp> timed;
+    // Ops in a valid execution order (by wavefront: each after its stage's previous op and its
+    // producers), with each op's micro-batch and chunk beside them.
+    std::vector<Op> ops;
+    std::vector<int32_t> microBatch, chunk;
+    std::vector<double> peakInFlight; // per stage, in micro-batches through the whole stage (chunks / v)
 };
 
 // The shape's structure is built for and cached under: zb-h1's ratios rounded to halves of F (its

@@ -61,14 +61,14 @@ Workload StepWorkload(const TrainingConfig& c, const OpCosts& o, const PipelineS
             mbs.insert(mbs.end(), {m, m});
             chunks.insert(chunks.end(), {0, 0});
         }
-    const size_t ops = pipe ? pipe->kind.size() : kinds.size();
+    const size_t ops = pipe ? pipe->ops.size() : kinds.size();
     w.Reserve(ops * static_cast<size_t>(tp) * 3, ops * static_cast<size_t>(tp) * 4);
     std::vector<TaskId> last(ops * static_cast<size_t>(tp));
     std::vector<TaskId> lastOfDevice(static_cast<size_t>(D * tp));
     std::vector<bool> any(static_cast<size_t>(D * tp), false);
     for (size_t i = 0; i < ops; ++i) {
-        const PipeOpKind kind = pipe ? static_cast<PipeOpKind>(pipe->kind[i]) : kinds[i];
-        const int stage = pipe ? pipe->device[i] : 0;
+        const PipeOpKind kind = pipe ? static_cast<PipeOpKind>(pipe->ops[i].kind) : kinds[i];
+        const int stage = pipe ? pipe->ops[i].device : 0;
         const int32_t mb = pipe ? pipe->microBatch[i] : mbs[i], chunk = pipe ? pipe->chunk[i] : chunks[i];
         const OpParts p = PartsOf(o, kind, split, full, v);
         for (int j = 0; j < tp; ++j) {
@@ -76,14 +76,14 @@ Workload StepWorkload(const TrainingConfig& c, const OpCosts& o, const PipelineS
             std::vector<TaskId> need;
             if (pipe)
                 for (int k = 0; k < 2; ++k) {
-                    const int32_t dep = k == 0 ? pipe->dep0[i] : pipe->dep1[i];
+                    const int32_t dep = pipe->ops[i].Dep(k);
                     if (dep < 0) continue;
                     const TaskId producer = last[static_cast<size_t>(dep) * static_cast<size_t>(tp) + static_cast<size_t>(j)];
-                    if (!(k == 0 ? pipe->cross0[i] : pipe->cross1[i])) {
+                    if (!pipe->ops[i].Cross(k)) {
                         need.push_back(producer);
                         continue;
                     }
-                    const int from = pipe->device[static_cast<size_t>(dep)] * tp + j;
+                    const int from = pipe->ops[static_cast<size_t>(dep)].device * tp + j;
                     MessageTask msg{from, dev, static_cast<uint64_t>(o.sendBytes),
                                     TaskTags{kind == PipeOpKind::Forward ? actName : gradName, mb, chunk, kNone}};
                     need.push_back(w.Add(msg, {producer}));
