@@ -347,6 +347,10 @@ void PrintTable(const core::PlanRequest& r, const core::ResolvedModel& model, co
     if (r.cluster.fp8)
         std::printf("# FP8: the layers' linear GEMMs at %.0f TFLOPS fp8 x %s; attention, the output layer and MFU in %s\n",
                     r.cluster.gpu.PeakFlops("fp8") * 1e-12, EfficiencyText(r.cluster, "fp8").c_str(), r.cluster.dtype.c_str());
+    if (r.epCommOverlap && r.model.IsMoe())
+        std::printf("# EP overlap: each forward's all-to-alls under another micro-batch's backward and back (Megatron-Core's "
+                    "--overlap-moe-expert-parallel-comm --delay-wgrad-compute), where EP > 1, without full recomputation, and "
+                    "interleaved with PP > 1\n");
     std::printf("# global batch %d x %d tokens; %zu configurations, %zu fit\n", r.globalBatch, r.Seq(), res.candidates, res.fitting);
     PrintHeader();
     const size_t shown = std::min(static_cast<size_t>(top), res.fitting);
@@ -515,6 +519,7 @@ Json PlanJson(const core::PlanRequest& r, const core::ResolvedModel& model, cons
     return {{"model", r.model.id}, {"modelSource", r.model.source}, {"mlp", core::Name(r.model.mlp)}, {"dropout", r.model.dropout},
             {"window", r.model.window}, {"windowedLayers", r.model.WindowedLayers()},
             {"fromPreset", model.fromPreset}, {"assumed", model.defaulted}, {"fp8", r.cluster.fp8}, {"tpCommOverlap", r.tpCommOverlap},
+            {"epCommOverlap", r.epCommOverlap},
             {"dpCommOverlap", r.dpCommOverlap}, {"dpCommExposed", r.dpCommExposed}, {"flashAttention2", r.flashAttention2},
             {"gemmEfficiency", r.cluster.EfficiencyFor(r.cluster.dtype)},
             {"fp8GemmEfficiency", r.cluster.fp8 ? Json(r.cluster.EfficiencyFor("fp8")) : Json(nullptr)},
@@ -696,6 +701,11 @@ void AddPlanCommand(CLI::App& root)
     cmd->add_flag("--tp-across-nodes", o->request.tpAcrossNodes, "Allow TP groups larger than a node");
     cmd->add_flag("--tp-comm-overlap", o->request.tpCommOverlap,
                   "TP collectives overlapped with the linear GEMMs (Megatron-LM's --tp-comm-overlap): only what outlasts them counts");
+    cmd->add_flag("--ep-comm-overlap", o->request.epCommOverlap,
+                  "MoE all-to-alls overlapped batch by batch (Megatron-Core's --overlap-moe-expert-parallel-comm "
+                  "--delay-wgrad-compute): each micro-batch's forward beside another's backward, layer by layer, each one's "
+                  "all-to-alls under the other's compute; where EP > 1, without full recomputation, and with PP > 1 only "
+                  "interleaved");
     cmd->add_flag("--dp-comm-overlap", o->request.dpCommOverlap,
                   "Gradient reduce and weight gather overlapped per model chunk (Megatron-LM's --overlap-grad-reduce "
                   "--overlap-param-gather, on in NeMo's and Megatron-Bridge's recipes): only what outlasts the backward "

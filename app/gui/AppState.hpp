@@ -150,6 +150,7 @@ struct PlanParams {
     int cp = 0;                       // context parallelism: 0 searched, else fixed
     bool tpCommOverlap = false;       // TP collectives under the GEMMs (Transformer Engine's userbuffers)
     bool dpCommOverlap = false;       // gradient reduce and weight gather per model chunk under the work left
+    bool epCommOverlap = false;       // MoE all-to-alls under another micro-batch's compute (MCore's batch-level EP overlap)
     bool flashAttention2 = false;     // attention through flash-attn 2 (on Hopper slower than cuDNN's or FlashAttention-3)
     bool bf16Gradients = false;       // gradient buffers held and reduced in bf16 (NeMo's recipes), else fp32
     std::string calibrate;            // profiler trace files (comma-separated) whose GEMMs calibrate the efficiency by size

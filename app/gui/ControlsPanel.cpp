@@ -550,6 +550,11 @@ bool ControlsPanel::DrawPlan(PlanParams& p)
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Megatron-LM's --overlap-grad-reduce --overlap-param-gather (on in NeMo's and Megatron-Bridge's recipes): "
                           "each model chunk's gradients reduced under the backward left, its weights gathered under the next forward");
+    changed |= ImGui::Checkbox("EP comm overlap", &p.epCommOverlap);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Megatron-Core's --overlap-moe-expert-parallel-comm --delay-wgrad-compute (a mixture of experts): each "
+                          "micro-batch's forward beside another's backward, each one's all-to-alls under the other's compute; "
+                          "with EP > 1, without full recomputation, and with PP > 1 only interleaved");
     changed |= ImGui::Checkbox("flash-attn 2", &p.flashAttention2);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Attention through Dao's flash-attn 2, as PyTorch FSDP stacks (MosaicML's Composer) run it: on Hopper 35%% of "

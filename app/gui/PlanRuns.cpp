@@ -91,6 +91,7 @@ core::PlanRequest PlanParams::ToRequest() const
     r.cluster.fp8 = fp8;
     r.tpCommOverlap = tpCommOverlap;
     r.dpCommOverlap = dpCommOverlap;
+    r.epCommOverlap = epCommOverlap;
     r.flashAttention2 = flashAttention2;
     r.gradReduceFp32 = !bf16Gradients;
     Require(!fp8 || g->PeakFlops("fp8") > 0, "--fp8: " + gpu + " has no fp8 peak in the spec table");

@@ -240,6 +240,7 @@ void ReadPlan(Reader& r, PlanParams& p)
     r.Get("cp", p.cp);
     r.Get("tpCommOverlap", p.tpCommOverlap);
     r.Get("dpCommOverlap", p.dpCommOverlap);
+    r.Get("epCommOverlap", p.epCommOverlap);
     r.Get("flashAttention2", p.flashAttention2);
     r.Get("bf16Gradients", p.bf16Gradients);
     r.Get("calibrate", p.calibrate);

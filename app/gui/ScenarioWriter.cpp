@@ -113,6 +113,7 @@ void WritePlan(json& j, const PlanParams& p)
     j["cp"] = p.cp;
     j["tpCommOverlap"] = p.tpCommOverlap;
     j["dpCommOverlap"] = p.dpCommOverlap;
+    j["epCommOverlap"] = p.epCommOverlap;
     j["flashAttention2"] = p.flashAttention2;
     j["bf16Gradients"] = p.bf16Gradients;
     j["calibrate"] = p.calibrate;

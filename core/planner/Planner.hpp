@@ -156,6 +156,12 @@ struct PlanRequest {
     // follow, chunk by chunk; what outlasts those GEMMs shows, and the GEMMs run slower on the SMs
     // the collectives take.
     bool tpCommOverlap = false;
+    // Megatron-Core's batch-level EP overlap (--overlap-moe-expert-parallel-comm with
+    // --delay-wgrad-compute, MCore 0.14): one micro-batch's forward runs beside another's backward,
+    // layer by layer, each one's all-to-alls under the other's compute (EpOverlapPairSec). Megatron
+    // allows it with EP > 1, without full recomputation, and with PP > 1 only interleaved; other
+    // configurations are timed without it.
+    bool epCommOverlap = false;
     // The gradient buffers' type (Megatron-LM's --accumulate-allreduce-grads-in-fp32, forced on with
     // --bf16; NeMo's and Megatron-Bridge's performance recipes set grad_reduce_in_fp32 = False):
     // 4 or 2 bytes a parameter held, and reduced over the data-parallel ranks.

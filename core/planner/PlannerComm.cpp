@@ -1,5 +1,7 @@
 #include "planner/PlannerComm.hpp"
 
+#include "planner/PlannerInternal.hpp"
+
 #include "analysis/Extrapolation.hpp"
 #include "model/Fit.hpp"
 
@@ -36,6 +38,14 @@ LinkParams ParamsFor(const LinkModel& link, Collective c, int ranks, double byte
         if (auto p = ModelFromFit(*fit, c, ranks, static_cast<uint64_t>(std::max(bytes, 1.0)), nullptr)) return {*p, false};
     const double gbps = link.insideNode ? k.NvlinkGBps() : k.networkGBps;
     return {CostParams{(link.insideNode ? k.nvlinkAlphaUs : k.networkAlphaUs) * 1e-6, gbps > 0 ? 1e-9 / gbps : 0.0, 0.0}, !link.insideNode};
+}
+
+// Context parallelism's ring per layer: what the cp - 1 steps' sends of `bytes` each add beyond
+// the attention compute (`attentionSec` for the layer, 1 / cp of it per step) they overlap with.
+double RingExposedSec(int cp, double bytes, double attentionSec, const LinkModel& link)
+{
+    if (cp <= 1) return 0.0;
+    return (cp - 1) * std::max(0.0, SendSec(bytes, link) - attentionSec / cp);
 }
 
 } // namespace
@@ -114,6 +124,75 @@ TpOverlap TpOverlapSec(const TransformerModel& m, const GpuSpec& gpu, int tp, do
                  + std::max(0.0, 2.0 * one - gAg * (1 + slow))  // QKV, MLP-in: their dgrad's reduce-scatter beside the wgrad
                  + 2.0 * gAg * slow;                            // (the input's re-gather beside the dgrad, hidden as without)
     return t;
+}
+
+// Megatron-Core's batch-level EP overlap (--overlap-moe-expert-parallel-comm with
+// --delay-wgrad-compute; megatron/core/pipeline_parallel/combined_1f1b.py and
+// models/common/model_chunk_schedule_plan.py): a micro-batch's forward runs beside another's
+// backward, layer by layer, the all-to-alls on a communication stream, each under the other's
+// compute: the backward's combine under the attention forward; the forward's dispatch under the
+// experts' data gradients; the backward's dispatch (after those) under the experts' delayed weight
+// gradients and their forward; the forward's combine under the attention backward. Each of the
+// four phases takes the longer of its all-to-all and its compute, and the compute beside an
+// all-to-all runs on the SMs it leaves (CommSlowdown). What one layer of such a pair loses beyond
+// its compute: without the overlap, all four all-to-alls.
+double EpOverlapPairSec(double a2a, const MoeLayerCompute& layer, const GpuSpec& gpu)
+{
+    const double slow = CommSlowdown(gpu);
+    const double beside[] = {layer.attentionF, layer.expertsB / 2.0, layer.expertsB / 2.0 + layer.expertsF, layer.attentionB};
+    double lost = 0.0;
+    for (double compute : beside) lost += std::max(0.0, a2a - compute) + std::min(a2a, compute) * slow;
+    return lost;
+}
+
+// The parallel dimensions' communication of one micro-batch through the stage: the CP ring, the TP
+// collectives (or what Transformer Engine's overlap leaves of them) and the EP all-to-alls, forward
+// and backward (again for full recomputation). `linearSec` and `attentionSec`: one layer's linear
+// GEMMs and attention products on this GPU, forward.
+void ParallelComm(const PlanRequest& r, const TrainingConfig& c, const Shape& s, double linearSec, double attentionSec, OpCosts& o)
+{
+    const TransformerModel& m = r.model;
+    const PlanCluster& k = r.cluster;
+    const int recomputed = c.recompute == Recompute::Full ? 1 : 0;
+    if (c.cp > 1) { // K and V of this GPU's tokens round the CP ring (TP splits the heads)
+        const double kvBytes = 2.0 * s.tokens * (m.KeyWidth() + m.ValueWidth()) / c.tp;
+        const LinkModel cpLink{k, static_cast<long>(c.tp) * c.cp <= k.gpusPerNode};
+        const double ringF = s.layers * RingExposedSec(c.cp, kvBytes, attentionSec, cpLink);
+        const double ringB = s.layers * RingExposedSec(c.cp, 2.0 * kvBytes, 2.0 * attentionSec, cpLink);
+        o.cpF = ringF;
+        o.cpB = ringB + (c.recompute == Recompute::None ? 0.0 : ringF);
+    }
+    const bool tpInNode = c.tp <= k.gpusPerNode;
+    const double tpOne = ReduceSec(c.sequenceParallel, c.tp, 2.0 * s.tokens * s.h, LinkModel{k, tpInNode});
+    o.tpF = s.layers * 2.0 * tpOne;
+    o.tpB = s.layers * 2.0 * tpOne * (1 + recomputed);
+    if (r.tpCommOverlap && c.tp > 1) {
+        const TpOverlap ov = TpOverlapSec(m, k.gpu, c.tp, tpOne / 2.0, linearSec);
+        o.tpF = s.layers * ov.forward;
+        o.tpB = s.layers * (ov.backward + recomputed * ov.forward);
+    }
+    if (m.IsMoe() && c.ep > 1) {
+        const double bytes = 2.0 * s.tokens * m.topK * s.h / (c.sequenceParallel ? c.tp : 1);
+        const double a2a = CollectiveSec(Collective::AllToAll, c.ep, bytes, LinkModel{k, static_cast<long>(c.ep) * c.tp * c.cp <= k.gpusPerNode});
+        o.epF = s.layers * 2.0 * a2a;
+        o.epB = s.layers * 2.0 * a2a * (1 + recomputed);
+    }
+}
+
+// Under the batch-level EP overlap (PlanRequest::epCommOverlap) a stage's forwards and backwards
+// pair up but for those its schedule runs alone: without a pipeline the first forward and the last
+// backward; interleaved, the warm-up forwards and cool-down backwards, (pp - 1 - rank) 2 + (v - 1) pp
+// of each on stage `rank` (Megatron-LM's schedules.py), pp - 1 + (v - 1) pp on average. An op alone
+// pays its two all-to-alls, a paired one half its pair's loss (EpOverlapPairSec). Memory is as
+// without: the backward frees a layer's activations as the forward beside it stores one.
+void OverlapEp(const PlanRequest& r, const TrainingConfig& c, const Shape& s, const MoeLayerCompute& layer, OpCosts& o)
+{
+    const bool allowed = c.ep > 1 && c.recompute != Recompute::Full && (c.pp == 1 || c.schedule == ScheduleKind::Interleaved);
+    if (!r.epCommOverlap || !allowed || s.layers <= 0 || o.epF <= 0) return;
+    const double a2a = o.epF / (2.0 * s.layers);
+    const double ops = static_cast<double>(s.microBatches) * (c.pp > 1 ? c.chunks : 1);
+    const double alone = std::min(ops, c.pp == 1 ? 1.0 : (c.pp - 1.0) + (c.chunks - 1.0) * c.pp) / ops;
+    o.epF = o.epB = s.layers * (alone * 2.0 * a2a + (1.0 - alone) * EpOverlapPairSec(a2a, layer, r.cluster.gpu) / 2.0);
 }
 
 } // namespace paralens::core

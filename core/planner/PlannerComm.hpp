@@ -40,4 +40,13 @@ struct TpOverlap {
 };
 TpOverlap TpOverlapSec(const TransformerModel& m, const GpuSpec& gpu, int tp, double one, double linear);
 
+// One layer's compute on one GPU for one micro-batch, as the EP overlap pairs it: outside the
+// experts (attention, norms, the router, casts) and the experts' GEMMs, forward and backward.
+struct MoeLayerCompute {
+    double attentionF = 0, expertsF = 0, attentionB = 0, expertsB = 0;
+};
+// What one layer of a forward-backward pair loses to its four all-to-alls of `a2a` each under
+// Megatron-Core's batch-level EP overlap (see PlannerComm.cpp).
+double EpOverlapPairSec(double a2a, const MoeLayerCompute& layer, const GpuSpec& gpu);
+
 } // namespace paralens::core

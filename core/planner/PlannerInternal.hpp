@@ -3,6 +3,7 @@
 #pragma once
 
 #include "planner/PipelineTiming.hpp"
+#include "planner/PlannerComm.hpp"
 #include "planner/Planner.hpp"
 
 #include "model/CostModel.hpp"
@@ -43,6 +44,13 @@ struct OpCosts {
     PipelineOpTimes times;
 };
 OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s);
+// The parallel dimensions' communication of one micro-batch through the stage (PlannerComm.cpp):
+// the CP ring, the TP collectives and the EP all-to-alls, into `o`'s cpF/B, tpF/B and epF/B.
+// `linearSec` and `attentionSec`: one layer's linear GEMMs and attention products, forward.
+void ParallelComm(const PlanRequest& r, const TrainingConfig& c, const Shape& s, double linearSec, double attentionSec, OpCosts& o);
+// The EP all-to-alls under the batch-level EP overlap (PlanRequest::epCommOverlap), where it
+// applies: `layer` is one layer's compute the all-to-alls pair with (PlannerComm.cpp).
+void OverlapEp(const PlanRequest& r, const TrainingConfig& c, const Shape& s, const MoeLayerCompute& layer, OpCosts& o);
 
 void CheckPlannerConfig(const PlanRequest& r, const TrainingConfig& c);
 // Indices of `rows` (fitting rows fastest first) on the Pareto front: each faster than every smaller one.

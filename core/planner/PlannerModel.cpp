@@ -381,24 +381,37 @@ struct GemmTimer {
 // The output layer's GEMM of `flops` on one GPU, in the GEMMs' dtype.
 double HeadSec(const PlanCluster& k, double flops) { return GemmTimer(k, k.dtype, k.GemmFlops())(flops); }
 
+// One MLP's two (gated: three) GEMMs over `tokens` on one GPU, split over TP.
+double MlpGemmsSec(const TransformerModel& m, const TrainingConfig& c, double h, double tokens, const GemmTimer& at)
+{
+    const double f = m.ffn;
+    return at(2.0 * tokens * h * f * (m.Gated() ? 2.0 : 1.0) / c.tp) + at(2.0 * tokens * f * h / c.tp);
+}
+
+// The linear GEMMs' timer: fp8 or the GEMMs' dtype.
+GemmTimer LinearTimer(const PlanCluster& k) { return GemmTimer(k, k.fp8 ? "fp8" : std::string_view(k.dtype), k.LinearFlops()); }
+
+// One layer's experts' GEMMs for one micro-batch (0 for a dense model): the tokens routed to each
+// of the GPU's experts, one GEMM per expert; the shared experts see every token.
+double ExpertGemmsSec(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
+{
+    const TransformerModel& m = r.model;
+    if (!m.IsMoe()) return 0.0;
+    const GemmTimer at = LinearTimer(r.cluster);
+    const double expertsHere = static_cast<double>(m.experts) / c.ep;
+    return expertsHere * MlpGemmsSec(m, c, s.h, s.tokens * m.topK / m.experts * c.ep, at) + m.sharedExperts * MlpGemmsSec(m, c, s.h, s.tokens, at);
+}
+
 // The linear GEMMs of the bounding stage's layers for one micro-batch, each at the efficiency of
-// its size (GemmTimer): QKV, attention output, MLP in and out, the router, per expert.
+// its size (GemmTimer): QKV, attention output, MLP in and out (or the experts'), the router.
 double LinearGemmsSec(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
 {
     const TransformerModel& m = r.model;
-    const PlanCluster& k = r.cluster;
-    const GemmTimer at(k, k.fp8 ? "fp8" : std::string_view(k.dtype), k.LinearFlops());
-    const double t = s.tokens, h = s.h, f = m.ffn, out = m.OutputWidth() * h;
-    // Experts: the tokens routed to each of the GPU's experts, one GEMM per expert; the shared
-    // experts see every token.
-    const double expertsHere = m.IsMoe() ? static_cast<double>(m.experts) / c.ep : 1.0;
-    auto mlp = [&](double tokens) {
-        return at(2.0 * tokens * h * f * (m.Gated() ? 2.0 : 1.0) / c.tp) + at(2.0 * tokens * f * h / c.tp);
-    };
+    const GemmTimer at = LinearTimer(r.cluster);
+    const double t = s.tokens, h = s.h, out = m.OutputWidth() * h;
     const double router = m.IsMoe() ? at(2.0 * t * h * m.experts / c.tp) : 0.0; // h x experts, as LayerActiveParams counts it
-    const double layer = at(2.0 * t * (m.AttentionParams() - out) / c.tp) + at(2.0 * t * out / c.tp) + router +
-                         expertsHere * mlp(m.IsMoe() ? t * m.topK / m.experts * c.ep : t) + m.sharedExperts * (m.IsMoe() ? mlp(t) : 0.0);
-    return s.layers * layer;
+    const double mlp = m.IsMoe() ? ExpertGemmsSec(r, c, s) : MlpGemmsSec(m, c, h, t, at);
+    return s.layers * (at(2.0 * t * (m.AttentionParams() - out) / c.tp) + at(2.0 * t * out / c.tp) + router + mlp);
 }
 
 constexpr double kLossForwardBytes = 24, kLossBackwardBytes = 12; // per fp32 logit (see OpCostsOf)
@@ -414,48 +427,6 @@ double WeightGroupSec(const PlanRequest& r, const TrainingConfig& c, const Shape
     return CollectiveSec(collective, group, bytesPerParam * p.dense, LinkModel{r.cluster, inNode, PerNode(r.cluster, tp, group)}) +
            CollectiveSec(collective, group / c.ep, bytesPerParam * p.expert,
                          LinkModel{r.cluster, inNode, PerNode(r.cluster, tpEp, group / c.ep)});
-}
-
-// Context parallelism's ring per layer: what the cp - 1 steps' sends of `bytes` each add beyond
-// the attention compute (`attentionSec` for the layer, 1 / cp of it per step) they overlap with.
-double RingExposedSec(int cp, double bytes, double attentionSec, const LinkModel& link)
-{
-    if (cp <= 1) return 0.0;
-    return (cp - 1) * std::max(0.0, SendSec(bytes, link) - attentionSec / cp);
-}
-
-// The parallel dimensions' communication of one micro-batch through the stage: the CP ring, the TP
-// collectives (or what Transformer Engine's overlap leaves of them) and the EP all-to-alls, forward
-// and backward (again for full recomputation). `linearSec` and `attentionSec`: one layer's linear
-// GEMMs and attention products on this GPU, forward.
-void ParallelComm(const PlanRequest& r, const TrainingConfig& c, const Shape& s, double linearSec, double attentionSec, OpCosts& o)
-{
-    const TransformerModel& m = r.model;
-    const PlanCluster& k = r.cluster;
-    const int recomputed = c.recompute == Recompute::Full ? 1 : 0;
-    if (c.cp > 1) { // K and V of this GPU's tokens round the CP ring (TP splits the heads)
-        const double kvBytes = 2.0 * s.tokens * (m.KeyWidth() + m.ValueWidth()) / c.tp;
-        const LinkModel cpLink{k, static_cast<long>(c.tp) * c.cp <= k.gpusPerNode};
-        const double ringF = s.layers * RingExposedSec(c.cp, kvBytes, attentionSec, cpLink);
-        const double ringB = s.layers * RingExposedSec(c.cp, 2.0 * kvBytes, 2.0 * attentionSec, cpLink);
-        o.cpF = ringF;
-        o.cpB = ringB + (c.recompute == Recompute::None ? 0.0 : ringF);
-    }
-    const bool tpInNode = c.tp <= k.gpusPerNode;
-    const double tpOne = ReduceSec(c.sequenceParallel, c.tp, 2.0 * s.tokens * s.h, LinkModel{k, tpInNode});
-    o.tpF = s.layers * 2.0 * tpOne;
-    o.tpB = s.layers * 2.0 * tpOne * (1 + recomputed);
-    if (r.tpCommOverlap && c.tp > 1) {
-        const TpOverlap ov = TpOverlapSec(m, k.gpu, c.tp, tpOne / 2.0, linearSec);
-        o.tpF = s.layers * ov.forward;
-        o.tpB = s.layers * (ov.backward + recomputed * ov.forward);
-    }
-    if (m.IsMoe() && c.ep > 1) {
-        const double bytes = 2.0 * s.tokens * m.topK * s.h / (c.sequenceParallel ? c.tp : 1);
-        const double a2a = CollectiveSec(Collective::AllToAll, c.ep, bytes, LinkModel{k, static_cast<long>(c.ep) * c.tp * c.cp <= k.gpusPerNode});
-        o.epF = s.layers * 2.0 * a2a;
-        o.epB = s.layers * 2.0 * a2a * (1 + recomputed);
-    }
 }
 
 // One layer's attention products on this GPU, forward, averaged over the model's layers. A
@@ -519,6 +490,14 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     if (c.recompute == Recompute::Full) o.computeB += layersSec + memoryBound + castF; // the layers again, not the output layer or the loss
     if (c.recompute == Recompute::Selective) o.computeB += scores;
     ParallelComm(r, c, s, s.layers > 0 ? linearSec / s.layers : 0.0, attentionSec, o);
+    if (s.layers > 0 && r.epCommOverlap) {
+        MoeLayerCompute layer;
+        layer.expertsF = ExpertGemmsSec(r, c, s);
+        layer.expertsB = 2.0 * layer.expertsF;
+        layer.attentionF = (layersSec + memoryBound + castF) / s.layers - layer.expertsF;
+        layer.attentionB = (2.0 * (layersSec + memoryBound) + castB + (c.recompute == Recompute::Selective ? scores : 0.0)) / s.layers - layer.expertsB;
+        OverlapEp(r, c, s, layer, o);
+    }
     const int group = c.GradientGroup();
     if (c.zero >= 2 && group > 1) {
         // ZeRO-3 gathers the stage's weights before each forward and backward. ZeRO-2 and 3 hold

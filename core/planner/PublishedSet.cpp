@@ -195,6 +195,9 @@ void SetTechniques(const std::map<std::string, std::string>& r, bool fsdpOnly, P
         q.tpCommOverlap = true;   // and TP communication overlap (userbuffers) wherever TP > 1
         q.dpCommOverlap = true;   // overlap_grad_reduce, overlap_param_gather (their recipes' DDP config)
     }
+    // Megatron-Core's batch-level EP overlap where the row's recipe sets it (its notes say so, naming
+    // the recipe: "sets overlap_moe_expert_parallel_comm").
+    q.epCommOverlap = r.at("notes").find("sets overlap_moe_expert_parallel_comm") != std::string::npos;
     if (source == "S4") { // the README's runs: "--overlap-grad-reduce --overlap-param-gather --tp-comm-overlap"
         q.tpCommOverlap = q.dpCommOverlap = true;
         q.zero = 1; // --overlap-param-gather needs the distributed optimizer; Megatron-LM had no ZeRO-3 in 2024

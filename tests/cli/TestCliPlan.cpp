@@ -262,6 +262,14 @@ TEST_CASE("plan: --cp fixes context parallelism, its ring time is in the breakdo
     CHECK(overlap["tpCommOverlap"] == true);
     const Json plain = RunParalensJson("plan --model gpt3-175b --gpus 64 --global-batch 64 --tp 8 --pp 8 --json");
     CHECK(overlap["rows"][0]["time"]["tpComm"].get<double>() < plain["rows"][0]["time"]["tpComm"].get<double>());
+    // --ep-comm-overlap: a mixture of experts' all-to-alls under the other micro-batch's compute.
+    const std::string moe = "plan --model qwen3-30b-a3b --gpu gb300 --gpus 8 --global-batch 512 --seq 4096 --ep 8 --pp 1 --micro-batch 8 --recompute none";
+    const Json epOn = RunParalensJson(moe + " --ep-comm-overlap --json"), epOff = RunParalensJson(moe + " --json");
+    CHECK(epOn["epCommOverlap"] == true);
+    CHECK(epOff["epCommOverlap"] == false);
+    CHECK(epOn["rows"][0]["time"]["epComm"].get<double>() < epOff["rows"][0]["time"]["epComm"].get<double>());
+    CHECK(epOn["rows"][0]["time"]["compute"].get<double>() == Approx(epOff["rows"][0]["time"]["compute"].get<double>()));
+    CHECK_THAT(RunParalens(moe + " --ep-comm-overlap --top 1").out, Catch::Contains("# EP overlap: "));
     // --dp-comm-overlap: the same sync, less of it shown (DP 2 over the 25 GB/s network).
     const std::string dp2 = "plan --model gpt3-175b --gpus 128 --global-batch 64 --tp 8 --pp 8 --network-GBps 25 --micro-batch 1 --schedule 1f1b --json";
     const Json dpOn = RunParalensJson(dp2 + " --dp-comm-overlap"), dpOff = RunParalensJson(dp2);

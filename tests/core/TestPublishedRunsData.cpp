@@ -137,6 +137,12 @@ TEST_CASE("published runs: the planner predicts every run it can model, and says
         const PublishedSetRun& r = *std::find_if(set.begin(), set.end(), [&](const PublishedSetRun& x) { return x.id == id; });
         CHECK_FALSE(r.request.microBatch.has_value());
     }
+    // The rows whose recipe sets Megatron-Core's batch-level EP overlap (their notes name it): 25.11's
+    // Qwen3 on B200 and H100, 26.08's GPT-OSS and Qwen3 in MXFP8; no other row has it.
+    std::set<std::string> epOverlap;
+    for (const PublishedSetRun& r : set)
+        if (r.request.epCommOverlap) epOverlap.insert(r.id);
+    CHECK(epOverlap == std::set<std::string>{"R026", "R031", "R163", "R164", "R165", "R166", "R167", "R168"});
     // The same conversion as the runs plan --validate checks: Narayanan et al.'s FLOPs with recomputation.
     for (const PublishedSetRun& r : set)
         for (const PublishedRun& run : PublishedRuns())
