@@ -38,12 +38,12 @@ struct PlanOptions {
     std::string model = "llama3-70b";
     bool modelGiven = false; // --model on the command line (else the default, unless a model is described by hand)
     int layers = 0, hidden = 0, heads = 0, kvHeads = 0, headDim = 0, ffn = 0, vocab = 0, experts = -1, topK = 0;
-    int window = -1, fullAttentionEvery = -1;
+    int window = -1, fullAttentionEvery = -1, mtpLayers = -1;
     std::string mlp, dropout;
     bool AnyArchitecture() const
     {
         return layers > 0 || hidden > 0 || heads > 0 || kvHeads > 0 || headDim > 0 || ffn > 0 || vocab > 0 || experts >= 0 || topK > 0 ||
-               window >= 0 || fullAttentionEvery >= 0 || !mlp.empty() || !dropout.empty();
+               window >= 0 || fullAttentionEvery >= 0 || mtpLayers >= 0 || !mlp.empty() || !dropout.empty();
     }
     std::string gpu = "h100-sxm";
     core::PlanRequest request;
@@ -80,6 +80,7 @@ core::ResolvedModel ModelOf(const PlanOptions& o)
     SetIfGiven(in.topK, o.topK, 0);
     SetIfGiven(in.window, o.window, -1);
     SetIfGiven(in.fullAttentionEvery, o.fullAttentionEvery, -1);
+    SetIfGiven(in.mtpLayers, o.mtpLayers, -1);
     SetIfGiven(in.seq, o.request.seq, 0);
     if (!o.mlp.empty()) {
         in.mlp = core::ParseMlpKind(o.mlp);
@@ -297,9 +298,12 @@ void PrintTable(const core::PlanRequest& r, const core::ResolvedModel& model, co
     if (m.IsWindowed())
         attention += " a " + std::to_string(m.window) + "-token window on " + std::to_string(m.WindowedLayers()) + " of " +
                      std::to_string(m.layers) + " layers,";
-    std::printf("# %s: %.1f B parameters (%.1f B active), %d layers, hidden %d, %d heads (%d KV),%s ffn %d %s%s\n", m.id.c_str(),
+    const std::string mtp = m.mtpLayers > 0 ? ", multi-token prediction " + std::to_string(m.mtpLayers) + (m.mtpLayers > 1 ? " modules" : " module") +
+                                                  " (a layer, a 2h x h projection and the output layer again each, on the last stage)"
+                                            : "";
+    std::printf("# %s: %.1f B parameters (%.1f B active), %d layers, hidden %d, %d heads (%d KV),%s ffn %d %s%s%s\n", m.id.c_str(),
                 m.TotalParams() * 1e-9, m.ActiveParams() * 1e-9, m.layers, m.hidden, m.heads, m.kvHeads, attention.c_str(), m.ffn,
-                std::string(core::Name(m.mlp)).c_str(), experts.c_str());
+                std::string(core::Name(m.mlp)).c_str(), experts.c_str(), mtp.c_str());
     if (m.id.back() == '*') // changed: say what still comes from the preset
         std::printf("# from the preset (%s): %s\n", m.source.c_str(), Joined(model.fromPreset).c_str());
     else if (!model.defaulted.empty())
@@ -517,7 +521,7 @@ Json PlanJson(const core::PlanRequest& r, const core::ResolvedModel& model, cons
     for (size_t i = 0; i < std::min(static_cast<size_t>(o.top), res.fitting); ++i) rows.push_back(RowJson(res.rows[i]));
     for (size_t i : res.pareto) pareto.push_back(RowJson(res.rows[i]));
     return {{"model", r.model.id}, {"modelSource", r.model.source}, {"mlp", core::Name(r.model.mlp)}, {"dropout", r.model.dropout},
-            {"window", r.model.window}, {"windowedLayers", r.model.WindowedLayers()},
+            {"window", r.model.window}, {"windowedLayers", r.model.WindowedLayers()}, {"mtpLayers", r.model.mtpLayers},
             {"fromPreset", model.fromPreset}, {"assumed", model.defaulted}, {"fp8", r.cluster.fp8}, {"tpCommOverlap", r.tpCommOverlap},
             {"epCommOverlap", r.epCommOverlap},
             {"dpCommOverlap", r.dpCommOverlap}, {"dpCommExposed", r.dpCommExposed}, {"flashAttention2", r.flashAttention2},
@@ -646,6 +650,9 @@ void AddPlanCommand(CLI::App& root)
                                            "before it (0: none; GPT-OSS: 128)");
     cmd->add_option("--full-attention-every", o->fullAttentionEvery,
                     "With --window: every n-th layer attends to the whole sequence (GPT-OSS: 2, alternating; 0: every layer windowed)");
+    cmd->add_option("--mtp-layers", o->mtpLayers,
+                    "Multi-token prediction modules (Megatron-Core's --mtp-num-layers; DeepSeek-V3 trains with 1): each a layer of "
+                    "the model's kind, a 2h x h projection and the output layer and loss again, on the last stage (0: none)");
     cmd->add_option("--seq", o->request.seq, "Sequence length (default: the model's)");
     cmd->add_option("--global-batch", o->request.globalBatch, "Sequences per step")->capture_default_str();
     cmd->add_option("--gpus", o->request.cluster.gpus, "GPUs in all")->capture_default_str();

@@ -143,6 +143,7 @@ struct PlanParams {
     int gpusPerNode = 8;
     int globalBatch = 128;
     int seq = 0;                      // 0: the preset's
+    int mtpLayers = 0;                // multi-token prediction modules (DeepSeek-V3 trains with 1)
     double nvlinkGBps = 0;            // 0: the spec table's
     double networkGBps = 50;
     double efficiency = 0.55;

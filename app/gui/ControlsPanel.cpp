@@ -480,10 +480,14 @@ bool ControlsPanel::DrawPlan(PlanParams& p)
             if (ImGui::Selectable(m.id.c_str(), p.model == m.id)) {
                 changed |= p.model != m.id;
                 p.model = m.id;
-                p.layers = p.hidden = p.seq = 0;
+                p.layers = p.hidden = p.seq = p.mtpLayers = 0;
             }
         ImGui::EndCombo();
     }
+    changed |= ImGui::SliderInt("MTP modules", &p.mtpLayers, 0, 4, "%d", ImGuiSliderFlags_AlwaysClamp);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Multi-token prediction (Megatron-Core's --mtp-num-layers; DeepSeek-V3 trains with 1): each module a layer, "
+                          "a 2h x h projection and the output layer and loss again, on the last stage");
     // 0 stays "the preset's" until a slider moves (as the NVLink slider below): the sliders show the value.
     const core::TransformerModel* preset = core::FindModelPreset(p.model);
     int layers = p.layers > 0 || !preset ? p.layers : preset->layers;

@@ -78,7 +78,8 @@ core::PlanRequest PlanParams::ToRequest() const
         while (r.model.heads % r.model.kvHeads) --r.model.kvHeads;
         r.model.ffn = static_cast<int>(preset->ffn * scale / 64 + 0.5) * 64;
     }
-    if (r.model.layers != preset->layers || r.model.hidden != preset->hidden) r.model.id += "*";
+    r.model.mtpLayers = mtpLayers;
+    if (r.model.layers != preset->layers || r.model.hidden != preset->hidden || mtpLayers != preset->mtpLayers) r.model.id += "*";
     core::CheckModel(r.model);
     const core::GpuSpec* g = core::FindGpu(gpu);
     Require(g != nullptr, "--gpu: unknown GPU '" + gpu + "' (one of " + core::GpuIdsList() + ")");

@@ -241,6 +241,7 @@ void ReadPlan(Reader& r, PlanParams& p)
     r.Get("tpCommOverlap", p.tpCommOverlap);
     r.Get("dpCommOverlap", p.dpCommOverlap);
     r.Get("epCommOverlap", p.epCommOverlap);
+    r.Get("mtpLayers", p.mtpLayers);
     r.Get("flashAttention2", p.flashAttention2);
     r.Get("bf16Gradients", p.bf16Gradients);
     r.Get("calibrate", p.calibrate);

@@ -114,6 +114,7 @@ void WritePlan(json& j, const PlanParams& p)
     j["tpCommOverlap"] = p.tpCommOverlap;
     j["dpCommOverlap"] = p.dpCommOverlap;
     j["epCommOverlap"] = p.epCommOverlap;
+    j["mtpLayers"] = p.mtpLayers;
     j["flashAttention2"] = p.flashAttention2;
     j["bf16Gradients"] = p.bf16Gradients;
     j["calibrate"] = p.calibrate;

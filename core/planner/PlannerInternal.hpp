@@ -19,6 +19,9 @@ struct Shape { // the derived quantities of one configuration
     // is the last one, with the output layer and the loss (1) or not (0).
     double layers = 0;
     double head = 1;
+    // Of those, multi-token prediction modules (each a layer counted in `layers`, its 2h x h
+    // projection, and one more output layer and loss counted in `head`): the last stage's.
+    double mtp = 0;
     double tokens = 0;     // per micro-batch on one GPU: b x s / cp (its queries)
     double seq = 0, h = 0; // seq: the whole sequence (the keys each query attends to)
     int microBatches = 1;

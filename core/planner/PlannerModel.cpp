@@ -215,17 +215,21 @@ Shape ShapeOf(const PlanRequest& r, const TrainingConfig& c)
 {
     Shape s;
     s.seq = r.Seq();
-    // The last stage holds the output layer and the loss too: it bounds the pipeline when its
-    // layers and those outweigh the most layers another stage holds (by forward FLOPs a token).
+    // The last stage holds the output layer and the loss too (and the multi-token prediction
+    // modules, each a layer, a projection and the output layer again, as Megatron-Core places them):
+    // it bounds the pipeline when its layers and those outweigh the most layers another stage holds
+    // (by forward FLOPs a token).
     const TransformerModel& m = r.model;
-    const double last = StageLayers(m.layers, c, c.pp - 1);
+    const double mtp = m.mtpLayers;
+    const double last = StageLayers(m.layers, c, c.pp - 1) + mtp;
     double others = 0.0;
     if (c.pp > 1) others = std::max(StageLayers(m.layers, c, 0), StageLayers(m.layers, c, c.pp > 2 ? 1 : 0));
     const double layerFlops = 2.0 * m.LayerActiveParams() + m.AttentionScoreFlopsPerToken(r.Seq()) / m.layers;
-    const double headFlops = 2.0 * static_cast<double>(m.vocab) * m.hidden;
+    const double headFlops = 2.0 * static_cast<double>(m.vocab) * m.hidden * (1.0 + mtp) + mtp * 4.0 * m.hidden * m.hidden;
     const bool lastBounds = last * layerFlops + headFlops >= others * layerFlops;
     s.layers = lastBounds ? last : others;
-    s.head = lastBounds ? 1.0 : 0.0;
+    s.head = lastBounds ? 1.0 + mtp : 0.0;
+    s.mtp = lastBounds ? mtp : 0.0;
     s.h = r.model.hidden;
     s.tokens = static_cast<double>(c.microBatch) * s.seq / c.cp;
     s.microBatches = r.globalBatch / (c.dp * c.microBatch);
@@ -238,12 +242,17 @@ StageParams ParamsOn(const PlanRequest& r, const TrainingConfig& c, const Shape&
     StageParams p;
     // Every layer as a MoE layer (a mixture of experts' dense first layers hold fewer weights).
     const double denseLayer = m.AttentionParams() + (m.IsMoe() ? s.h * m.experts + m.sharedExperts * m.MlpParams() : m.MlpParams());
-    const double layers = StageLayers(m.layers, c, stage);
-    p.dense = layers * denseLayer / c.tp;
+    // The last stage's multi-token prediction modules: a layer and a 2h x h projection each, and the
+    // input embedding again (Megatron-Core keeps it on the last stage for them).
+    const bool last = stage == c.pp - 1;
+    const double mtp = last ? m.mtpLayers : 0;
+    const double layers = StageLayers(m.layers, c, stage) + mtp;
+    p.dense = (layers * denseLayer + mtp * 2.0 * m.hidden * m.hidden) / c.tp;
     p.expert = m.IsMoe() ? layers * m.experts * m.MlpParams() / (static_cast<double>(c.ep) * c.tp) : 0.0;
     const double table = static_cast<double>(m.vocab) * m.hidden / c.tp;
     if (stage == 0) p.dense += table;
-    if (stage == c.pp - 1 && (c.pp > 1 || !m.tiedEmbeddings)) p.dense += table;
+    if (last && (c.pp > 1 || !m.tiedEmbeddings)) p.dense += table;
+    if (last && c.pp > 1 && mtp > 0) p.dense += table;
     return p;
 }
 
@@ -299,7 +308,7 @@ MemoryBreakdown MemoryOn(const PlanRequest& r, const TrainingConfig& c, const Sh
     mb.gradients = sharded(r.GradBytes(), 2);
     mb.optimizer = sharded(12.0, 1);
     const double layer = LayerActivationBytes(r, c, s);
-    const double layers = StageLayers(r.model.layers, c, stage);
+    const double layers = StageLayers(r.model.layers, c, stage) + (stage == c.pp - 1 ? r.model.mtpLayers : 0);
     double perMicroBatch = layers * layer, working = 0.0;
     if (c.recompute == Recompute::Full) {
         perMicroBatch = layers * 2.0 * s.tokens * s.h / (c.sequenceParallel ? c.tp : 1);
@@ -310,7 +319,7 @@ MemoryBreakdown MemoryOn(const PlanRequest& r, const TrainingConfig& c, const Sh
     // micro-batch in flight on the first stage; the output layer's input and fp32 logits on the
     // last (both over TP, as Megatron-LM's theoretical memory counts them).
     if (stage == 0) mb.activations += inFlight * (8.0 * s.tokens + s.tokens * s.h) / c.tp;
-    if (stage == c.pp - 1) mb.activations += 4.0 * s.tokens * (s.h + r.model.vocab) / c.tp;
+    if (stage == c.pp - 1) mb.activations += 4.0 * s.tokens * (s.h + r.model.vocab) * (1.0 + r.model.mtpLayers) / c.tp;
     mb.stage = stage;
     mb.inFlight = inFlight;
     return mb;
@@ -469,7 +478,9 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     const double attentionFlops = s.tokens * m.AttentionScoreFlopsPerToken(r.Seq()) / m.layers; // a layer's, on average
     const double attentionSec = AttentionLayerSec(r, c, s); // a layer's on this GPU, on average
     const double headFlops = s.head * 2.0 * s.tokens * static_cast<double>(m.vocab) * m.hidden; // the last stage's
-    const double headSec = HeadSec(k, headFlops / c.tp);
+    // The output layer, and each multi-token prediction module's 2h x h projection (a linear GEMM).
+    const double mtpProjection = s.mtp * 2.0 * s.tokens * 2.0 * s.h * s.h / c.tp;
+    const double headSec = HeadSec(k, headFlops / c.tp) + (s.mtp > 0 ? s.mtp * LinearTimer(k)(mtpProjection / s.mtp) : 0.0);
     const double memoryBound = s.layers * ElementwiseSec(r, c, s);
     const double castOp = 4.0 * s.tokens * s.h / (c.sequenceParallel ? c.tp : 1); // one h-wide cast
     const double castF = s.layers * HbmSec(k, Fp8CastBytes(r, c, s, false), castOp),
@@ -515,7 +526,7 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     const bool ppInNode = static_cast<long>(c.tp) * group * 2 <= k.gpusPerNode;
     o.sendBytes = 2.0 * s.tokens * s.h / c.tp;
     o.times.send = SendSec(o.sendBytes, LinkModel{k, ppInNode}, &o.sendLink);
-    o.flopsF = (s.layers * (linearFlops + attentionFlops) + headFlops) / c.tp;
+    o.flopsF = (s.layers * (linearFlops + attentionFlops) + headFlops) / c.tp + mtpProjection;
     return o;
 }
 

@@ -130,6 +130,7 @@ TransformerModel ModelOf(const std::map<std::string, std::string>& r)
         {"LLAMA3-70B", "llama3-70b"},     {"LLAMA3.1_405B", "llama3-405b"}, {"Llama 3 405B", "llama3-405b"},
         {"GPT3-175B", "gpt3-175b"},       {"Nemotron-340B", "nemotron4-340b"}, {"Qwen3_30B_a3B", "qwen3-30b-a3b"},
         {"Qwen3_235B_a22B", "qwen3-235b-a22b"}, {"DeepSeekV3 (w/o MTP)", "deepseek-v3"},
+        {"DeepSeekV3 (w/ MTP)", "deepseek-v3"}, {"DeepSeekV3", "deepseek-v3"},
         {"DeepSeek-V3 (671B total, 37B activated)", "deepseek-v3"}, {"GPT OSS 120B", "gpt-oss-120b"}};
     if (auto it = presets.find(name); it != presets.end()) return *FindModelPreset(it->second);
     if (auto model = SetModel(name)) return *model;
@@ -256,10 +257,11 @@ std::string SetPublishedSeconds(const std::map<std::string, std::string>& r, Pub
 // Why the row cannot be modelled (empty: it can), filling the request as far as it gets.
 std::string Prepare(const std::map<std::string, std::string>& r, PublishedSetRun& run)
 {
-    const TransformerModel m = ModelOf(r);
-    // MTP named in the model (25.11's table) or in the row's notes (26.08's recipes lay an MTP layer out)
+    TransformerModel m = ModelOf(r);
+    // MTP named in the model (25.11's table) or in the row's notes (26.08's recipes lay an MTP layer
+    // out): one module, DeepSeek-V3's depth (its report's D = 1; the recipes' mtp_num_layers 1).
     if (r.at("model").find("w/ MTP") != std::string::npos || r.at("notes").find("With multi-token prediction") != std::string::npos)
-        return "multi-token prediction (DeepSeek-V3's extra layer and loss) is not modelled";
+        m.mtpLayers = 1;
     if (r.at("model_type") == "MoE" && !m.IsMoe()) return "a mixture of experts the presets do not have";
     if (m.id.empty()) return "the file does not give the model's shape";
     const std::string gpu = GpuOf(r.at("gpu_type"));

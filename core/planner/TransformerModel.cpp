@@ -77,13 +77,14 @@ double TransformerModel::EmbeddingParams() const
 double TransformerModel::TotalParams() const
 {
     const int dense = DenseLayers();
-    return (layers - dense) * LayerParams() + dense * DenseLayerParams(*this) + EmbeddingParams();
+    return (layers - dense) * LayerParams() + dense * DenseLayerParams(*this) + EmbeddingParams() + mtpLayers * MtpLayerParams();
 }
 
 double TransformerModel::ActiveParams() const
 {
     const int dense = DenseLayers();
-    return (layers - dense) * LayerActiveParams() + dense * DenseLayerParams(*this) + EmbeddingParams();
+    return (layers - dense) * LayerActiveParams() + dense * DenseLayerParams(*this) + EmbeddingParams() +
+           mtpLayers * (LayerActiveParams() + 2.0 * hidden * hidden);
 }
 
 int TransformerModel::WindowedLayers() const
@@ -106,8 +107,8 @@ double TransformerModel::AttentionScoreFlopsPerToken(int s) const
 double TransformerModel::ForwardFlopsPerToken(int s) const
 {
     // The input embedding is a lookup, not a matmul: only the output head counts.
-    const double head = static_cast<double>(vocab) * hidden;
-    return 2.0 * (ActiveParams() - EmbeddingParams() + head) + AttentionScoreFlopsPerToken(s);
+    const double head = static_cast<double>(vocab) * hidden * (1 + mtpLayers);
+    return 2.0 * (ActiveParams() - EmbeddingParams() + head) + AttentionScoreFlopsPerToken(s) * (1.0 + static_cast<double>(mtpLayers) / layers);
 }
 
 namespace {
@@ -264,6 +265,7 @@ ResolvedModel ResolveModel(const ModelInput& in)
         m.seq = in.seq.value_or(2048);
         m.window = in.window.value_or(0);
         m.fullAttentionEvery = in.fullAttentionEvery.value_or(0);
+        m.mtpLayers = in.mtpLayers.value_or(0);
         m.tiedEmbeddings = true; // Megatron-LM's default (untie_embeddings_and_output_weights off)
         m.dropout = in.dropout.value_or(true); // Megatron-LM's default hidden and attention dropout 0.1
         if (!in.kvHeads) r.defaulted.push_back("kv-heads = heads " + std::to_string(m.kvHeads) + " (multi-head attention)");
@@ -314,6 +316,7 @@ ResolvedModel ResolveModel(const ModelInput& in)
     if (m.IsMla())
         from.push_back("multi-head latent attention (q rank " + std::to_string(m.qLoraRank) + ", kv rank " + std::to_string(m.kvLoraRank) +
                        ", rope " + std::to_string(m.ropeDim) + ", value head " + std::to_string(m.vHeadDim) + ")");
+    if (in.mtpLayers) m.mtpLayers = *in.mtpLayers;
     from.push_back(m.tiedEmbeddings ? "embeddings tied to the output head" : "embeddings apart from the output head");
     if (in.dropout) m.dropout = *in.dropout;
     else from.push_back(m.dropout ? "dropout (its masks stored)" : "no dropout");
@@ -342,6 +345,7 @@ void CheckModel(const TransformerModel& m)
     Require(m.experts >= 0, "--experts must not be negative");
     Require(m.window >= 0, "--window must not be negative (0: no sliding window)");
     Require(m.fullAttentionEvery >= 0, "--full-attention-every must not be negative (0: every layer windowed)");
+    Require(m.mtpLayers >= 0, "--mtp-layers must not be negative (0: no multi-token prediction)");
     Require(m.DenseLayers() < m.layers, "--layers " + std::to_string(m.layers) + " must exceed the model's " +
                                             std::to_string(m.denseLayers) + " dense first layers");
     if (m.IsMoe())

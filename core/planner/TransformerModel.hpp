@@ -52,6 +52,11 @@ struct TransformerModel {
     // whole sequence (GPT-OSS: 2, windowed and full layers alternating; 0: every layer windowed).
     // window 0: no window.
     int window = 0, fullAttentionEvery = 0;
+    // Multi-token prediction (DeepSeek-V3, Megatron-Core's --mtp-num-layers): after the last layer,
+    // each of mtpLayers modules joins the hidden state with the next token's embedding (two norms,
+    // a 2h x h projection), runs one more transformer layer of the model's kind and the shared
+    // output layer and loss again. 0: none (the presets' default: a training choice).
+    int mtpLayers = 0;
 
     bool IsMoe() const { return experts > 0; }
     bool IsMla() const { return kvLoraRank > 0; }
@@ -89,12 +94,16 @@ struct TransformerModel {
     int DenseLayers() const { return IsMoe() ? denseLayers : 0; }
     // Input embedding, plus the output head unless tied.
     double EmbeddingParams() const;
+    // One multi-token prediction module: a layer (LayerParams) and its 2h x h projection (the
+    // embedding and output layer are the model's).
+    double MtpLayerParams() const { return LayerParams() + 2.0 * hidden * hidden; }
     double TotalParams() const;
     double ActiveParams() const;
     // Model FLOPs of one token's forward at sequence length `seq`: 2 x active matmul parameters
     // (output head included) + attention scores and values 4 x seq x heads x headDim per layer (the
-    // full square, as Megatron-LM counts it; a windowed layer's band in place of seq). Training is
-    // 3x this (Flops.hpp).
+    // full square, as Megatron-LM counts it; a windowed layer's band in place of seq); with
+    // multi-token prediction each module's layer, projection and output layer too (Megatron-LM's
+    // num_floating_point_operations counts them so). Training is 3x this (Flops.hpp).
     double ForwardFlopsPerToken(int seq) const;
     // The attention-score part of it (2 x AttentionKeys(seq) x (query + output width) x layers,
     // 4 x seq x heads x headDim x layers for standard attention): what selective recomputation re-runs.
@@ -115,13 +124,13 @@ const TransformerModel* FindModelPreset(std::string_view id);
 // at least layers, hidden, heads and vocab.
 struct ModelInput {
     std::string preset; // empty: none named
-    std::optional<int> layers, hidden, heads, kvHeads, headDim, ffn, vocab, experts, topK, seq, window, fullAttentionEvery;
+    std::optional<int> layers, hidden, heads, kvHeads, headDim, ffn, vocab, experts, topK, seq, window, fullAttentionEvery, mtpLayers;
     std::optional<MlpKind> mlp;
     std::optional<bool> dropout;
     bool AnyArchitecture() const
     {
         return layers || hidden || heads || kvHeads || headDim || ffn || vocab || experts || topK || mlp || dropout || window ||
-               fullAttentionEvery;
+               fullAttentionEvery || mtpLayers;
     }
 };
 struct ResolvedModel {
@@ -137,7 +146,7 @@ std::string ModelPresetList();
 
 // Throws Error naming the field (as `--layers`, ...) when a dimension is not positive or heads do
 // not divide hidden or kvHeads do not divide heads, or topK is outside 1..experts, or the window or
-// fullAttentionEvery is negative.
+// fullAttentionEvery or mtpLayers is negative.
 void CheckModel(const TransformerModel& m);
 
 } // namespace paralens::core

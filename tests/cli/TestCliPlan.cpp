@@ -172,8 +172,8 @@ TEST_CASE("plan: --validate compares the published runs", "[cli][plan]")
         group.erase(group.find_last_not_of(' ') + 1);
         runs[group] = std::stoi(line.substr(count + 1, at - count - 1));
     }
-    CHECK(runs["held out"] == 148);
-    CHECK(runs["all"] == 150);
+    CHECK(runs["held out"] == 151);
+    CHECK(runs["all"] == 153);
     CHECK(runs["dense"] + runs["mixture of experts"] == runs["held out"]);
     CHECK(runs["mixture of experts"] > 0);
     CHECK(runs["a100-sxm"] + runs["h100-sxm"] + runs["b200"] + runs["gb200"] + runs["gb300"] == runs["held out"]);
@@ -226,6 +226,24 @@ TEST_CASE("plan: GPT-OSS's sliding window is in its header, and --window changes
     const CliResult bad = RunParalens("plan --model gpt-oss-120b --window -5");
     CHECK(bad.exitCode != 0);
     CHECK_THAT(bad.err, Catch::Contains("--window must not be negative"));
+}
+
+TEST_CASE("plan: --mtp-layers adds DeepSeek-V3's multi-token prediction module, said in the header", "[cli][plan]")
+{
+    const char* fixed = " --gpu gb200 --gpus 256 --global-batch 4096 --seq 4096 --dp 64 --tp 1 --pp 4 --ep 64 --micro-batch 1 "
+                        "--schedule interleaved --chunks 4 --zero 1 --recompute none --top 1 --json";
+    const Json plain = RunParalensJson(std::string("plan --model deepseek-v3") + fixed);
+    const Json mtp = RunParalensJson(std::string("plan --model deepseek-v3 --mtp-layers 1") + fixed);
+    CHECK(plain["mtpLayers"] == 0);
+    CHECK(mtp["mtpLayers"] == 1);
+    CHECK(mtp["model"] == "deepseek-v3*");
+    CHECK(mtp["parameters"].get<double>() > plain["parameters"].get<double>());
+    CHECK(mtp["rows"][0]["stepSeconds"].get<double>() > plain["rows"][0]["stepSeconds"].get<double>());
+    const CliResult text = RunParalens("plan --model deepseek-v3 --mtp-layers 1 --gpu gb200 --gpus 256 --global-batch 4096 --top 1");
+    CHECK_THAT(text.out, Catch::Contains("multi-token prediction 1 module"));
+    const CliResult bad = RunParalens("plan --model deepseek-v3 --mtp-layers -2");
+    CHECK(bad.exitCode != 0);
+    CHECK_THAT(bad.err, Catch::Contains("--mtp-layers must not be negative"));
 }
 
 TEST_CASE("plan: --fp8 says where it applies, and a GPU without fp8 is refused with those that have it", "[cli][plan]")

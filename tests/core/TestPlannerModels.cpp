@@ -200,3 +200,50 @@ TEST_CASE("planner: GPT-OSS's sliding window as its card counts it, and its atte
     dense.window = 4096;
     CHECK(ResolveModel(dense).model.WindowedLayers() == 16);
 }
+
+TEST_CASE("planner: DeepSeek-V3's multi-token prediction module as its report counts it, on the last stage", "[core][planner]")
+{
+    // The report's 685B on Hugging Face: the 671B main model and 14B of MTP weights, which hold
+    // the module (a MoE layer and its 2h x h projection) and their own copies of the embedding and
+    // the output layer (shared in training, so counted once here).
+    TransformerModel m = *FindModelPreset("deepseek-v3");
+    CHECK(m.mtpLayers == 0);
+    const double base = m.TotalParams(), flops = m.ForwardFlopsPerToken(4096), h = m.hidden, vocab = m.vocab;
+    m.mtpLayers = 1;
+    CHECK(m.TotalParams() - base == Approx(m.LayerParams() + 2 * h * h).epsilon(1e-12));
+    CHECK((m.TotalParams() + 2 * vocab * h) * 1e-9 == Approx(685).epsilon(0.005));
+    // FLOPs: the module's layer (its attention too), projection and output layer again.
+    CHECK(m.ForwardFlopsPerToken(4096) - flops ==
+          Approx(2 * (m.LayerActiveParams() + 2 * h * h + vocab * h) + m.AttentionScoreFlopsPerToken(4096) / m.layers).epsilon(1e-9));
+
+    // The planner: on 4 stages the last holds its 15 layers, the module's layer, and the output layer
+    // and loss twice; its weights the module's and the input embedding again.
+    PlanRequest r = Request("deepseek-v3", "gb200", 256, 4096);
+    r.seq = 4096;
+    const TrainingConfig c = Config(64, 1, 4, 1, ScheduleKind::Interleaved, 4, Recompute::None, 1, false, 64);
+    PlanRequest with = r;
+    with.model.mtpLayers = 1;
+    const Shape s = ShapeOf(r, c), sm = ShapeOf(with, c);
+    REQUIRE(s.head == 1); // 16 layers on each of the first stages, 13 and the output layer on the last
+    CHECK(sm.layers == s.layers + 1);
+    CHECK(sm.head == 2);
+    CHECK(sm.mtp == 1);
+    const StageParams p = ParamsOn(r, c, s, 3), pm = ParamsOn(with, c, sm, 3);
+    CHECK(pm.expert - p.expert == Approx(m.experts * m.MlpParams() / 64).epsilon(1e-12));
+    CHECK(pm.dense - p.dense == Approx(m.AttentionParams() + h * m.experts + m.sharedExperts * m.MlpParams() + 2 * h * h + vocab * h).epsilon(1e-12));
+    CHECK(ParamsOn(with, c, sm, 0).dense == ParamsOn(r, c, s, 0).dense); // the first stage as without
+    CHECK(OpCostsOf(with, c, sm).computeF > OpCostsOf(r, c, s).computeF);
+    CHECK(Evaluate(with, c).time.step > Evaluate(r, c).time.step);
+    // The first stage, with the most micro-batches in flight, still bounds the memory here.
+    CHECK(Evaluate(with, c).memory.Total() == Evaluate(r, c).memory.Total());
+    CHECK(Evaluate(with, c).memory.stage == 0);
+    // Refused below zero, as the option.
+    ModelInput in;
+    in.preset = "deepseek-v3";
+    in.mtpLayers = -1;
+    CHECK_THROWS_WITH(ResolveModel(in), Catch::Contains("--mtp-layers must not be negative"));
+    in.mtpLayers = 1;
+    const ResolvedModel given = ResolveModel(in);
+    CHECK(given.model.mtpLayers == 1);
+    CHECK(given.model.id == "deepseek-v3*");
+}

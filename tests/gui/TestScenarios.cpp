@@ -76,11 +76,11 @@ TEST_CASE("a scenario names each experiment's backend and its run's iterations",
                       Catch::Contains("iterations"));
 }
 
-TEST_CASE("a plan experiment carries TP and EP overlap and bf16 gradients to the planner, and writes them back", "[gui]")
+TEST_CASE("a plan experiment carries TP and EP overlap, MTP and bf16 gradients to the planner, and writes them back", "[gui]")
 {
-    const Scenario s = ParseScenario(R"({"experiments": [{"kind": "plan", "model": "gpt3-175b", "gpus": 64,
+    const Scenario s = ParseScenario(R"({"experiments": [{"kind": "plan", "model": "deepseek-v3", "gpus": 64,
                                           "tpCommOverlap": true, "dpCommOverlap": true, "bf16Gradients": true,
-                                          "flashAttention2": true, "epCommOverlap": true}]})", "p.json");
+                                          "flashAttention2": true, "epCommOverlap": true, "mtpLayers": 1}]})", "p.json");
     const PlanParams& p = s.experiments.front().plan;
     CHECK(p.tpCommOverlap);
     CHECK(p.dpCommOverlap);
@@ -88,6 +88,8 @@ TEST_CASE("a plan experiment carries TP and EP overlap and bf16 gradients to the
     CHECK_FALSE(PlanParams{}.ToRequest().dpCommOverlap);
     CHECK(p.ToRequest().epCommOverlap);
     CHECK_FALSE(PlanParams{}.ToRequest().epCommOverlap);
+    CHECK(p.ToRequest().model.mtpLayers == 1);
+    CHECK(p.ToRequest().model.id == "deepseek-v3*");
     CHECK(p.bf16Gradients);
     const core::PlanRequest r = p.ToRequest();
     CHECK(r.tpCommOverlap);
