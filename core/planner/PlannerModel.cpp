@@ -243,7 +243,8 @@ StageParams ParamsOn(const PlanRequest& r, const TrainingConfig& c, const Shape&
     // Every layer as a MoE layer (a mixture of experts' dense first layers hold fewer weights).
     const double denseLayer = m.AttentionParams() + (m.IsMoe() ? s.h * m.experts + m.sharedExperts * m.MlpParams() : m.MlpParams());
     // The last stage's multi-token prediction modules: a layer and a 2h x h projection each, and the
-    // input embedding again (Megatron-Core keeps it on the last stage for them).
+    // input embedding again unless it is the output layer's (Megatron-Core keeps it on the last
+    // stage for them).
     const bool last = stage == c.pp - 1;
     const double mtp = last ? m.mtpLayers : 0;
     const double layers = StageLayers(m.layers, c, stage) + mtp;
@@ -252,7 +253,7 @@ StageParams ParamsOn(const PlanRequest& r, const TrainingConfig& c, const Shape&
     const double table = static_cast<double>(m.vocab) * m.hidden / c.tp;
     if (stage == 0) p.dense += table;
     if (last && (c.pp > 1 || !m.tiedEmbeddings)) p.dense += table;
-    if (last && c.pp > 1 && mtp > 0) p.dense += table;
+    if (last && c.pp > 1 && mtp > 0 && !m.tiedEmbeddings) p.dense += table;
     return p;
 }
 

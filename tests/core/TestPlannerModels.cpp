@@ -232,6 +232,14 @@ TEST_CASE("planner: DeepSeek-V3's multi-token prediction module as its report co
     CHECK(pm.expert - p.expert == Approx(m.experts * m.MlpParams() / 64).epsilon(1e-12));
     CHECK(pm.dense - p.dense == Approx(m.AttentionParams() + h * m.experts + m.sharedExperts * m.MlpParams() + 2 * h * h + vocab * h).epsilon(1e-12));
     CHECK(ParamsOn(with, c, sm, 0).dense == ParamsOn(r, c, s, 0).dense); // the first stage as without
+    // Embeddings tied to the output layer: the last stage already holds the table the module reads.
+    PlanRequest tied = Request("gpt3-175b", "h100-sxm", 64, 64), tiedMtp = tied;
+    REQUIRE(tied.model.tiedEmbeddings);
+    tiedMtp.model.mtpLayers = 1;
+    const TrainingConfig g = Config(1, 8, 8, 1);
+    const double gh = tied.model.hidden;
+    CHECK(ParamsOn(tiedMtp, g, ShapeOf(tiedMtp, g), 7).dense - ParamsOn(tied, g, ShapeOf(tied, g), 7).dense ==
+          Approx((tied.model.LayerParams() + 2 * gh * gh) / 8).epsilon(1e-12));
     CHECK(OpCostsOf(with, c, sm).computeF > OpCostsOf(r, c, s).computeF);
     CHECK(Evaluate(with, c).time.step > Evaluate(r, c).time.step);
     // The first stage, with the most micro-batches in flight, still bounds the memory here.
