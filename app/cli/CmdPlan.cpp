@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 
 namespace paralens::app {
 
@@ -37,13 +38,14 @@ struct PlanOptions {
     }
     std::string model = "llama3-70b";
     bool modelGiven = false; // --model on the command line (else the default, unless a model is described by hand)
-    int layers = 0, hidden = 0, heads = 0, kvHeads = 0, headDim = 0, ffn = 0, vocab = 0, experts = -1, topK = 0;
-    int window = -1, fullAttentionEvery = -1, mtpLayers = -1;
+    // The architecture's options as given (unset: not given; any value given, 0 and negatives
+    // included, goes to the model, which refuses what it cannot be).
+    std::optional<int> layers, hidden, heads, kvHeads, headDim, ffn, vocab, experts, topK, window, fullAttentionEvery, mtpLayers;
     std::string mlp, dropout;
     bool AnyArchitecture() const
     {
-        return layers > 0 || hidden > 0 || heads > 0 || kvHeads > 0 || headDim > 0 || ffn > 0 || vocab > 0 || experts >= 0 || topK > 0 ||
-               window >= 0 || fullAttentionEvery >= 0 || mtpLayers >= 0 || !mlp.empty() || !dropout.empty();
+        return layers || hidden || heads || kvHeads || headDim || ffn || vocab || experts || topK || window || fullAttentionEvery ||
+               mtpLayers || !mlp.empty() || !dropout.empty();
     }
     std::string gpu = "h100-sxm";
     core::PlanRequest request;
@@ -69,18 +71,9 @@ core::ResolvedModel ModelOf(const PlanOptions& o)
 {
     core::ModelInput in;
     in.preset = o.modelGiven || !o.AnyArchitecture() ? o.model : std::string();
-    SetIfGiven(in.layers, o.layers, 0);
-    SetIfGiven(in.hidden, o.hidden, 0);
-    SetIfGiven(in.heads, o.heads, 0);
-    SetIfGiven(in.kvHeads, o.kvHeads, 0);
-    SetIfGiven(in.headDim, o.headDim, 0);
-    SetIfGiven(in.ffn, o.ffn, 0);
-    SetIfGiven(in.vocab, o.vocab, 0);
-    SetIfGiven(in.experts, o.experts, -1);
-    SetIfGiven(in.topK, o.topK, 0);
-    SetIfGiven(in.window, o.window, -1);
-    SetIfGiven(in.fullAttentionEvery, o.fullAttentionEvery, -1);
-    SetIfGiven(in.mtpLayers, o.mtpLayers, -1);
+    in.layers = o.layers, in.hidden = o.hidden, in.heads = o.heads, in.kvHeads = o.kvHeads, in.headDim = o.headDim;
+    in.ffn = o.ffn, in.vocab = o.vocab, in.experts = o.experts, in.topK = o.topK;
+    in.window = o.window, in.fullAttentionEvery = o.fullAttentionEvery, in.mtpLayers = o.mtpLayers;
     SetIfGiven(in.seq, o.request.seq, 0);
     if (!o.mlp.empty()) {
         in.mlp = core::ParseMlpKind(o.mlp);

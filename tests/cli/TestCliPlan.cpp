@@ -223,9 +223,13 @@ TEST_CASE("plan: GPT-OSS's sliding window is in its header, and --window changes
     CHECK(all["rows"][0]["stepSeconds"].get<double>() < oss["rows"][0]["stepSeconds"].get<double>());
     const CliResult text = RunParalens("plan --model gpt-oss-120b --gpu b200 --gpus 64 --global-batch 512 --top 1");
     CHECK_THAT(text.out, Catch::Contains("a 128-token window on 18 of 36 layers") && Catch::Contains("128 experts top-4"));
-    const CliResult bad = RunParalens("plan --model gpt-oss-120b --window -5");
-    CHECK(bad.exitCode != 0);
-    CHECK_THAT(bad.err, Catch::Contains("--window must not be negative"));
+    // Every value given goes to the model: -1 too (once taken for "not given"), and 0 layers.
+    for (const char* value : {"-5", "-1"}) {
+        const CliResult bad = RunParalens(std::string("plan --model gpt-oss-120b --window ") + value);
+        CHECK(bad.exitCode != 0);
+        CHECK_THAT(bad.err, Catch::Contains("--window must not be negative"));
+    }
+    CHECK_THAT(RunParalens("plan --model gpt-oss-120b --layers 0").err, Catch::Contains("--layers must be positive"));
 }
 
 TEST_CASE("plan: --mtp-layers adds DeepSeek-V3's multi-token prediction module, said in the header", "[cli][plan]")
