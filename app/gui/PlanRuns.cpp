@@ -12,6 +12,7 @@
 #include "trace/TraceBuilder.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <mutex>
@@ -73,7 +74,10 @@ core::PlanRequest PlanParams::ToRequest() const
     if (hidden > 0 && hidden != preset->hidden) { // heads keep their width; the FFN keeps its ratio
         const double scale = static_cast<double>(hidden) / preset->hidden;
         r.model.hidden = hidden;
-        r.model.heads = std::max(1, hidden / preset->HeadDim());
+        // Heads as wide as hidden / heads: as many as fit the new width. Heads of their own width
+        // (Qwen3, GPT-OSS: 64 of 64 against a hidden of 2880) scale with it, as the FFN does.
+        r.model.heads = preset->headDim > 0 ? std::max(1, static_cast<int>(std::lround(preset->heads * scale)))
+                                            : std::max(1, hidden / preset->HeadDim());
         r.model.kvHeads = std::max(1, std::min(r.model.heads, static_cast<int>(preset->kvHeads * scale + 0.5)));
         while (r.model.heads % r.model.kvHeads) --r.model.kvHeads;
         r.model.ffn = static_cast<int>(preset->ffn * scale / 64 + 0.5) * 64;

@@ -101,6 +101,21 @@ TEST_CASE("a plan experiment carries TP and EP overlap, MTP and bf16 gradients t
     CHECK(again.plan == p);
 }
 
+TEST_CASE("a plan experiment's hidden size scales the heads, their own width kept", "[gui]")
+{
+    PlanParams p;
+    p.model = "llama3-70b"; // 64 heads of 128 over 8192
+    p.hidden = 4096;
+    CHECK(p.ToRequest().model.heads == 32);
+    p.model = "gpt-oss-120b"; // 64 heads of 64 against a hidden of 2880: they scale with it
+    p.hidden = 2880 * 2;
+    const core::PlanRequest r = p.ToRequest();
+    CHECK(r.model.heads == 128);
+    CHECK(r.model.HeadDim() == 64);
+    CHECK(r.model.heads % r.model.kvHeads == 0);
+    CHECK(r.model.id == "gpt-oss-120b*");
+}
+
 TEST_CASE("a plan experiment of a published run shows its own row among the planner's choices, and writes it back", "[gui]")
 {
     const Scenario s = ParseScenario(R"({"experiments": [{"kind": "plan", "publishedRun": "R091"}]})", "p.json");
