@@ -8,6 +8,7 @@
 
 #include "analysis/Extrapolation.hpp"
 #include "common/Error.hpp"
+#include "common/Statistics.hpp"
 #include "common/Units.hpp"
 #include "model/Fit.hpp"
 #include "planner/Calibration.hpp"
@@ -409,9 +410,8 @@ std::vector<GroupStats> SummarizeSet(const std::vector<core::PublishedSetRun>& s
                 a.push_back(std::abs(r->errorPct));
                 g.nearBest += r->rank <= 5 || r->vsBestPct <= 5.0;
             }
-            std::sort(a.begin(), a.end());
             g.runs = a.size();
-            g.medianAbsErrorPct = a.size() % 2 ? a[a.size() / 2] : (a[a.size() / 2 - 1] + a[a.size() / 2]) / 2;
+            g.medianAbsErrorPct = core::Median(a);
             g.within15 = static_cast<size_t>(std::count_if(a.begin(), a.end(), [](double x) { return x <= 15; }));
             out.push_back(g);
         }

@@ -2,6 +2,7 @@
 
 #include "analysis/Fitting.hpp"
 #include "common/Error.hpp"
+#include "common/Statistics.hpp"
 #include "model/ProtocolFit.hpp"
 #include "model/RegimeFit.hpp"
 
@@ -198,12 +199,6 @@ void Score(Extrapolation& e)
     e.treeMapePct = tree / n;
     e.hierarchicalMapePct = hier / n;
     e.bestMapePct = best / n;
-}
-
-double Median(std::vector<double> v)
-{
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
 } // namespace

@@ -1,5 +1,7 @@
 #include "model/RegimeFit.hpp"
 
+#include "common/Statistics.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -16,13 +18,6 @@ struct Line {
     double c0 = 0, c1 = 0;
     double sumAbs = 0; // sum of |relative error| over its rows
 };
-
-double Median(std::vector<double> v)
-{
-    std::sort(v.begin(), v.end());
-    const size_t m = v.size() / 2;
-    return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
 
 } // namespace
 
