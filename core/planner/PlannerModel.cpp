@@ -424,6 +424,18 @@ double LinearGemmsSec(const PlanRequest& r, const TrainingConfig& c, const Shape
     return s.layers * (at(2.0 * t * (m.AttentionParams() - out) / c.tp) + at(2.0 * t * out / c.tp) + router + mlp);
 }
 
+// One layer's compute as the EP overlap pairs it (OverlapEp): the experts' GEMMs and the rest, of
+// the stage's layers' `forward` and `backward` (all of them, one micro-batch).
+MoeLayerCompute MoeLayerOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s, double forward, double backward)
+{
+    MoeLayerCompute l;
+    l.expertsF = ExpertGemmsSec(r, c, s);
+    l.expertsB = 2.0 * l.expertsF;
+    l.attentionF = forward / s.layers - l.expertsF;
+    l.attentionB = backward / s.layers - l.expertsB;
+    return l;
+}
+
 constexpr double kLossForwardBytes = 24, kLossBackwardBytes = 12; // per fp32 logit (see OpCostsOf)
 
 // One collective of `bytesPerParam` x the stage's parameters over the ranks holding the same
@@ -502,14 +514,9 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     if (c.recompute == Recompute::Full) o.computeB += layersSec + memoryBound + castF; // the layers again, not the output layer or the loss
     if (c.recompute == Recompute::Selective) o.computeB += scores;
     ParallelComm(r, c, s, s.layers > 0 ? linearSec / s.layers : 0.0, attentionSec, o);
-    if (s.layers > 0 && r.epCommOverlap) {
-        MoeLayerCompute layer;
-        layer.expertsF = ExpertGemmsSec(r, c, s);
-        layer.expertsB = 2.0 * layer.expertsF;
-        layer.attentionF = (layersSec + memoryBound + castF) / s.layers - layer.expertsF;
-        layer.attentionB = (2.0 * (layersSec + memoryBound) + castB + (c.recompute == Recompute::Selective ? scores : 0.0)) / s.layers - layer.expertsB;
-        OverlapEp(r, c, s, layer, o);
-    }
+    if (s.layers > 0 && r.epCommOverlap)
+        OverlapEp(r, c, s, MoeLayerOf(r, c, s, layersSec + memoryBound + castF,
+                                      2.0 * (layersSec + memoryBound) + castB + (c.recompute == Recompute::Selective ? scores : 0.0)), o);
     const int group = c.GradientGroup();
     if (c.zero >= 2 && group > 1) {
         // ZeRO-3 gathers the stage's weights before each forward and backward. ZeRO-2 and 3 hold
