@@ -303,7 +303,7 @@ void PrintTable(const core::PlanRequest& r, const core::ResolvedModel& model, co
     else if (!model.defaulted.empty())
         std::printf("# described by hand; not given, so assumed: %s\n", Joined(model.defaulted).c_str());
     else
-        std::printf("# source: %s\n", m.source.c_str());
+        std::printf("# source: %s%s\n", m.source.c_str(), m.mtpLayers > 0 ? "; its multi-token prediction as the run trains it" : "");
     std::printf("# %d x %s (%d per node; NVLink %.0f GB/s, network %.0f GB/s per GPU), %.0f TFLOPS %s x %s; %s usable per GPU\n",
                 r.cluster.gpus, r.cluster.gpu.id.c_str(), r.cluster.gpusPerNode, r.cluster.NvlinkGBps(), r.cluster.networkGBps,
                 r.cluster.PeakFlops() * 1e-12, r.cluster.dtype.c_str(),

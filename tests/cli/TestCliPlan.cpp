@@ -245,6 +245,9 @@ TEST_CASE("plan: --mtp-layers adds DeepSeek-V3's multi-token prediction module, 
     CHECK(mtp["rows"][0]["stepSeconds"].get<double>() > plain["rows"][0]["stepSeconds"].get<double>());
     const CliResult text = RunParalens("plan --model deepseek-v3 --mtp-layers 1 --gpu gb200 --gpus 256 --global-batch 4096 --top 1");
     CHECK_THAT(text.out, Catch::Contains("multi-token prediction 1 module"));
+    // A published run trained with it says so beside its preset's source.
+    CHECK_THAT(RunParalens("plan --published R160 --top 1").out,
+               Catch::Contains("multi-token prediction 1 module") && Catch::Contains("its multi-token prediction as the run trains it"));
     const CliResult bad = RunParalens("plan --model deepseek-v3 --mtp-layers -2");
     CHECK(bad.exitCode != 0);
     CHECK_THAT(bad.err, Catch::Contains("--mtp-layers must not be negative"));
