@@ -40,14 +40,11 @@ struct PlanOptions {
     std::string model = "llama3-70b";
     bool modelGiven = false; // --model on the command line (else the default, unless a model is described by hand)
     // The architecture's options as given (unset: not given; any value given, 0 and negatives
-    // included, goes to the model, which refuses what it cannot be).
-    std::optional<int> layers, hidden, heads, kvHeads, headDim, ffn, vocab, experts, topK, window, fullAttentionEvery, mtpLayers;
+    // included, goes to the model, which refuses what it cannot be); --mlp and --dropout as typed,
+    // read into it by ModelOf.
+    core::ModelInput arch;
     std::string mlp, dropout;
-    bool AnyArchitecture() const
-    {
-        return layers || hidden || heads || kvHeads || headDim || ffn || vocab || experts || topK || window || fullAttentionEvery ||
-               mtpLayers || !mlp.empty() || !dropout.empty();
-    }
+    bool AnyArchitecture() const { return arch.AnyArchitecture() || !mlp.empty() || !dropout.empty(); }
     std::string gpu = "h100-sxm";
     core::PlanRequest request;
     int dp = 0, tp = 0, pp = 0, ep = 0, cp = 0, microBatch = 0, chunks = 0, zero = -1, firstStageLayers = 0, lastStageLayers = 0;
@@ -70,11 +67,8 @@ void SetIfGiven(std::optional<int>& field, int value, int unset)
 // changed by the options given; without --model, the options describe a model by hand.
 core::ResolvedModel ModelOf(const PlanOptions& o)
 {
-    core::ModelInput in;
+    core::ModelInput in = o.arch;
     in.preset = o.modelGiven || !o.AnyArchitecture() ? o.model : std::string();
-    in.layers = o.layers, in.hidden = o.hidden, in.heads = o.heads, in.kvHeads = o.kvHeads, in.headDim = o.headDim;
-    in.ffn = o.ffn, in.vocab = o.vocab, in.experts = o.experts, in.topK = o.topK;
-    in.window = o.window, in.fullAttentionEvery = o.fullAttentionEvery, in.mtpLayers = o.mtpLayers;
     SetIfGiven(in.seq, o.request.seq, 0);
     if (!o.mlp.empty()) {
         in.mlp = core::ParseMlpKind(o.mlp);
@@ -627,23 +621,23 @@ void AddPlanCommand(CLI::App& root)
                                          "or custom. Without it the options describe a model by hand: --layers, --hidden, --heads "
                                          "and --vocab needed, multi-head attention and a GeLU MLP of 4 x hidden unless given")
                              ->capture_default_str();
-    cmd->add_option("--layers", o->layers, "Transformer layers");
-    cmd->add_option("--hidden", o->hidden, "Hidden size");
-    cmd->add_option("--heads", o->heads, "Attention heads");
-    cmd->add_option("--kv-heads", o->kvHeads, "Key/value heads (grouped-query attention)");
-    cmd->add_option("--head-dim", o->headDim, "Each attention head's width (default: hidden / heads; Qwen3 and GPT-OSS set their own)");
-    cmd->add_option("--ffn", o->ffn, "MLP inner size (each expert's)");
-    cmd->add_option("--vocab", o->vocab, "Vocabulary size");
+    cmd->add_option("--layers", o->arch.layers, "Transformer layers");
+    cmd->add_option("--hidden", o->arch.hidden, "Hidden size");
+    cmd->add_option("--heads", o->arch.heads, "Attention heads");
+    cmd->add_option("--kv-heads", o->arch.kvHeads, "Key/value heads (grouped-query attention)");
+    cmd->add_option("--head-dim", o->arch.headDim, "Each attention head's width (default: hidden / heads; Qwen3 and GPT-OSS set their own)");
+    cmd->add_option("--ffn", o->arch.ffn, "MLP inner size (each expert's)");
+    cmd->add_option("--vocab", o->arch.vocab, "Vocabulary size");
     cmd->add_option("--mlp", o->mlp, "gelu or relu2 (two matrices; relu2 is Nemotron-4's squared ReLU) or swiglu (three)");
     cmd->add_option("--dropout", o->dropout, "on: the model trains with dropout and keeps its masks (Megatron-LM's GPT default); "
                                              "off: without (Llama, Mixtral, Nemotron-4)");
-    cmd->add_option("--experts", o->experts, "Experts per layer (0: dense)");
-    cmd->add_option("--top-k", o->topK, "Experts per token (default 2)");
-    cmd->add_option("--window", o->window, "Sliding-window attention: each query of a windowed layer attends to this many keys "
+    cmd->add_option("--experts", o->arch.experts, "Experts per layer (0: dense)");
+    cmd->add_option("--top-k", o->arch.topK, "Experts per token (default 2)");
+    cmd->add_option("--window", o->arch.window, "Sliding-window attention: each query of a windowed layer attends to this many keys "
                                            "before it (0: none; GPT-OSS: 128)");
-    cmd->add_option("--full-attention-every", o->fullAttentionEvery,
+    cmd->add_option("--full-attention-every", o->arch.fullAttentionEvery,
                     "With --window: every n-th layer attends to the whole sequence (GPT-OSS: 2, alternating; 0: every layer windowed)");
-    cmd->add_option("--mtp-layers", o->mtpLayers,
+    cmd->add_option("--mtp-layers", o->arch.mtpLayers,
                     "Multi-token prediction modules (Megatron-Core's --mtp-num-layers; DeepSeek-V3 trains with 1): each a layer of "
                     "the model's kind, a 2h x h projection and the output layer and loss again, on the last stage (0: none)");
     cmd->add_option("--seq", o->request.seq, "Sequence length (default: the model's)");

@@ -225,7 +225,7 @@ Shape ShapeOf(const PlanRequest& r, const TrainingConfig& c)
     double others = 0.0;
     if (c.pp > 1) others = std::max(StageLayers(m.layers, c, 0), StageLayers(m.layers, c, c.pp > 2 ? 1 : 0));
     const double layerFlops = 2.0 * m.LayerActiveParams() + m.AttentionScoreFlopsPerToken(r.Seq()) / m.layers;
-    const double headFlops = 2.0 * static_cast<double>(m.vocab) * m.hidden * (1.0 + mtp) + mtp * 4.0 * m.hidden * m.hidden;
+    const double headFlops = 2.0 * static_cast<double>(m.vocab) * m.hidden * (1.0 + mtp) + mtp * 2.0 * m.MtpProjectionParams();
     const bool lastBounds = last * layerFlops + headFlops >= others * layerFlops;
     s.layers = lastBounds ? last : others;
     s.head = lastBounds ? 1.0 + mtp : 0.0;
@@ -248,7 +248,7 @@ StageParams ParamsOn(const PlanRequest& r, const TrainingConfig& c, const Shape&
     const bool last = stage == c.pp - 1;
     const double mtp = last ? m.mtpLayers : 0;
     const double layers = StageLayers(m.layers, c, stage) + mtp;
-    p.dense = (layers * denseLayer + mtp * 2.0 * m.hidden * m.hidden) / c.tp;
+    p.dense = (layers * denseLayer + mtp * m.MtpProjectionParams()) / c.tp;
     p.expert = m.IsMoe() ? layers * m.experts * m.MlpParams() / (static_cast<double>(c.ep) * c.tp) : 0.0;
     const double table = static_cast<double>(m.vocab) * m.hidden / c.tp;
     if (stage == 0) p.dense += table;
@@ -413,23 +413,24 @@ double ExpertGemmsSec(const PlanRequest& r, const TrainingConfig& c, const Shape
 }
 
 // The linear GEMMs of the bounding stage's layers for one micro-batch, each at the efficiency of
-// its size (GemmTimer): QKV, attention output, MLP in and out (or the experts'), the router.
-double LinearGemmsSec(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
+// its size (GemmTimer): QKV, attention output, MLP in and out (or `expertsSec`, a layer's
+// ExpertGemmsSec), the router.
+double LinearGemmsSec(const PlanRequest& r, const TrainingConfig& c, const Shape& s, double expertsSec)
 {
     const TransformerModel& m = r.model;
     const GemmTimer at = LinearTimer(r.cluster);
     const double t = s.tokens, h = s.h, out = m.OutputWidth() * h;
     const double router = m.IsMoe() ? at(2.0 * t * h * m.experts / c.tp) : 0.0; // h x experts, as LayerActiveParams counts it
-    const double mlp = m.IsMoe() ? ExpertGemmsSec(r, c, s) : MlpGemmsSec(m, c, h, t, at);
+    const double mlp = m.IsMoe() ? expertsSec : MlpGemmsSec(m, c, h, t, at);
     return s.layers * (at(2.0 * t * (m.AttentionParams() - out) / c.tp) + at(2.0 * t * out / c.tp) + router + mlp);
 }
 
-// One layer's compute as the EP overlap pairs it (OverlapEp): the experts' GEMMs and the rest, of
-// the stage's layers' `forward` and `backward` (all of them, one micro-batch).
-MoeLayerCompute MoeLayerOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s, double forward, double backward)
+// One layer's compute as the EP overlap pairs it (OverlapEp): its experts' GEMMs (`expertsSec`)
+// and the rest, of the stage's layers' `forward` and `backward` (all of them, one micro-batch).
+MoeLayerCompute MoeLayerOf(const Shape& s, double expertsSec, double forward, double backward)
 {
     MoeLayerCompute l;
-    l.expertsF = ExpertGemmsSec(r, c, s);
+    l.expertsF = expertsSec;
     l.expertsB = 2.0 * l.expertsF;
     l.attentionF = forward / s.layers - l.expertsF;
     l.attentionB = backward / s.layers - l.expertsB;
@@ -492,13 +493,14 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     const double attentionSec = AttentionLayerSec(r, c, s); // a layer's on this GPU, on average
     const double headFlops = s.head * 2.0 * s.tokens * static_cast<double>(m.vocab) * m.hidden; // the last stage's
     // The output layer, and each multi-token prediction module's 2h x h projection (a linear GEMM).
-    const double mtpProjection = s.mtp * 2.0 * s.tokens * 2.0 * s.h * s.h / c.tp;
+    const double mtpProjection = s.mtp * 2.0 * s.tokens * m.MtpProjectionParams() / c.tp;
     const double headSec = HeadSec(k, headFlops / c.tp) + (s.mtp > 0 ? s.mtp * LinearTimer(k)(mtpProjection / s.mtp) : 0.0);
     const double memoryBound = s.layers * ElementwiseSec(r, c, s);
     const double castOp = 4.0 * s.tokens * s.h / (c.sequenceParallel ? c.tp : 1); // one h-wide cast
     const double castF = s.layers * HbmSec(k, Fp8CastBytes(r, c, s, false), castOp),
                  castB = s.layers * HbmSec(k, Fp8CastBytes(r, c, s, true), castOp);
-    const double linearSec = LinearGemmsSec(r, c, s), layersSec = linearSec + s.layers * attentionSec;
+    const double expertsSec = ExpertGemmsSec(r, c, s); // a layer's
+    const double linearSec = LinearGemmsSec(r, c, s, expertsSec), layersSec = linearSec + s.layers * attentionSec;
     const double gemmSec = layersSec + headSec;
     // The loss: Megatron-LM's vocabulary-parallel cross entropy over the fp32 logits (each GPU its
     // V / tp of them), memory-bound: the forward writes the bf16 logits, upcasts them, finds the
@@ -515,7 +517,7 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     if (c.recompute == Recompute::Selective) o.computeB += scores;
     ParallelComm(r, c, s, s.layers > 0 ? linearSec / s.layers : 0.0, attentionSec, o);
     if (s.layers > 0 && r.epCommOverlap)
-        OverlapEp(r, c, s, MoeLayerOf(r, c, s, layersSec + memoryBound + castF,
+        OverlapEp(r, c, s, MoeLayerOf(s, expertsSec, layersSec + memoryBound + castF,
                                       2.0 * (layersSec + memoryBound) + castB + (c.recompute == Recompute::Selective ? scores : 0.0)), o);
     const int group = c.GradientGroup();
     if (c.zero >= 2 && group > 1) {

@@ -84,7 +84,7 @@ double TransformerModel::ActiveParams() const
 {
     const int dense = DenseLayers();
     return (layers - dense) * LayerActiveParams() + dense * DenseLayerParams(*this) + EmbeddingParams() +
-           mtpLayers * (LayerActiveParams() + 2.0 * hidden * hidden);
+           mtpLayers * (LayerActiveParams() + MtpProjectionParams());
 }
 
 int TransformerModel::WindowedLayers() const

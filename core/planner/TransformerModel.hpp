@@ -96,7 +96,8 @@ struct TransformerModel {
     double EmbeddingParams() const;
     // One multi-token prediction module: a layer (LayerParams) and its 2h x h projection (the
     // embedding and output layer are the model's).
-    double MtpLayerParams() const { return LayerParams() + 2.0 * hidden * hidden; }
+    double MtpProjectionParams() const { return 2.0 * hidden * hidden; }
+    double MtpLayerParams() const { return LayerParams() + MtpProjectionParams(); }
     double TotalParams() const;
     double ActiveParams() const;
     // Model FLOPs of one token's forward at sequence length `seq`: 2 x active matmul parameters
