@@ -495,7 +495,10 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     // The output layer, and each multi-token prediction module's 2h x h projection (a linear GEMM).
     const double mtpProjection = s.mtp * 2.0 * s.tokens * m.MtpProjectionParams() / c.tp;
     const double headSec = HeadSec(k, headFlops / c.tp) + (s.mtp > 0 ? s.mtp * LinearTimer(k)(mtpProjection / s.mtp) : 0.0);
-    const double memoryBound = s.layers * ElementwiseSec(r, c, s);
+    // Without flash attention the scores' softmax and dropout run through HBM in every forward
+    // (and, at the memory-bound ops' 2 x, backward), as the layers' other memory-bound ops do.
+    const double softmaxSec = r.flashAttention ? 0.0 : s.layers * HbmSec(k, ScoreBytes(r, c, s), ScoreBytes(r, c, s) / 2.0);
+    const double memoryBound = s.layers * ElementwiseSec(r, c, s) + softmaxSec;
     const double castOp = 4.0 * s.tokens * s.h / (c.sequenceParallel ? c.tp : 1); // one h-wide cast
     const double castF = s.layers * HbmSec(k, Fp8CastBytes(r, c, s, false), castOp),
                  castB = s.layers * HbmSec(k, Fp8CastBytes(r, c, s, true), castOp);
@@ -511,8 +514,7 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
                  lossB = s.head * HbmSec(k, kLossBackwardBytes * logits, 6.0 * logits);
     o.computeF = gemmSec + memoryBound + castF + lossF;
     o.computeB = 2.0 * (gemmSec + memoryBound) + castB + lossB;
-    const double scores = s.layers * attentionSec +
-                          (r.flashAttention ? 0.0 : s.layers * HbmSec(k, ScoreBytes(r, c, s), ScoreBytes(r, c, s) / 2.0));
+    const double scores = s.layers * attentionSec + softmaxSec; // what selective recomputation runs again
     if (c.recompute == Recompute::Full) o.computeB += layersSec + memoryBound + castF; // the layers again, not the output layer or the loss
     if (c.recompute == Recompute::Selective) o.computeB += scores;
     ParallelComm(r, c, s, s.layers > 0 ? linearSec / s.layers : 0.0, attentionSec, o);

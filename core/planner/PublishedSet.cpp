@@ -219,11 +219,14 @@ void SetTechniques(const std::map<std::string, std::string>& r, bool fsdpOnly, P
     // without it; the 2022 paper's runs hold DP at 1 by design (one model replica per run).
     run.held.cp = run.held.cp || source == "S5" || source == "S6";
     run.held.dp = source == "S6";
+    // Megatron-LM of 2021 and 2022 had no flash attention: the scores are materialized, their
+    // softmax and dropout run through HBM (Korthikanti et al.'s selective recomputation recomputes
+    // exactly those; Megatron-LM's --use-flash-attn came in 2023).
+    if (source == "S5" || source == "S6") q.flashAttention = false;
     if (source == "S5") { // Narayanan et al. 2021: full recomputation, no distributed optimizer or SP, scores stored
         q.recompute = Recompute::Full;
         q.zero = 0;
         q.sequenceParallel = false;
-        q.flashAttention = false;
         q.dpCommExposed = true; // Megatron-LM's local DDP (its default then) all-reduces after the backward
     }
 }

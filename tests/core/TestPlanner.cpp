@@ -236,6 +236,25 @@ TEST_CASE("planner: attention runs at FlashAttention's measured rate for the blo
           Approx(atGemm * (1 - 1 / b.cluster.gpu.AttentionVsGemm())).epsilon(1e-9));
 }
 
+TEST_CASE("planner: without flash attention the scores' softmax and dropout pass through HBM", "[planner]")
+{
+    // GPT-3 175B at TP 8: each layer's fused softmax and dropout read and write 8 bytes per score,
+    // a s^2 b / t scores a GPU; the memory-bound ops' backward is twice their forward, and
+    // selective recomputation runs the forward's once more.
+    PlanRequest flash = Request("gpt3-175b", "a100-sxm", 64, 64);
+    PlanRequest scores = flash;
+    scores.flashAttention = false;
+    for (Recompute rc : {Recompute::None, Recompute::Selective}) {
+        const TrainingConfig c = Config(1, 8, 8, 1, ScheduleKind::OneFOneB, 1, rc, 0, true);
+        const Shape s = ShapeOf(flash, c);
+        const double softmax = s.layers * 8.0 * 96 / 8 * s.seq * s.tokens / (flash.cluster.gpu.hbmGBps * 1e9);
+        const OpCosts with = OpCostsOf(flash, c, s), without = OpCostsOf(scores, c, s);
+        INFO(Name(rc));
+        CHECK(without.computeF - with.computeF == Approx(softmax).epsilon(1e-9));
+        CHECK(without.computeB - with.computeB == Approx((rc == Recompute::Selective ? 3 : 2) * softmax).epsilon(1e-9));
+    }
+}
+
 TEST_CASE("planner: the pipeline timing equals the pipeline simulator on the real schedules", "[planner]")
 {
     struct Case { ScheduleKind kind; int D, N, v; };
@@ -387,11 +406,11 @@ TEST_CASE("planner: impossible requests name the constraint", "[planner]")
     CHECK_THAT(none.notes.front(), Catch::Contains("nothing fits in 81 GB per GPU") && Catch::Contains("GB over"));
 }
 
-TEST_CASE("planner: Megatron-LM's published runs are predicted within 15%, its two smallest within 20%", "[planner][published]")
+TEST_CASE("planner: Megatron-LM's published runs are predicted within 15%", "[planner][published]")
 {
-    // The 1.7B and 3.6B models (hidden 2304 and 3072) run faster in the planner than on Selene
-    // (-20% and -16%, since A100s get their measured matmul ceiling): their small kernels' overheads
-    // are not modelled (docs/planning.md).
+    // Without flash attention (2021) each layer's scores' softmax and dropout go through HBM: the
+    // 1.7B and 3.6B models (hidden 2304 and 3072, 24 and 32 heads) spend a sixth and a seventh of
+    // their step there, and were 18% and 12% too fast while it was not charged (docs/planning.md).
     size_t megatron = 0;
     for (const PublishedRun& run : PublishedRuns()) {
         const PublishedCheck c = CheckPublishedRun(run);
@@ -401,8 +420,7 @@ TEST_CASE("planner: Megatron-LM's published runs are predicted within 15%, its t
         CHECK(c.vsBestPct >= -1e-9); // the best of the search is never slower than the published configuration
         if (run.id.rfind("megatron-", 0) == 0) {
             ++megatron;
-            const bool smallest = run.id == "megatron-1.7b" || run.id == "megatron-3.6b";
-            CHECK(std::abs(c.errorPct) <= (smallest ? 20.0 : 15.0));
+            CHECK(std::abs(c.errorPct) <= 15.0);
         }
     }
     CHECK(megatron == 10);
