@@ -175,6 +175,8 @@ Json RowJson(const core::PlanRow& row)
         j["tokensPerSecond"] = row.tokensPerSecond;
         j["mfu"] = row.mfu;
         j["hfu"] = row.hfu;
+        const core::ComputeParts& p = t.computeParts;
+        j["computeParts"] = {{"gemms", p.gemms}, {"attention", p.attention}, {"memoryBound", p.memoryBound}, {"recompute", p.recompute}};
         j["time"] = {{"compute", t.compute}, {"tpComm", t.tpComm}, {"cpComm", t.cpComm}, {"epComm", t.epComm}, {"bubble", t.bubble}, {"ppComm", t.ppComm},
                      {"dpComm", t.dpComm}, {"optimizer", t.optimizer}, {"forwardPerMicroBatch", t.forwardSec},
                      {"backwardPerMicroBatch", t.backwardSec}, {"sendPerMicroBatch", t.sendSec}, {"dpSync", t.dpSyncSec}, {"dpExposed", t.dpExposedSec}};
@@ -236,6 +238,18 @@ void PrintRow(size_t rank, const core::PlanRow& row)
                 c.zero, c.sequenceParallel ? "on" : "off", core::FormatSeconds(t.step).c_str(), row.tokensPerSecond, row.mfu * 100, row.hfu * 100,
                 core::GbText(row.memory.Total()).c_str(), pct(t.compute), pct(t.tpComm + t.cpComm + t.epComm), pct(t.bubble), pct(t.ppComm), pct(t.dpComm),
                 pct(t.optimizer));
+}
+
+// What a row's compute runs, as shares of it: "# #3's compute, ...".
+void PrintComputeParts(size_t rank, const core::PlanRow& row)
+{
+    const core::StepBreakdown& t = row.time;
+    const core::ComputeParts& p = t.computeParts;
+    auto pct = [&](double part) { return t.compute > 0 ? 100.0 * part / t.compute : 0.0; };
+    std::printf("# #%zu's compute, %s of its %s step (%d micro-batches through its bounding stage): GEMMs %.0f%%, attention %.0f%%, "
+                "memory-bound ops %.0f%%, recomputation %.0f%%\n",
+                rank, core::FormatSeconds(t.compute).c_str(), core::FormatSeconds(t.step).c_str(), row.microBatches, pct(p.gemms),
+                pct(p.attention), pct(p.memoryBound), pct(p.recompute));
 }
 
 void PrintHeader()
@@ -347,6 +361,7 @@ void PrintTable(const core::PlanRequest& r, const core::ResolvedModel& model, co
     PrintHeader();
     const size_t shown = std::min(static_cast<size_t>(top), res.fitting);
     for (size_t i = 0; i < shown; ++i) PrintRow(i + 1, res.rows[i]);
+    if (shown > 0) PrintComputeParts(1, res.rows[0]);
     if (res.fitting > 0) {
         std::printf("\n# Pareto front (faster needs more memory):\n");
         for (size_t i : res.pareto)
@@ -580,6 +595,7 @@ void RunPublished(const PlanOptions& o)
         } else if (row) {
             std::printf("# the published configuration is row %zu\n", *row + 1);
         }
+        if (row && *row > 0) PrintComputeParts(*row + 1, c.choices.rows[*row]);
     }
     if (!o.trace.empty()) WriteRowTrace(o, r, c.choices);
 }

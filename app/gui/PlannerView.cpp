@@ -13,7 +13,7 @@ namespace paralens::app {
 
 namespace {
 
-constexpr size_t kStepParts = 6, kMemoryParts = 4;
+constexpr size_t kStepParts = 6, kComputeParts = 4, kMemoryParts = 4;
 
 std::string Format(const char* format, double value)
 {
@@ -66,6 +66,13 @@ void PlannerView::Prepare(const RunResult& run)
     m_stepTitle = text;
     m_step = {Segment{"compute", t.compute},      Segment{"TP/CP/EP comm", t.tpComm + t.cpComm + t.epComm}, Segment{"bubble", t.bubble},
               Segment{"stage sends", t.ppComm},  Segment{"DP sync", t.dpComm},               Segment{"optimizer", t.optimizer}};
+    // The compute segment opened up beneath it, as long: what the bounding stage's micro-batches run.
+    std::snprintf(text, sizeof text, "compute: %s (%d micro-batches through the bounding stage)", core::FormatSeconds(t.compute).c_str(),
+                  row.microBatches);
+    m_computeTitle = text;
+    const core::ComputeParts& p = t.computeParts;
+    m_compute = {Segment{"GEMMs", p.gemms}, Segment{"attention", p.attention}, Segment{"memory-bound ops", p.memoryBound},
+                 Segment{"recomputation", p.recompute}, Segment{}, Segment{}};
     const core::MemoryBreakdown& m = row.memory;
     std::snprintf(text, sizeof text, "memory per GPU (stage %d, %.3g micro-batches in flight): %s of %s usable", m.stage, m.inFlight,
                   core::GbText(m.Total()).c_str(), core::GbText(r.cluster.UsableBytes()).c_str());
@@ -144,10 +151,13 @@ void PlannerView::Draw(ViewSettings& settings, ImVec2 size)
                                           th.category[static_cast<int>(core::SpanCategory::Send)], th.accent,
                                           th.category[static_cast<int>(core::SpanCategory::Compute)]};
     const ImU32 memoryColors[kMemoryParts] = {th.Block(0), th.Block(1), th.Block(2), th.Block(3)};
+    const ImU32 computeColors[kComputeParts] = {th.Block(4), th.Block(5), th.Block(6), th.Block(7)};
     const core::PlanRow& row = res.rows[static_cast<size_t>(run->trainingPlanShown)];
     const double usable = run->trainingPlanRequest->cluster.UsableBytes();
     float y = top;
     y += DrawBar(m_stepTitle, m_step, kStepParts, stepColors, row.time.step, ImVec2(split + pad, y), width) + pad;
+    y += DrawBar(m_computeTitle, m_compute, kComputeParts, computeColors, row.time.compute, ImVec2(split + pad, y),
+                 width * static_cast<float>(row.time.step > 0 ? row.time.compute / row.time.step : 0.0)) + pad;
     y += DrawBar(m_memoryTitle, m_memory, kMemoryParts, memoryColors, row.memory.Total(), ImVec2(split + pad, y),
                  width * static_cast<float>(std::min(1.0, row.memory.Total() / usable))) + pad;
     DrawPareto(*run, ImVec2(split + pad, y), ImVec2(origin.x + size.x - pad, origin.y + size.y - pad));
@@ -317,6 +327,7 @@ nlohmann::json PlannerView::Layout() const
         return out;
     };
     j["stepBar"] = bar(m_step, kStepParts, "seconds");
+    j["computeBar"] = bar(m_compute, kComputeParts, "seconds");
     j["memoryBar"] = bar(m_memory, kMemoryParts, "bytes");
     j["points"] = res.fitting;
     nlohmann::json front = nlohmann::json::array();

@@ -2,7 +2,8 @@
 // (or the snapshot's first). At the top the model and cluster; on the left the ranked table (the
 // row the timeline shows simulated is highlighted); on the right that row's explanation bar (where
 // the step goes: compute, exposed TP/EP communication, pipeline bubble, stage-to-stage sends,
-// exposed DP gradient sync, optimizer) and its memory per GPU (weights, gradients, optimizer
+// exposed DP gradient sync, optimizer), its compute opened up beneath (GEMMs, attention, memory-
+// bound ops, recomputation) and its memory per GPU (weights, gradients, optimizer
 // states, activations) against the usable HBM, and below them every fitting configuration as a
 // point of step time against memory with the Pareto front drawn through. The controls' sliders
 // re-rank at once. Texts are made once per run (Prepare), not per frame. GUI thread only.
@@ -44,10 +45,11 @@ private:
 
     std::shared_ptr<const Snapshot> m_snapshot;
     const RunResult* m_prepared = nullptr;
-    std::string m_header, m_stepTitle, m_memoryTitle;
+    std::string m_header, m_stepTitle, m_computeTitle, m_memoryTitle;
     std::vector<std::array<std::string, kColumns>> m_cells; // the table's rows
     std::vector<size_t> m_rowOf;                            // each one's index in the plan's rows
     std::array<Segment, 6> m_step{};
+    std::array<Segment, 6> m_compute{}; // the step's compute by what it runs
     std::array<Segment, 6> m_memory{};
     std::vector<ImVec2> m_front; // the last frame's Pareto points
     std::vector<uint8_t> m_dotCells; // the scatter's occupied cells, reused frame to frame

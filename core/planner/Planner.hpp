@@ -197,8 +197,19 @@ struct MemoryBreakdown { // bytes per GPU, on the most loaded pipeline stage
     double Total() const { return weights + gradients + optimizer + activations; }
 };
 
+// What a step's compute runs (seconds, N micro-batches through the bounding stage, forward and
+// backward); the four sum to StepBreakdown::compute.
+struct ComputeParts {
+    double gemms = 0;       // the linear GEMMs: QKV, attention output, MLP or experts, router, output layer, MTP projections
+    double attention = 0;   // attention's products (the flash kernels, or the scores' GEMMs)
+    double memoryBound = 0; // norms, dropouts, residual adds, activations, token dispatch, the scores' softmax without flash attention, FP8 casts, the loss
+    double recompute = 0;   // what full or selective recomputation runs again in the backward
+    double Total() const { return gemms + attention + memoryBound + recompute; }
+};
+
 struct StepBreakdown { // seconds of one training step
     double compute = 0;    // GEMMs and the rest of the layers, recomputation included (N micro-batches on a stage)
+    ComputeParts computeParts; // the same, by what it runs
     double tpComm = 0;     // tensor-parallel collectives (not overlapped unless tpCommOverlap)
     double cpComm = 0;     // context parallelism's ring-attention sends not hidden under attention
     double epComm = 0;     // expert-parallel all-to-alls

@@ -42,6 +42,7 @@ double DispatchBytes(const TransformerModel& m, const TrainingConfig& c, double 
 struct OpCosts {
     double computeF = 0, computeB = 0, tpF = 0, tpB = 0, cpF = 0, cpB = 0, epF = 0, epB = 0, gatherF = 0, gatherB = 0;
     double flopsF = 0;          // model FLOPs of the forward on one GPU
+    ComputeParts parts;         // computeF + computeB by what they run
     double sendBytes = 0;       // per TP rank between stages
     CostParams sendLink;
     PipelineOpTimes times;

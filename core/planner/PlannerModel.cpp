@@ -515,8 +515,14 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     o.computeF = gemmSec + memoryBound + castF + lossF;
     o.computeB = 2.0 * (gemmSec + memoryBound) + castB + lossB;
     const double scores = s.layers * attentionSec + softmaxSec; // what selective recomputation runs again
-    if (c.recompute == Recompute::Full) o.computeB += layersSec + memoryBound + castF; // the layers again, not the output layer or the loss
-    if (c.recompute == Recompute::Selective) o.computeB += scores;
+    const double recomputed = c.recompute == Recompute::Full        ? layersSec + memoryBound + castF // the layers again, not the output layer or the loss
+                              : c.recompute == Recompute::Selective ? scores
+                                                                    : 0.0;
+    o.computeB += recomputed;
+    o.parts.attention = 3.0 * s.layers * attentionSec;
+    o.parts.gemms = 3.0 * gemmSec - o.parts.attention;
+    o.parts.memoryBound = 3.0 * memoryBound + castF + castB + lossF + lossB;
+    o.parts.recompute = recomputed;
     ParallelComm(r, c, s, s.layers > 0 ? linearSec / s.layers : 0.0, attentionSec, o);
     if (s.layers > 0 && r.epCommOverlap)
         OverlapEp(r, c, s, MoeLayerOf(s, expertsSec, layersSec + memoryBound + castF,
@@ -706,6 +712,7 @@ StepBreakdown PlannerTime(const PlanRequest& r, const TrainingConfig& c, const P
         freeSends = !breakdown ? pipeline : memo ? memo->Seconds(*pipe, free) : PipelineSeconds(*pipe, free);
     }
     t.compute = N * (o.computeF + o.computeB);
+    t.computeParts = {N * o.parts.gemms, N * o.parts.attention, N * o.parts.memoryBound, N * o.parts.recompute};
     t.tpComm = N * (o.tpF + o.tpB);
     t.cpComm = N * (o.cpF + o.cpB);
     t.epComm = N * (o.epF + o.epB);

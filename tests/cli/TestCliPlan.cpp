@@ -49,6 +49,17 @@ TEST_CASE("plan: fixing every choice evaluates that one configuration", "[cli][p
     CHECK(row["recompute"] == "full");
     CHECK(row["microBatches"] == 192);
     CHECK(row["time"]["bubble"].get<double>() > 0);
+    // The compute by what it runs: the four parts sum to it, and full recomputation is among them.
+    const Json& parts = row["computeParts"];
+    double sum = 0;
+    for (const char* key : {"gemms", "attention", "memoryBound", "recompute"}) {
+        CHECK(parts[key].get<double>() > 0);
+        sum += parts[key].get<double>();
+    }
+    CHECK(sum == Approx(row["time"]["compute"].get<double>()).epsilon(1e-9));
+    const CliResult text = RunParalens("plan --model gpt3-175b --gpu a100-sxm --gpus 1024 --global-batch 1536 --dp 8 --tp 8 --pp 16 "
+                                       "--micro-batch 1 --schedule interleaved --chunks 2 --recompute full --zero 1 --sp on");
+    CHECK_THAT(text.out, Catch::Contains("# #1's compute, ") && Catch::Contains("GEMMs ") && Catch::Contains("recomputation "));
 }
 
 TEST_CASE("plan: impossible requests are one line naming the constraint", "[cli][plan]")

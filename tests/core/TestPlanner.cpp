@@ -236,25 +236,6 @@ TEST_CASE("planner: attention runs at FlashAttention's measured rate for the blo
           Approx(atGemm * (1 - 1 / b.cluster.gpu.AttentionVsGemm())).epsilon(1e-9));
 }
 
-TEST_CASE("planner: without flash attention the scores' softmax and dropout pass through HBM", "[planner]")
-{
-    // GPT-3 175B at TP 8: each layer's fused softmax and dropout read and write 8 bytes per score,
-    // a s^2 b / t scores a GPU; the memory-bound ops' backward is twice their forward, and
-    // selective recomputation runs the forward's once more.
-    PlanRequest flash = Request("gpt3-175b", "a100-sxm", 64, 64);
-    PlanRequest scores = flash;
-    scores.flashAttention = false;
-    for (Recompute rc : {Recompute::None, Recompute::Selective}) {
-        const TrainingConfig c = Config(1, 8, 8, 1, ScheduleKind::OneFOneB, 1, rc, 0, true);
-        const Shape s = ShapeOf(flash, c);
-        const double softmax = s.layers * 8.0 * 96 / 8 * s.seq * s.tokens / (flash.cluster.gpu.hbmGBps * 1e9);
-        const OpCosts with = OpCostsOf(flash, c, s), without = OpCostsOf(scores, c, s);
-        INFO(Name(rc));
-        CHECK(without.computeF - with.computeF == Approx(softmax).epsilon(1e-9));
-        CHECK(without.computeB - with.computeB == Approx((rc == Recompute::Selective ? 3 : 2) * softmax).epsilon(1e-9));
-    }
-}
-
 TEST_CASE("planner: the pipeline timing equals the pipeline simulator on the real schedules", "[planner]")
 {
     struct Case { ScheduleKind kind; int D, N, v; };

@@ -264,6 +264,22 @@ TEST_CASE("the planner view ranks, explains the shown row and draws the Pareto f
     }
     CHECK(sum == Approx(j["rows"][0]["stepSeconds"].get<double>()).epsilon(1e-6));
     CHECK(widestLabel == "compute");
+    // Beneath it the compute opened up, as long as its segment: GEMMs, attention, memory-bound ops.
+    double compute = 0, computeWidth = 0, computeSegment = 0;
+    for (const auto& s : j["stepBar"])
+        if (s["label"] == "compute") computeSegment = s["rect"][2].get<double>(), compute = s["seconds"].get<double>();
+    std::set<std::string> computeLabels;
+    double parts = 0;
+    for (const auto& s : j["computeBar"]) {
+        parts += s["seconds"].get<double>();
+        computeWidth += s["rect"][2].get<double>();
+        computeLabels.insert(s["label"].get<std::string>());
+    }
+    CHECK(parts == Approx(compute).epsilon(1e-6));
+    CHECK(computeWidth == Approx(computeSegment).margin(1.0));
+    CHECK(computeLabels.count("GEMMs") == 1);
+    CHECK(computeLabels.count("attention") == 1);
+    CHECK(computeLabels.count("memory-bound ops") == 1);
     REQUIRE_FALSE(j["memoryBar"].empty());
     // The compute segment is drawn.
     const auto& first = j["stepBar"][0];
