@@ -47,7 +47,9 @@ struct PlanOptions {
     bool AnyArchitecture() const { return arch.AnyArchitecture() || !mlp.empty() || !dropout.empty(); }
     std::string gpu = "h100-sxm";
     core::PlanRequest request;
-    int dp = 0, tp = 0, pp = 0, ep = 0, cp = 0, microBatch = 0, chunks = 0, zero = -1, firstStageLayers = 0, lastStageLayers = 0;
+    // Fixed choices as given (unset: searched; any value given goes to the planner, which refuses
+    // what cannot be: --tp 0 is an error, not "search").
+    std::optional<int> dp, tp, pp, ep, cp, microBatch, chunks, zero, firstStageLayers, lastStageLayers;
     std::string schedule, recompute, sp, gradReduce = "fp32", networkFit, nvlinkFit;
     bool noFlash = false;
     int top = 10, traceRow = 1;
@@ -130,16 +132,9 @@ core::PlanRequest ToRequest(const PlanOptions& o, core::ResolvedModel* resolved 
         if (calibration) *calibration = c;
     }
     r.flashAttention = !o.noFlash;
-    SetIfGiven(r.dp, o.dp, 0);
-    SetIfGiven(r.tp, o.tp, 0);
-    SetIfGiven(r.pp, o.pp, 0);
-    SetIfGiven(r.ep, o.ep, 0);
-    SetIfGiven(r.cp, o.cp, 0);
-    SetIfGiven(r.firstStageLayers, o.firstStageLayers, 0);
-    SetIfGiven(r.lastStageLayers, o.lastStageLayers, 0);
-    SetIfGiven(r.microBatch, o.microBatch, 0);
-    SetIfGiven(r.chunks, o.chunks, 0);
-    SetIfGiven(r.zero, o.zero, -1);
+    r.dp = o.dp, r.tp = o.tp, r.pp = o.pp, r.ep = o.ep, r.cp = o.cp;
+    r.firstStageLayers = o.firstStageLayers, r.lastStageLayers = o.lastStageLayers;
+    r.microBatch = o.microBatch, r.chunks = o.chunks, r.zero = o.zero;
     if (!o.schedule.empty()) {
         r.schedule = core::ParseScheduleKind(o.schedule);
         Require(r.schedule && *r.schedule != core::ScheduleKind::Naive && *r.schedule != core::ScheduleKind::PipeDream,

@@ -60,9 +60,12 @@ void CheckFixed(const PlanRequest& r)
                                                    "per model chunk, or not at all");
     for (const auto& [v, flag] : {std::pair{r.dp, "--dp"}, std::pair{r.tp, "--tp"}, std::pair{r.pp, "--pp"}, std::pair{r.cp, "--cp"}}) {
         if (!v) continue;
-        Require(*v >= 1, std::string(flag) + " must be at least 1");
+        Require(*v >= 1, std::string(flag) + " must be at least 1 (got " + Num(*v) + ")");
         Require(gpus % *v == 0, "--gpus " + Num(gpus) + " is not divisible by " + flag + " " + Num(*v));
     }
+    for (const auto& [v, flag] : {std::pair{r.ep, "--ep"}, std::pair{r.microBatch, "--micro-batch"}, std::pair{r.chunks, "--chunks"}})
+        if (v) Require(*v >= 1, std::string(flag) + " must be at least 1 (got " + Num(*v) + ")");
+    if (r.zero) Require(*r.zero >= 0 && *r.zero <= 3, "--zero must be 0, 1, 2 or 3 (got " + Num(*r.zero) + ")");
     if (r.tp) {
         Require(r.model.heads % *r.tp == 0, "--heads " + Num(r.model.heads) + " is not divisible by --tp " + Num(*r.tp));
         Require(r.model.kvHeads % *r.tp == 0, "--kv-heads " + Num(r.model.kvHeads) + " is not divisible by --tp " + Num(*r.tp));

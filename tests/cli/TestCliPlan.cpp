@@ -74,6 +74,13 @@ TEST_CASE("plan: impossible requests are one line naming the constraint", "[cli]
         {"plan --schedule pipedream", "--schedule must be gpipe, 1f1b, interleaved or zb-h1"},
         {"plan --recompute some", "--recompute must be none, selective or full"},
         {"plan --model custom --layers 4 --hidden 1000 --heads 3 --vocab 1000", "--heads 3 must divide --hidden 1000"},
+        // A fixed choice given as 0 is refused, not taken for "search it".
+        {"plan --model llama3-8b --gpus 8 --tp 0", "--tp must be at least 1 (got 0)"},
+        {"plan --model llama3-8b --gpus 8 --pp 0", "--pp must be at least 1 (got 0)"},
+        {"plan --model llama3-8b --gpus 8 --micro-batch 0", "--micro-batch must be at least 1 (got 0)"},
+        {"plan --model llama3-8b --gpus 8 --chunks 0", "--chunks must be at least 1 (got 0)"},
+        {"plan --model mixtral-8x7b --gpus 8 --ep 0", "--ep must be at least 1 (got 0)"},
+        {"plan --model llama3-8b --gpus 8 --zero -1", "--zero must be 0, 1, 2 or 3 (got -1)"},
     };
     for (const Case& c : cases) {
         const CliResult r = RunParalens(c.args);
