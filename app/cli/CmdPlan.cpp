@@ -50,6 +50,7 @@ struct PlanOptions {
     // Fixed choices as given (unset: searched; any value given goes to the planner, which refuses
     // what cannot be: --tp 0 is an error, not "search").
     std::optional<int> dp, tp, pp, ep, cp, microBatch, chunks, zero, firstStageLayers, lastStageLayers;
+    std::string ppLayout; // Megatron-Core's --pipeline-model-parallel-layout
     std::string schedule, recompute, sp, gradReduce = "fp32", networkFit, nvlinkFit;
     bool noFlash = false;
     int top = 10, traceRow = 1;
@@ -135,6 +136,10 @@ core::PlanRequest ToRequest(const PlanOptions& o, core::ResolvedModel* resolved 
     r.dp = o.dp, r.tp = o.tp, r.pp = o.pp, r.ep = o.ep, r.cp = o.cp;
     r.firstStageLayers = o.firstStageLayers, r.lastStageLayers = o.lastStageLayers;
     r.microBatch = o.microBatch, r.chunks = o.chunks, r.zero = o.zero;
+    if (!o.ppLayout.empty()) {
+        Require(o.pp.has_value(), "--pp-layout needs --pp: the layout's chunks are pp x v, chunk i on stage i % pp");
+        r.layout = std::make_shared<const core::PipelineLayout>(core::ParsePipelineLayout(o.ppLayout, *o.pp));
+    }
     if (!o.schedule.empty()) {
         r.schedule = core::ParseScheduleKind(o.schedule);
         Require(r.schedule && *r.schedule != core::ScheduleKind::Naive && *r.schedule != core::ScheduleKind::PipeDream,
@@ -158,7 +163,8 @@ Json RowJson(const core::PlanRow& row)
     const core::TrainingConfig& c = row.config;
     const core::MemoryBreakdown& m = row.memory;
     const core::StepBreakdown& t = row.time;
-    Json j = {{"dp", c.dp}, {"tp", c.tp}, {"pp", c.pp}, {"cp", c.cp}, {"ep", c.ep}, {"firstStageLayers", c.firstStageLayers}, {"lastStageLayers", c.lastStageLayers}, {"microBatch", c.microBatch}, {"microBatches", row.microBatches},
+    Json j = {{"dp", c.dp}, {"tp", c.tp}, {"pp", c.pp}, {"cp", c.cp}, {"ep", c.ep}, {"firstStageLayers", c.firstStageLayers}, {"lastStageLayers", c.lastStageLayers},
+              {"layout", c.layout ? Json(c.layout->text) : Json(nullptr)}, {"microBatch", c.microBatch}, {"microBatches", row.microBatches},
               {"schedule", c.pp > 1 ? std::string(core::Name(c.schedule)) : std::string("none")}, {"chunks", c.chunks},
               {"recompute", core::Name(c.recompute)}, {"zero", c.zero}, {"sequenceParallel", c.sequenceParallel},
               {"fits", row.fits}, {"memoryBytesPerGpu", m.Total()},
@@ -245,6 +251,20 @@ void PrintComputeParts(size_t rank, const core::PlanRow& row)
                 "memory-bound ops %.0f%%, recomputation %.0f%%\n",
                 rank, core::FormatSeconds(t.compute).c_str(), core::FormatSeconds(t.step).c_str(), row.microBatches, pct(p.gemms),
                 pct(p.attention), pct(p.memoryBound), pct(p.recompute));
+}
+
+// "# pipeline layout 'Et*4|(t*4|)*14tmL' (pp 2, v 8): stage 0 the embedding and 32 layers; stage 1 ..."
+void PrintLayout(const core::PipelineLayout& layout)
+{
+    std::string stages;
+    for (int stage = 0; stage < layout.pp; ++stage) {
+        const core::PipelineLayout::Part p = layout.Stage(stage);
+        std::string what = (p.embedding ? "the embedding, " : "") + std::to_string(p.layers) + " layers";
+        if (p.mtp > 0) what += ", " + std::to_string(p.mtp) + " MTP module" + (p.mtp > 1 ? "s" : "");
+        if (p.loss) what += ", the output layer and loss";
+        stages += (stages.empty() ? "" : "; ") + ("stage " + std::to_string(stage) + " " + what);
+    }
+    std::printf("# pipeline layout '%s' (pp %d, v %d): %s\n", layout.text.c_str(), layout.pp, layout.chunks, stages.c_str());
 }
 
 void PrintHeader()
@@ -348,6 +368,7 @@ void PrintTable(const core::PlanRequest& r, const core::ResolvedModel& model, co
     if (r.cluster.fp8)
         std::printf("# FP8: the layers' linear GEMMs at %.0f TFLOPS fp8 x %s; attention, the output layer and MFU in %s\n",
                     r.cluster.gpu.PeakFlops("fp8") * 1e-12, EfficiencyText(r.cluster, "fp8").c_str(), r.cluster.dtype.c_str());
+    if (r.layout) PrintLayout(*r.layout);
     if (r.epCommOverlap && r.model.IsMoe())
         std::printf("# EP overlap: each forward's all-to-alls under another micro-batch's backward and back (Megatron-Core's "
                     "--overlap-moe-expert-parallel-comm --delay-wgrad-compute), where EP > 1, without full recomputation, and "
@@ -520,7 +541,7 @@ Json PlanJson(const core::PlanRequest& r, const core::ResolvedModel& model, cons
     return {{"model", r.model.id}, {"modelSource", r.model.source}, {"mlp", core::Name(r.model.mlp)}, {"dropout", r.model.dropout},
             {"window", r.model.window}, {"windowedLayers", r.model.WindowedLayers()}, {"mtpLayers", r.model.mtpLayers},
             {"fromPreset", model.fromPreset}, {"assumed", model.defaulted}, {"fp8", r.cluster.fp8}, {"tpCommOverlap", r.tpCommOverlap},
-            {"epCommOverlap", r.epCommOverlap},
+            {"epCommOverlap", r.epCommOverlap}, {"ppLayout", r.layout ? Json(r.layout->text) : Json(nullptr)},
             {"dpCommOverlap", r.dpCommOverlap}, {"dpCommExposed", r.dpCommExposed}, {"flashAttention2", r.flashAttention2},
             {"gemmEfficiency", r.cluster.EfficiencyFor(r.cluster.dtype)},
             {"fp8GemmEfficiency", r.cluster.fp8 ? Json(r.cluster.EfficiencyFor("fp8")) : Json(nullptr)},
@@ -692,6 +713,10 @@ void AddPlanCommand(CLI::App& root)
                     "Fix the first pipeline stage's layers (Megatron-LM's --decoder-first-pipeline-num-layers); the other stages share "
                     "the rest. Unset, the search tries an even split and one counting the embedding as a layer");
     cmd->add_option("--last-stage-layers", o->lastStageLayers, "Fix the last pipeline stage's layers (the output layer's stage)");
+    cmd->add_option("--pp-layout", o->ppLayout,
+                    "Place the layers by hand, as Megatron-Core's --pipeline-model-parallel-layout: pp x v chunks split by '|', each of "
+                    "E (embedding), t (transformer layer), m (MTP module), L (loss); t*4 and (tt|)*14 repeat; chunk i on stage i % pp "
+                    "(DeepSeek-V3 on pp 2, v 8: 'Et*4|(t*4|)*14tmL'). Needs --pp; fixes v");
     cmd->add_option("--micro-batch", o->microBatch, "Fix the micro-batch size");
     cmd->add_option("--schedule", o->schedule, "Fix the schedule: gpipe, 1f1b, interleaved, zb-h1");
     cmd->add_option("--chunks", o->chunks, "Fix v, the interleaved schedule's model chunks per stage");

@@ -10,6 +10,7 @@
 
 #include "model/Fit.hpp"
 #include "model/Hardware.hpp"
+#include "planner/PipelineLayout.hpp"
 #include "planner/TransformerModel.hpp"
 #include "schedule/Schedule.hpp"
 
@@ -113,10 +114,18 @@ struct TrainingConfig {
     // last stage's layer counts, the other stages sharing the rest; 0 each: an even split
     // (ceil(L / pp) on the heaviest stage).
     int firstStageLayers = 0, lastStageLayers = 0;
+    // Layers placed by hand (the request's --pp-layout; pp and v are its own): each stage holds what
+    // its chunks do, the embedding, the loss and the MTP modules where the layout puts them.
+    std::shared_ptr<const PipelineLayout> layout;
 
     int GradientGroup() const { return dp * cp; } // the ranks holding the same weights
-    bool Uneven() const { return firstStageLayers > 0 || lastStageLayers > 0; }
+    bool Uneven() const { return firstStageLayers > 0 || lastStageLayers > 0 || layout; }
 };
+
+// What pipeline stage `stage` holds: its transformer layers and multi-token prediction modules,
+// and whether the embedding and the output layer with the loss (an even or first/last split: the
+// embedding on the first stage, the loss and the MTP modules on the last; a layout: where it says).
+PipelineLayout::Part StageContent(const TransformerModel& m, const TrainingConfig& c, int stage);
 
 // Layers on pipeline stage `stage` of `layers` (the heaviest middle stage's count for a middle one).
 int StageLayers(int layers, const TrainingConfig& c, int stage);
@@ -183,6 +192,8 @@ struct PlanRequest {
     // Uneven stages fixed (unset: the search tries an even split and, where it differs, one
     // counting the embedding and the output layer as a layer each on the first and last stages).
     std::optional<int> firstStageLayers, lastStageLayers;
+    // Megatron-Core's --pipeline-model-parallel-layout fixed (it fixes pp and v; null: none).
+    std::shared_ptr<const PipelineLayout> layout;
     std::optional<ScheduleKind> schedule;
     std::optional<Recompute> recompute;
     std::optional<bool> sequenceParallel;

@@ -172,7 +172,7 @@ void CheckConfig(const PlanRequest& r, const TrainingConfig& c)
     Require(m.heads % c.tp == 0, "--heads " + Num(m.heads) + " is not divisible by tp " + Num(c.tp));
     Require(m.kvHeads % c.tp == 0, "--kv-heads " + Num(m.kvHeads) + " is not divisible by tp " + Num(c.tp));
     Require(m.ffn % c.tp == 0, "--ffn " + Num(m.ffn) + " is not divisible by tp " + Num(c.tp));
-    Require(c.pp * c.chunks <= m.layers, "pp " + Num(c.pp) + " x v " + Num(c.chunks) + " stages exceed --layers " + Num(m.layers));
+    Require(c.layout || c.pp * c.chunks <= m.layers, "pp " + Num(c.pp) + " x v " + Num(c.chunks) + " stages exceed --layers " + Num(m.layers));
     Require(r.globalBatch % (c.dp * c.microBatch) == 0, "--global-batch " + Num(r.globalBatch) + " is not divisible by dp " +
                                                              Num(c.dp) + " x micro-batch " + Num(c.microBatch));
     Require(c.zero >= 0 && c.zero <= 3, "--zero must be 0, 1, 2 or 3 (got " + Num(c.zero) + ")");
@@ -183,33 +183,19 @@ void CheckConfig(const PlanRequest& r, const TrainingConfig& c)
         Require(c.ep == 1, "ep " + Num(c.ep) + " needs a mixture-of-experts model (--experts)");
     }
     Require(c.chunks == 1 || c.schedule == ScheduleKind::Interleaved, "v (--chunks) > 1 needs the interleaved schedule");
-    if (c.Uneven()) CheckStages(m, c);
+    if (c.layout) {
+        Require(c.pp == c.layout->pp && c.chunks == c.layout->chunks,
+                "--pp-layout '" + c.layout->text + "' lays out pp " + Num(c.layout->pp) + " x v " + Num(c.layout->chunks) + ", not pp " + Num(c.pp) +
+                    " x v " + Num(c.chunks));
+        CheckPipelineLayout(*c.layout, m);
+    } else if (c.Uneven()) {
+        CheckStages(m, c);
+    }
     Require(c.schedule != ScheduleKind::PipeDream && c.schedule != ScheduleKind::Naive,
             "the planner times synchronous pipelines: gpipe, 1f1b, interleaved, zb-h1");
 }
 
 } // namespace
-
-int StageLayers(int layers, const TrainingConfig& c, int stage)
-{
-    if (!c.Uneven()) return (layers + c.pp - 1) / c.pp;
-    if (stage == 0 && c.firstStageLayers > 0) return c.firstStageLayers;
-    if (stage == c.pp - 1 && c.lastStageLayers > 0) return c.lastStageLayers;
-    const int others = c.pp - (c.firstStageLayers > 0) - (c.lastStageLayers > 0);
-    const int rest = layers - c.firstStageLayers - c.lastStageLayers;
-    return others > 0 ? (rest + others - 1) / others : 0;
-}
-
-int ChunkableLayers(int layers, const TrainingConfig& c)
-{
-    const int pp = c.pp;
-    if (!c.Uneven()) return layers % pp == 0 ? layers / pp : 0;
-    const int first = c.firstStageLayers, last = c.lastStageLayers;
-    if (first == last && (layers + 2) % pp == 0 && first + 1 == (layers + 2) / pp) return (layers + 2) / pp;
-    const int middles = pp - (first > 0) - (last > 0), rest = layers - first - last;
-    if (middles > 0 && rest % middles != 0) return 0;
-    return std::gcd(std::gcd(first, last), middles > 0 ? rest / middles : 0);
-}
 
 Shape ShapeOf(const PlanRequest& r, const TrainingConfig& c)
 {
@@ -220,16 +206,29 @@ Shape ShapeOf(const PlanRequest& r, const TrainingConfig& c)
     // it bounds the pipeline when its layers and those outweigh the most layers another stage holds
     // (by forward FLOPs a token).
     const TransformerModel& m = r.model;
-    const double mtp = m.mtpLayers;
-    const double last = StageLayers(m.layers, c, c.pp - 1) + mtp;
-    double others = 0.0;
-    if (c.pp > 1) others = std::max(StageLayers(m.layers, c, 0), StageLayers(m.layers, c, c.pp > 2 ? 1 : 0));
     const double layerFlops = 2.0 * m.LayerActiveParams() + m.AttentionScoreFlopsPerToken(r.Seq()) / m.layers;
-    const double headFlops = 2.0 * static_cast<double>(m.vocab) * m.hidden * (1.0 + mtp) + mtp * 2.0 * m.MtpProjectionParams();
-    const bool lastBounds = last * layerFlops + headFlops >= others * layerFlops;
-    s.layers = lastBounds ? last : others;
-    s.head = lastBounds ? 1.0 + mtp : 0.0;
-    s.mtp = lastBounds ? mtp : 0.0;
+    const double outputFlops = 2.0 * static_cast<double>(m.vocab) * m.hidden, projectionFlops = 2.0 * m.MtpProjectionParams();
+    if (c.layout) { // the stage whose layers, modules and output layer weigh most
+        double heaviest = -1.0;
+        for (int stage = 0; stage < c.pp; ++stage) {
+            const PipelineLayout::Part p = c.layout->Stage(stage);
+            const double head = (p.loss ? 1.0 : 0.0) + p.mtp;
+            const double flops = (p.layers + p.mtp) * layerFlops + head * outputFlops + p.mtp * projectionFlops;
+            if (flops <= heaviest) continue;
+            heaviest = flops;
+            s.layers = p.layers + p.mtp, s.head = head, s.mtp = p.mtp;
+        }
+    } else {
+        const double mtp = m.mtpLayers;
+        const double last = StageLayers(m.layers, c, c.pp - 1) + mtp;
+        double others = 0.0;
+        if (c.pp > 1) others = std::max(StageLayers(m.layers, c, 0), StageLayers(m.layers, c, c.pp > 2 ? 1 : 0));
+        const double headFlops = outputFlops * (1.0 + mtp) + mtp * projectionFlops;
+        const bool lastBounds = last * layerFlops + headFlops >= others * layerFlops;
+        s.layers = lastBounds ? last : others;
+        s.head = lastBounds ? 1.0 + mtp : 0.0;
+        s.mtp = lastBounds ? mtp : 0.0;
+    }
     s.h = r.model.hidden;
     s.tokens = static_cast<double>(c.microBatch) * s.seq / c.cp;
     s.microBatches = r.globalBatch / (c.dp * c.microBatch);
@@ -242,18 +241,18 @@ StageParams ParamsOn(const PlanRequest& r, const TrainingConfig& c, const Shape&
     StageParams p;
     // Every layer as a MoE layer (a mixture of experts' dense first layers hold fewer weights).
     const double denseLayer = m.AttentionParams() + (m.IsMoe() ? s.h * m.experts + m.sharedExperts * m.MlpParams() : m.MlpParams());
-    // The last stage's multi-token prediction modules: a layer and a 2h x h projection each, and the
-    // input embedding again unless it is the output layer's (Megatron-Core keeps it on the last
-    // stage for them).
-    const bool last = stage == c.pp - 1;
-    const double mtp = last ? m.mtpLayers : 0;
-    const double layers = StageLayers(m.layers, c, stage) + mtp;
+    // The multi-token prediction modules (on the last stage, or where a layout puts them): a layer
+    // and a 2h x h projection each, and the input embedding again unless the stage holds it or it
+    // is the output layer's (Megatron-Core keeps a copy beside them).
+    const PipelineLayout::Part here = StageContent(m, c, stage);
+    const double mtp = here.mtp;
+    const double layers = here.layers + mtp;
     p.dense = (layers * denseLayer + mtp * m.MtpProjectionParams()) / c.tp;
     p.expert = m.IsMoe() ? layers * m.experts * m.MlpParams() / (static_cast<double>(c.ep) * c.tp) : 0.0;
     const double table = static_cast<double>(m.vocab) * m.hidden / c.tp;
-    if (stage == 0) p.dense += table;
-    if (last && (c.pp > 1 || !m.tiedEmbeddings)) p.dense += table;
-    if (last && c.pp > 1 && mtp > 0 && !m.tiedEmbeddings) p.dense += table;
+    if (here.embedding) p.dense += table;
+    if (here.loss && (!here.embedding || !m.tiedEmbeddings)) p.dense += table;
+    if (mtp > 0 && !here.embedding && !m.tiedEmbeddings) p.dense += table;
     return p;
 }
 
@@ -309,7 +308,8 @@ MemoryBreakdown MemoryOn(const PlanRequest& r, const TrainingConfig& c, const Sh
     mb.gradients = sharded(r.GradBytes(), 2);
     mb.optimizer = sharded(12.0, 1);
     const double layer = LayerActivationBytes(r, c, s);
-    const double layers = StageLayers(r.model.layers, c, stage) + (stage == c.pp - 1 ? r.model.mtpLayers : 0);
+    const PipelineLayout::Part here = StageContent(r.model, c, stage);
+    const double layers = here.layers + here.mtp;
     double perMicroBatch = layers * layer, working = 0.0;
     if (c.recompute == Recompute::Full) {
         perMicroBatch = layers * 2.0 * s.tokens * s.h / (c.sequenceParallel ? c.tp : 1);
@@ -319,8 +319,8 @@ MemoryBreakdown MemoryOn(const PlanRequest& r, const TrainingConfig& c, const Sh
     // The embedding's input ids (8 bytes a token) and dropout mask (1 byte an element) for each
     // micro-batch in flight on the first stage; the output layer's input and fp32 logits on the
     // last (both over TP, as Megatron-LM's theoretical memory counts them).
-    if (stage == 0) mb.activations += inFlight * (8.0 * s.tokens + s.tokens * s.h) / c.tp;
-    if (stage == c.pp - 1) mb.activations += 4.0 * s.tokens * (s.h + r.model.vocab) * (1.0 + r.model.mtpLayers) / c.tp;
+    if (here.embedding) mb.activations += inFlight * (8.0 * s.tokens + s.tokens * s.h) / c.tp;
+    mb.activations += 4.0 * s.tokens * (s.h + r.model.vocab) * ((here.loss ? 1.0 : 0.0) + here.mtp) / c.tp;
     mb.stage = stage;
     mb.inFlight = inFlight;
     return mb;
@@ -617,7 +617,9 @@ std::string ScheduleText(const TrainingConfig& c)
 std::string ConfigText(const TrainingConfig& c)
 {
     std::string s = "dp " + Num(c.dp) + " tp " + Num(c.tp) + " pp " + Num(c.pp);
-    if (c.Uneven()) // the fixed ends; the other stages share the rest
+    if (c.layout)
+        s += " layout " + c.layout->text;
+    else if (c.Uneven()) // the fixed ends; the other stages share the rest
         s += " layers " + (c.firstStageLayers > 0 ? Num(c.firstStageLayers) + "+" : std::string()) + ".." +
              (c.lastStageLayers > 0 ? "+" + Num(c.lastStageLayers) : std::string());
     if (c.cp > 1) s += " cp " + Num(c.cp);

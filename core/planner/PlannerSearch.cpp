@@ -49,6 +49,21 @@ std::vector<T> OneOr(const std::optional<T>& fixed, std::vector<T> all)
 
 std::string Num(int v) { return std::to_string(v); }
 
+// A pipeline layout fixes pp, v and the stages' layers: what else is given must agree.
+void CheckFixedLayout(const PlanRequest& r, const PipelineLayout& layout)
+{
+    const std::string name = "--pp-layout '" + layout.text + "'";
+    Require(!r.firstStageLayers && !r.lastStageLayers, name + " places every layer: leave out --first-stage-layers and --last-stage-layers");
+    Require(!r.pp || *r.pp == layout.pp, name + " is for pp " + Num(layout.pp) + ", not --pp " + Num(r.pp.value_or(0)));
+    Require(!r.chunks || *r.chunks == layout.chunks, name + " has v " + Num(layout.chunks) + " chunks a stage, not --chunks " + Num(r.chunks.value_or(0)));
+    Require(layout.chunks == 1 || layout.pp >= 2, name + ": model chunks on one stage need a pipeline (--pp >= 2)");
+    Require(layout.chunks == 1 || !r.schedule || *r.schedule == ScheduleKind::Interleaved,
+            name + " has " + Num(layout.chunks) + " chunks a stage: the interleaved schedule runs them");
+    Require(layout.chunks > 1 || !r.schedule || *r.schedule != ScheduleKind::Interleaved, name + " has one chunk a stage: nothing to interleave");
+    Require(r.cluster.gpus % layout.pp == 0, "--gpus " + Num(r.cluster.gpus) + " is not divisible by the layout's pp " + Num(layout.pp));
+    CheckPipelineLayout(layout, r.model);
+}
+
 // Constraints that hold for the whole request: a fixed degree that cannot work says so at once.
 void CheckFixed(const PlanRequest& r)
 {
@@ -81,6 +96,7 @@ void CheckFixed(const PlanRequest& r)
     for (const auto& [v, flag] : {std::pair{r.firstStageLayers, "--first-stage-layers"}, std::pair{r.lastStageLayers, "--last-stage-layers"}})
         if (v) Require(*v >= 1 && *v < r.model.layers, std::string(flag) + " must be between 1 and --layers " + Num(r.model.layers) + " - 1");
     if (r.pp) Require(*r.pp <= r.model.layers, "--pp " + Num(*r.pp) + " exceeds --layers " + Num(r.model.layers));
+    if (r.layout) CheckFixedLayout(r, *r.layout);
     if (r.ep && !r.model.IsMoe()) Require(*r.ep == 1, "--ep needs a mixture-of-experts model (--experts)");
 }
 
@@ -91,6 +107,12 @@ std::vector<std::pair<ScheduleKind, int>> SchedulesFor(const PlanRequest& r, con
     std::vector<std::pair<ScheduleKind, int>> out;
     const std::vector<ScheduleKind> kinds = OneOr<ScheduleKind>(
         r.schedule, {ScheduleKind::GPipe, ScheduleKind::OneFOneB, ScheduleKind::Interleaved, ScheduleKind::ZeroBubbleH1});
+    if (split.layout) { // its v chunks as laid out: interleaved when v > 1 (N a multiple of pp), else the others
+        const int v = split.layout->chunks;
+        for (ScheduleKind k : kinds)
+            if ((k == ScheduleKind::Interleaved) == (v > 1) && (v == 1 || microBatches % pp == 0)) out.push_back({k, v});
+        return out;
+    }
     for (ScheduleKind k : kinds) {
         if (k != ScheduleKind::Interleaved) {
             out.push_back({k, 1});
@@ -129,6 +151,7 @@ std::vector<int> CpChoices(const PlanRequest& r, int gpusLeft)
 // output layer as one layer each (the ends one layer lighter than the even split of L + 2).
 std::vector<std::pair<int, int>> StageSplits(const PlanRequest& r, int pp)
 {
+    if (r.layout) return {{0, 0}}; // as laid out
     if (r.firstStageLayers || r.lastStageLayers) {
         const int first = r.firstStageLayers.value_or(0), last = r.lastStageLayers.value_or(0);
         const int others = pp - (first > 0) - (last > 0), rest = r.model.layers - first - last;
@@ -154,13 +177,14 @@ std::vector<TrainingConfig> Splits(const PlanRequest& r)
     for (int tp : OneOr<int>(r.tp, Divisors(k.gpus))) {
         if (m.heads % tp || m.kvHeads % tp || m.ffn % tp) continue;
         if (!r.tp && !r.tpAcrossNodes && tp > k.gpusPerNode) continue;
-        for (int pp : OneOr<int>(r.pp, Divisors(k.gpus / tp))) {
+        for (int pp : OneOr<int>(r.layout ? std::optional<int>(r.layout->pp) : r.pp, Divisors(k.gpus / tp))) {
             if (pp > m.layers || (k.gpus / tp) % pp) continue;
             for (int cp : CpChoices(r, k.gpus / (tp * pp))) {
                 if ((k.gpus / (tp * pp)) % cp) continue;
                 TrainingConfig c;
                 c.tp = tp, c.pp = pp, c.cp = cp, c.dp = k.gpus / (tp * pp * cp);
                 if ((r.dp && *r.dp != c.dp) || r.globalBatch % c.dp) continue;
+                c.layout = r.layout;
                 for (const auto& [first, last] : StageSplits(r, pp)) {
                     c.firstStageLayers = first, c.lastStageLayers = last;
                     out.push_back(c);
@@ -197,7 +221,7 @@ std::vector<TrainingConfig> Candidates(const PlanRequest& r)
                         for (int zero : OneOr<int>(r.zero, pp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0, 1, 2, 3}))
                             for (bool sp : OneOr<bool>(r.sequenceParallel, tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false}))
                                 out.push_back(TrainingConfig{dp, tp, pp, ep, mb, kind, v, rc, zero, sp, cp, split.firstStageLayers,
-                                                             split.lastStageLayers});
+                                                             split.lastStageLayers, split.layout});
             }
         }
     }

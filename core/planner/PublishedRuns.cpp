@@ -142,6 +142,7 @@ PlanResult ChoicesWithTechniques(const PlanRequest& request, std::span<const Sch
     if (!held.cp) free.cp = std::nullopt;
     else if (!free.cp) free.cp = 1;
     free.firstStageLayers = free.lastStageLayers = std::nullopt;
+    free.layout = nullptr; // the stages split as the search splits them
     free.schedule = std::nullopt;
     PlanResult all = PlanTraining(free);
     PlanResult out;

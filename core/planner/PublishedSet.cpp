@@ -181,6 +181,13 @@ void SetTechniques(const std::map<std::string, std::string>& r, bool fsdpOnly, P
         q.schedule = ScheduleKind::OneFOneB;
         run.scheduleUnstated = r.at("vp").empty(); // "1" is 1F1B as printed; blank: the source does not say
     }
+    // A recipe that lays its pipeline out by hand (its notes name the layout: "--pipeline-model-
+    // parallel-layout 'Et*4|(t*4|)*14tmL'") is timed by it.
+    constexpr std::string_view kLayout = "--pipeline-model-parallel-layout '";
+    if (const size_t at = r.at("notes").find(kLayout); at != std::string::npos) {
+        const size_t from = at + kLayout.size(), to = r.at("notes").find('\'', from);
+        q.layout = std::make_shared<const PipelineLayout>(ParsePipelineLayout(r.at("notes").substr(from, to - from), static_cast<int>(pp)));
+    }
     const std::string& rc = r.at("recompute");
     if (rc.rfind("none", 0) == 0) q.recompute = Recompute::None;
     else if (rc.rfind("selective", 0) == 0) q.recompute = Recompute::Selective;

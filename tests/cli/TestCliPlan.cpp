@@ -62,6 +62,27 @@ TEST_CASE("plan: fixing every choice evaluates that one configuration", "[cli][p
     CHECK_THAT(text.out, Catch::Contains("# #1's compute, ") && Catch::Contains("GEMMs ") && Catch::Contains("recomputation "));
 }
 
+TEST_CASE("plan: --pp-layout places the layers as Megatron-Core's layout string says", "[cli][plan]")
+{
+    const std::string args = "plan --model deepseek-v3 --mtp-layers 1 --gpu gb300 --gpus 256 --gpus-per-node 72 --global-batch 2048 "
+                             "--seq 4096 --fp8 --pp 2 --pp-layout 'Et*4|(t*4|)*14tmL' --ep 32 --top 3";
+    const Json j = RunParalensJson(args + " --json");
+    CHECK(j["ppLayout"] == "Et*4|(t*4|)*14tmL");
+    REQUIRE_FALSE(j["rows"].empty());
+    for (const Json& row : j["rows"]) {
+        CHECK(row["pp"] == 2);
+        CHECK(row["chunks"] == 8);
+        CHECK(row["schedule"] == "interleaved");
+        CHECK(row["layout"] == "Et*4|(t*4|)*14tmL");
+    }
+    const CliResult text = RunParalens(args);
+    CHECK_THAT(text.out, Catch::Contains("# pipeline layout 'Et*4|(t*4|)*14tmL' (pp 2, v 8): stage 0 the embedding, 32 layers; "
+                                         "stage 1 29 layers, 1 MTP module, the output layer and loss"));
+    // Megatron-Bridge 26.08's DeepSeek-V3 runs are timed with their recipes' layout.
+    const Json published = RunParalensJson("plan --published R159 --top 1 --json");
+    CHECK_THAT(published["published"]["config"].get<std::string>(), Catch::Contains("layout Et*4|(t*4|)*14tmL"));
+}
+
 TEST_CASE("plan: impossible requests are one line naming the constraint", "[cli][plan]")
 {
     struct Case { const char* args; const char* message; };
@@ -74,6 +95,9 @@ TEST_CASE("plan: impossible requests are one line naming the constraint", "[cli]
         {"plan --schedule pipedream", "--schedule must be gpipe, 1f1b, interleaved or zb-h1"},
         {"plan --recompute some", "--recompute must be none, selective or full"},
         {"plan --model custom --layers 4 --hidden 1000 --heads 3 --vocab 1000", "--heads 3 must divide --hidden 1000"},
+        {"plan --model deepseek-v3 --mtp-layers 1 --pp-layout 'Et*4|(t*4|)*14tmL'", "--pp-layout needs --pp"},
+        {"plan --model deepseek-v3 --mtp-layers 1 --gpus 256 --pp 2 --pp-layout 'Et*4|(t*4|)*14tmQ'", "unknown symbol 'Q'"},
+        {"plan --model deepseek-v3 --gpus 256 --pp 2 --pp-layout 'Et*4|(t*4|)*14tmL'", "holds 1 multi-token prediction modules (m), the model 0"},
         // A fixed choice given as 0 is refused, not taken for "search it".
         {"plan --model llama3-8b --gpus 8 --tp 0", "--tp must be at least 1 (got 0)"},
         {"plan --model llama3-8b --gpus 8 --pp 0", "--pp must be at least 1 (got 0)"},
