@@ -73,10 +73,6 @@ private:
     size_t m_at = 0;
 };
 
-} // namespace
-
-namespace {
-
 void Add(PipelineLayout::Part& to, const PipelineLayout::Part& p)
 {
     to.layers += p.layers, to.mtp += p.mtp;
