@@ -137,6 +137,17 @@ uint64_t ParseSizeOption(const char* option, const std::string& text)
     }
 }
 
+CLI::Validator PositiveOption()
+{
+    return CLI::Validator(
+        [](std::string& in) -> std::string {
+            double v = 0;
+            if (!CLI::detail::lexical_cast(in, v)) return "not a number (got " + in + ")";
+            return v > 0 ? std::string() : "must be positive (got " + in + ")";
+        },
+        "POSITIVE");
+}
+
 uint64_t DtypeBytes(const std::string& dtype)
 {
     if (dtype == "float" || dtype == "float32" || dtype == "int32" || dtype == "uint32" || dtype == "int") return 4;

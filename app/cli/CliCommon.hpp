@@ -39,6 +39,10 @@ uint64_t ParseSizeOption(const char* option, const std::string& text);
 // Element size of a dtype name as nccl-tests spells it (float, half, bfloat16, double, int8, ...).
 uint64_t DtypeBytes(const std::string& dtype);
 
+// A number option that must be above 0: "--ranks-per-node: must be positive (got 0)" (CLI11's
+// PositiveNumber names its range as 0 to the largest double instead).
+CLI::Validator PositiveOption();
+
 void PrintJson(const nlohmann::json& doc);
 
 // Checks that an output path can be written before long work starts (the real write is atomic).

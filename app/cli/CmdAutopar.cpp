@@ -208,11 +208,11 @@ void AddAutoparCommand(CLI::App& root)
         ->capture_default_str();
     cmd->add_option("--layers", o->request.layers, "Transformer layers")->capture_default_str()->check(CLI::Range(1, 512));
     cmd->add_option("--mesh", o->mesh, "Devices: P (1-D) or RxC (R rows of C; fast links inside a row, slow between rows)")->capture_default_str();
-    cmd->add_option("--batch", o->request.dims.batch, "Sequences (images for convnet) per step")->capture_default_str()->check(CLI::PositiveNumber);
-    cmd->add_option("--seq", o->request.dims.seq, "Sequence length")->capture_default_str()->check(CLI::PositiveNumber);
-    cmd->add_option("--hidden", o->request.dims.hidden, "Hidden size")->capture_default_str()->check(CLI::PositiveNumber);
-    cmd->add_option("--heads", o->request.dims.heads, "Attention heads")->capture_default_str()->check(CLI::PositiveNumber);
-    cmd->add_option("--ffn", o->request.dims.ffn, "MLP inner size")->capture_default_str()->check(CLI::PositiveNumber);
+    cmd->add_option("--batch", o->request.dims.batch, "Sequences (images for convnet) per step")->capture_default_str()->check(PositiveOption());
+    cmd->add_option("--seq", o->request.dims.seq, "Sequence length")->capture_default_str()->check(PositiveOption());
+    cmd->add_option("--hidden", o->request.dims.hidden, "Hidden size")->capture_default_str()->check(PositiveOption());
+    cmd->add_option("--heads", o->request.dims.heads, "Attention heads")->capture_default_str()->check(PositiveOption());
+    cmd->add_option("--ffn", o->request.dims.ffn, "MLP inner size")->capture_default_str()->check(PositiveOption());
     cmd->add_option("--fast-alpha-us", o->links.fastAlphaUs, "Latency inside a row, microseconds")->capture_default_str();
     cmd->add_option("--fast-GBps", o->links.fastGBps, "Bandwidth inside a row, GB/s")->capture_default_str();
     cmd->add_option("--slow-alpha-us", o->links.slowAlphaUs, "Latency between rows, microseconds")->capture_default_str();
@@ -223,7 +223,7 @@ void AddAutoparCommand(CLI::App& root)
     cmd->add_option("--solvers", o->solvers, "Comma-separated: " + core::SolverNamesList())->capture_default_str();
     cmd->add_option("--micro-batches", o->request.microBatches, "Also search pipeline stages (inter-op) with N micro-batches of batch/N")
         ->check(CLI::Range(1, 4096));
-    cmd->add_option("--time-limit", o->request.ilpTimeLimitSeconds, "ILP time limit, seconds")->capture_default_str()->check(CLI::PositiveNumber);
+    cmd->add_option("--time-limit", o->request.ilpTimeLimitSeconds, "ILP time limit, seconds")->capture_default_str()->check(PositiveOption());
     cmd->add_flag("--ops", o->ops, "List every op and collective (the table shows the first 16)");
     cmd->add_option("--trace", o->trace, "Write the simulated timeline of one strategy (.json or .json.gz)");
     cmd->add_option("--trace-solver", o->traceSolver, "Which strategy --trace writes")->capture_default_str();

@@ -135,7 +135,7 @@ void AddExtrapolateCommand(CLI::App& root)
                                         "per node (2 ranks without host names: two nodes)")->required();
     cmd->add_option("--ranks-per-node", opts->ranksPerNode,
                     "GPUs per node to predict (default: the --node log's; its per-link NVLink alpha and beta price any count)")
-        ->check(CLI::PositiveNumber);
+        ->check(PositiveOption());
     cmd->add_option("--nodes", opts->nodes, "Number of nodes to predict (default: from --compare)");
     cmd->add_option("--compare", opts->compare, "nccl-tests allreduce log on those nodes: each size's prediction beside it");
     cmd->add_flag("--json", opts->json, "Machine-readable output on stdout");

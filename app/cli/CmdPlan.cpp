@@ -51,6 +51,7 @@ struct PlanOptions {
     // what cannot be: --tp 0 is an error, not "search").
     std::optional<int> dp, tp, pp, ep, cp, microBatch, chunks, zero, firstStageLayers, lastStageLayers;
     std::string ppLayout; // Megatron-Core's --pipeline-model-parallel-layout
+    std::optional<double> nvlinkGBps, gemmTflops; // unset: the spec table's, peak x --efficiency
     std::string schedule, recompute, sp, gradReduce = "fp32", networkFit, nvlinkFit;
     bool noFlash = false;
     int top = 10, traceRow = 1;
@@ -60,19 +61,12 @@ struct PlanOptions {
     std::string published; // a run of the published set by its id
 };
 
-// An option left at its `unset` value is not given.
-void SetIfGiven(std::optional<int>& field, int value, int unset)
-{
-    if (value != unset) field = value;
-}
-
 // The model: the preset --model names (the default one when no architecture option is given),
 // changed by the options given; without --model, the options describe a model by hand.
 core::ResolvedModel ModelOf(const PlanOptions& o)
 {
     core::ModelInput in = o.arch;
     in.preset = o.modelGiven || !o.AnyArchitecture() ? o.model : std::string();
-    SetIfGiven(in.seq, o.request.seq, 0);
     if (!o.mlp.empty()) {
         in.mlp = core::ParseMlpKind(o.mlp);
         Require(in.mlp.has_value(), "--mlp must be gelu, swiglu or relu2 (got '" + o.mlp + "')");
@@ -109,6 +103,23 @@ core::Calibration CalibrationOf(const std::vector<std::string>& paths, const cor
     return core::CalibrateFromTrace(trace, "--calibrate " + origin, fallback, gpusPerNode);
 }
 
+// The links' and the GEMMs' rates and latencies as given: each one that can be (a rate positive, a
+// latency not negative), set into `c`.
+void CheckLinkOptions(const PlanOptions& o, core::PlanCluster& c)
+{
+    auto text = [](double v) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%g", v);
+        return std::string(buf);
+    };
+    auto positive = [&](const char* flag, double v) { Require(v > 0, std::string(flag) + " must be positive (got " + text(v) + ")"); };
+    positive("--network-GBps", c.networkGBps);
+    if (o.nvlinkGBps) positive("--nvlink-GBps", *o.nvlinkGBps), c.nvlinkGBps = *o.nvlinkGBps;
+    if (o.gemmTflops) positive("--gemm-tflops", *o.gemmTflops), c.gemmTflops = *o.gemmTflops;
+    for (const auto& [flag, v] : {std::pair{"--network-alpha-us", c.networkAlphaUs}, std::pair{"--nvlink-alpha-us", c.nvlinkAlphaUs}})
+        Require(v >= 0, std::string(flag) + " must not be negative (got " + text(v) + ")");
+}
+
 core::PlanRequest ToRequest(const PlanOptions& o, core::ResolvedModel* resolved = nullptr, core::Calibration* calibration = nullptr)
 {
     core::PlanRequest r = o.request;
@@ -119,6 +130,7 @@ core::PlanRequest ToRequest(const PlanOptions& o, core::ResolvedModel* resolved 
     Require(gpu != nullptr, "--gpu: unknown GPU '" + o.gpu + "' (one of " + core::GpuIdsList() + ")");
     r.cluster.gpu = *gpu;
     Require(r.cluster.PeakFlops() > 0, "--dtype: " + o.gpu + " has no " + r.cluster.dtype + " peak in the spec table");
+    CheckLinkOptions(o, r.cluster);
     if (r.cluster.fp8 && gpu->PeakFlops("fp8") <= 0) {
         std::string with;
         for (const core::GpuSpec& g : core::HardwareTable())
@@ -618,6 +630,7 @@ void RunPublished(const PlanOptions& o)
 
 void Run(const PlanOptions& o)
 {
+    Require(o.top >= 1, "--top must be at least 1 (got " + std::to_string(o.top) + ")");
     if (o.validate) {
         RunValidate(o.json);
         return;
@@ -672,7 +685,7 @@ void AddPlanCommand(CLI::App& root)
     cmd->add_option("--mtp-layers", o->arch.mtpLayers,
                     "Multi-token prediction modules (Megatron-Core's --mtp-num-layers; DeepSeek-V3 trains with 1): each a layer of "
                     "the model's kind, a 2h x h projection and the output layer and loss again, on the last stage (0: none)");
-    cmd->add_option("--seq", o->request.seq, "Sequence length (default: the model's)");
+    cmd->add_option("--seq", o->arch.seq, "Sequence length (default: the model's)");
     cmd->add_option("--global-batch", o->request.globalBatch, "Sequences per step")->capture_default_str();
     cmd->add_option("--gpus", o->request.cluster.gpus, "GPUs in all")->capture_default_str();
     cmd->add_option("--gpu", o->gpu, "GPU of the spec table: " + core::GpuIdsList())->capture_default_str();
@@ -686,10 +699,10 @@ void AddPlanCommand(CLI::App& root)
                         " us at the ceiling's rate (OpenXLA's measured H100 GEMM table); memory-bound ops go at HBM bandwidth")
         ->capture_default_str()
         ->check(CLI::Range(0.01, 1.0));
-    cmd->add_option("--gemm-tflops", o->request.cluster.gemmTflops,
+    cmd->add_option("--gemm-tflops", o->gemmTflops,
                     "Measured GEMM TFLOP/s per GPU (paralens run --workload gemm) instead of peak x --efficiency");
     cmd->add_option("--gpus-per-node", o->request.cluster.gpusPerNode, "GPUs per node (NVLink inside; 72 for a GB200 or GB300 NVL72 rack)")->capture_default_str();
-    cmd->add_option("--nvlink-GBps", o->request.cluster.nvlinkGBps, "NVLink bandwidth per GPU, one direction (default: the spec table's)");
+    cmd->add_option("--nvlink-GBps", o->nvlinkGBps, "NVLink bandwidth per GPU, one direction (default: the spec table's)");
     cmd->add_option("--network-GBps", o->request.cluster.networkGBps, "Network bandwidth per GPU between nodes, one direction")->capture_default_str();
     cmd->add_option("--nvlink-alpha-us", o->request.cluster.nvlinkAlphaUs, "Latency inside a node")->capture_default_str();
     cmd->add_option("--network-alpha-us", o->request.cluster.networkAlphaUs, "Latency between nodes")->capture_default_str();
@@ -748,7 +761,7 @@ void AddPlanCommand(CLI::App& root)
                     "The gradient buffers' type, held and reduced over DP: fp32 (Megatron-LM with --bf16) or bf16 (NeMo's and "
                     "Megatron-Bridge's performance recipes, grad_reduce_in_fp32 = False)")
         ->capture_default_str();
-    cmd->add_option("--top", o->top, "Rows to show")->capture_default_str()->check(CLI::PositiveNumber);
+    cmd->add_option("--top", o->top, "Rows to show")->capture_default_str();
     cmd->add_option("--trace", o->trace, "Write the simulated step of one row (.json or .json.gz)");
     cmd->add_option("--trace-row", o->traceRow, "Which row --trace simulates (1: the best)")->capture_default_str();
     cmd->add_flag("--validate", o->validate, "Compare the planner with published training runs (sources in the table)");

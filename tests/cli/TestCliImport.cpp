@@ -205,6 +205,9 @@ TEST_CASE("extrapolate predicts an allreduce on several nodes from a one-node lo
     const CliResult noNodes = RunParalens("extrapolate --node " + dir.File("node.log") + " --net " + dir.File("p2p.log"));
     CHECK(noNodes.exitCode == 2);
     CHECK_THAT(noNodes.err, Catch::Contains("--nodes"));
+    const CliResult noRanks = RunParalens("extrapolate --node " + dir.File("node.log") + " --net " + dir.File("p2p.log") + " --nodes 4 --ranks-per-node 0");
+    CHECK(noRanks.exitCode != 0);
+    CHECK_THAT(noRanks.err, Catch::Contains("--ranks-per-node: must be positive (got 0)"));
 
     // The common logs price the network as the sendrecv does: an allreduce on 1 + 1 GPUs, and one on
     // two nodes of 8 (its hosts in the header: NCCL's tree there); one on a single node does not.

@@ -105,6 +105,12 @@ TEST_CASE("plan: impossible requests are one line naming the constraint", "[cli]
         {"plan --model llama3-8b --gpus 8 --chunks 0", "--chunks must be at least 1 (got 0)"},
         {"plan --model mixtral-8x7b --gpus 8 --ep 0", "--ep must be at least 1 (got 0)"},
         {"plan --model llama3-8b --gpus 8 --zero -1", "--zero must be 0, 1, 2 or 3 (got -1)"},
+        {"plan --model llama3-8b --gpus 8 --seq 0", "--seq must be positive (got 0)"},
+        {"plan --model llama3-8b --gpus 8 --top 0", "--top must be at least 1 (got 0)"},
+        {"plan --model llama3-8b --gpus 8 --network-GBps 0", "--network-GBps must be positive (got 0)"},
+        {"plan --model llama3-8b --gpus 8 --nvlink-GBps -3", "--nvlink-GBps must be positive (got -3)"},
+        {"plan --model llama3-8b --gpus 8 --nvlink-alpha-us -1", "--nvlink-alpha-us must not be negative (got -1)"},
+        {"plan --model llama3-8b --gpus 8 --gemm-tflops -5", "--gemm-tflops must be positive (got -5)"},
     };
     for (const Case& c : cases) {
         const CliResult r = RunParalens(c.args);
