@@ -155,11 +155,11 @@ void PlannerView::Draw(ViewSettings& settings, ImVec2 size)
     const core::PlanRow& row = res.rows[static_cast<size_t>(run->trainingPlanShown)];
     const double usable = run->trainingPlanRequest->cluster.UsableBytes();
     float y = top;
-    y += DrawBar(m_stepTitle, m_step, kStepParts, stepColors, row.time.step, ImVec2(split + pad, y), width) + pad;
+    y += DrawBar(m_stepTitle, m_step, kStepParts, stepColors, row.time.step, ImVec2(split + pad, y), width, width) + pad;
     y += DrawBar(m_computeTitle, m_compute, kComputeParts, computeColors, row.time.compute, ImVec2(split + pad, y),
-                 width * static_cast<float>(row.time.step > 0 ? row.time.compute / row.time.step : 0.0)) + pad;
+                 width * static_cast<float>(row.time.step > 0 ? row.time.compute / row.time.step : 0.0), width) + pad;
     y += DrawBar(m_memoryTitle, m_memory, kMemoryParts, memoryColors, row.memory.Total(), ImVec2(split + pad, y),
-                 width * static_cast<float>(std::min(1.0, row.memory.Total() / usable))) + pad;
+                 width * static_cast<float>(std::min(1.0, row.memory.Total() / usable)), width) + pad;
     DrawPareto(*run, ImVec2(split + pad, y), ImVec2(origin.x + size.x - pad, origin.y + size.y - pad));
 }
 
@@ -192,13 +192,14 @@ void PlannerView::DrawTable(const RunResult& run, ImVec2 min, ImVec2 max)
 
 // A stacked bar of the first `count` parts scaled to `total`, titled, with a legend under it.
 float PlannerView::DrawBar(const std::string& title, std::array<Segment, 6>& parts, size_t count, const ImU32* colors, double total,
-                           ImVec2 at, float width)
+                           ImVec2 at, float width, float titleWidth)
 {
     const Theme& th = CurrentTheme();
     ImDrawList* dl = ImGui::GetWindowDrawList();
-    dl->AddText(at, th.text, title.c_str());
+    const float top = at.y, wrap = std::max(titleWidth, 1.0f); // a long configuration's title wraps at the panel's edge
+    dl->AddText(ImGui::GetFont(), ImGui::GetFontSize(), at, th.text, title.c_str(), nullptr, wrap);
     const float lineH = ImGui::GetTextLineHeightWithSpacing();
-    at.y += lineH;
+    at.y += ImGui::CalcTextSize(title.c_str(), nullptr, false, wrap).y + (lineH - ImGui::GetFontSize());
     const float h = ImGui::GetFontSize() * 1.6f;
     float x = at.x;
     for (size_t i = 0; i < count; ++i) {
@@ -223,7 +224,7 @@ float PlannerView::DrawBar(const std::string& title, std::array<Segment, 6>& par
         dl->AddText(ImVec2(lx + box + th.Px(4), ly), th.text, text);
         lx += tw;
     }
-    return ly + lineH - (at.y - lineH);
+    return ly + lineH - top;
 }
 
 void PlannerView::DrawPareto(const RunResult& run, ImVec2 min, ImVec2 max)

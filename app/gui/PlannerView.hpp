@@ -39,7 +39,7 @@ private:
     const RunResult* Chosen(const ViewSettings& settings) const;
     void DrawTable(const RunResult& run, ImVec2 min, ImVec2 max);
     float DrawBar(const std::string& title, std::array<Segment, 6>& parts, size_t count, const ImU32* colors, double total,
-                  ImVec2 at, float width);
+                  ImVec2 at, float width, float titleWidth);
     void DrawPareto(const RunResult& run, ImVec2 min, ImVec2 max);
     void DrawPublishedStep(const RunResult& run, double tMin, double tMax, ImVec2 p0, ImVec2 p1);
 
