@@ -201,34 +201,25 @@ Shape ShapeOf(const PlanRequest& r, const TrainingConfig& c)
 {
     Shape s;
     s.seq = r.Seq();
-    // The last stage holds the output layer and the loss too (and the multi-token prediction
-    // modules, each a layer, a projection and the output layer again, as Megatron-Core places them):
-    // it bounds the pipeline when its layers and those outweigh the most layers another stage holds
-    // (by forward FLOPs a token).
+    // The stage whose layers weigh most by forward FLOPs a token bounds the pipeline: the last holds
+    // the output layer and the loss too (and the multi-token prediction modules, each a layer, a
+    // projection and the output layer again, as Megatron-Core places them), a layout wherever it
+    // puts them. An even or first/last split's middle stages are alike, so stages 0 and 1 stand for
+    // them; on a tie the last stage bounds.
     const TransformerModel& m = r.model;
     const double layerFlops = 2.0 * m.LayerActiveParams() + m.AttentionScoreFlopsPerToken(r.Seq()) / m.layers;
     const double outputFlops = 2.0 * static_cast<double>(m.vocab) * m.hidden, projectionFlops = 2.0 * m.MtpProjectionParams();
-    if (c.layout) { // the stage whose layers, modules and output layer weigh most
-        double heaviest = -1.0;
-        for (int stage = 0; stage < c.pp; ++stage) {
-            const PipelineLayout::Part p = c.layout->Stage(stage);
-            const double head = (p.loss ? 1.0 : 0.0) + p.mtp;
-            const double flops = (p.layers + p.mtp) * layerFlops + head * outputFlops + p.mtp * projectionFlops;
-            if (flops <= heaviest) continue;
-            heaviest = flops;
-            s.layers = p.layers + p.mtp, s.head = head, s.mtp = p.mtp;
-        }
-    } else {
-        const double mtp = m.mtpLayers;
-        const double last = StageLayers(m.layers, c, c.pp - 1) + mtp;
-        double others = 0.0;
-        if (c.pp > 1) others = std::max(StageLayers(m.layers, c, 0), StageLayers(m.layers, c, c.pp > 2 ? 1 : 0));
-        const double headFlops = outputFlops * (1.0 + mtp) + mtp * projectionFlops;
-        const bool lastBounds = last * layerFlops + headFlops >= others * layerFlops;
-        s.layers = lastBounds ? last : others;
-        s.head = lastBounds ? 1.0 + mtp : 0.0;
-        s.mtp = lastBounds ? mtp : 0.0;
-    }
+    double heaviest = -1.0;
+    auto weigh = [&](int stage) {
+        const PipelineLayout::Part p = StageContent(m, c, stage);
+        const double head = (p.loss ? 1.0 : 0.0) + p.mtp;
+        const double flops = (p.layers + p.mtp) * layerFlops + head * outputFlops + p.mtp * projectionFlops;
+        if (flops <= heaviest) return;
+        heaviest = flops;
+        s.layers = p.layers + p.mtp, s.head = head, s.mtp = p.mtp;
+    };
+    weigh(c.pp - 1);
+    for (int stage = 0; stage < (c.layout ? c.pp - 1 : std::min(c.pp - 1, 2)); ++stage) weigh(stage);
     s.h = r.model.hidden;
     s.tokens = static_cast<double>(c.microBatch) * s.seq / c.cp;
     s.microBatches = r.globalBatch / (c.dp * c.microBatch);
