@@ -149,6 +149,11 @@ struct PlanParams {
     double efficiency = 0.55;
     bool fp8 = false;                 // the layers' linear GEMMs in FP8 (core's PlanCluster::fp8)
     int cp = 0;                       // context parallelism: 0 searched, else fixed
+    int tp = 0;                       // tensor-parallel degree: 0 searched, else fixed
+    int pp = 0;                       // pipeline stages: 0 searched, else fixed
+    int firstStageLayers = 0;         // the first stage's layers (the embedding's): 0 the search's splits
+    int lastStageLayers = 0;          // the last stage's layers (the output layer's): 0 the search's splits
+    std::string ppLayout;             // Megatron-Core's --pipeline-model-parallel-layout (needs pp; fixes v and every stage's layers)
     bool tpCommOverlap = false;       // TP collectives under the GEMMs (Transformer Engine's userbuffers)
     bool dpCommOverlap = false;       // gradient reduce and weight gather per model chunk under the work left
     bool epCommOverlap = false;       // MoE all-to-alls under another micro-batch's compute (MCore's batch-level EP overlap)

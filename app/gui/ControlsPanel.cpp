@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 
 namespace paralens::app {
 
@@ -464,6 +465,54 @@ bool DrawPublishedRun(PlanParams& p)
     return changed;
 }
 
+// A degree fixed or searched: "searched" and each divisor of the GPUs up to `most`.
+bool DegreeCombo(const char* label, int& value, int gpus, int most)
+{
+    bool changed = false;
+    const std::string shown = value > 0 ? std::to_string(value) : std::string("searched");
+    if (ImGui::BeginCombo(label, shown.c_str())) {
+        if (ImGui::Selectable("searched", value == 0)) changed |= std::exchange(value, 0) != 0;
+        for (int d = 1; d <= std::min(gpus, most); ++d)
+            if (gpus % d == 0 && ImGui::Selectable(std::to_string(d).c_str(), value == d)) changed |= std::exchange(value, d) != d;
+        ImGui::EndCombo();
+    }
+    return changed;
+}
+
+// The pipeline by hand, as `plan --tp --pp --first-stage-layers --last-stage-layers --pp-layout`:
+// the degrees, the end stages' layers, or Megatron-Core's layout (which needs pp and places every layer).
+bool DrawPlanPipeline(PlanParams& p, int layers)
+{
+    bool changed = DegreeCombo("TP degree", p.tp, p.gpus, 64);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Each layer's GEMMs split over this many GPUs; searched: every degree dividing the heads");
+    changed |= DegreeCombo("PP stages", p.pp, p.gpus, layers);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("The layers split over this many stages; searched: every degree up to the layers");
+    const bool laidOut = !p.ppLayout.empty();
+    ImGui::BeginDisabled(laidOut);
+    for (auto [label, v] : {std::pair{"first stage", &p.firstStageLayers}, std::pair{"last stage", &p.lastStageLayers}}) {
+        changed |= ImGui::SliderInt(label, v, 0, std::max(1, layers - 1), *v > 0 ? "%d layers" : "search's split", ImGuiSliderFlags_AlwaysClamp);
+        if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+            ImGui::SetTooltip(laidOut ? "The pipeline layout places every layer"
+                                      : "Megatron-LM's --decoder-first/last-pipeline-num-layers: this end stage's layers, the others "
+                                        "splitting the rest evenly; 0: an even split, and the search tries the ends one layer "
+                                        "lighter for the embedding and the output layer");
+    }
+    ImGui::EndDisabled();
+    ImGui::BeginDisabled(p.pp == 0 && !laidOut);
+    char layout[256];
+    std::snprintf(layout, sizeof layout, "%s", p.ppLayout.c_str());
+    if (ImGui::InputText("PP layout", layout, sizeof layout, ImGuiInputTextFlags_EnterReturnsTrue) && p.ppLayout != layout) {
+        p.ppLayout = layout;
+        changed = true;
+    }
+    ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip("Megatron-Core's --pipeline-model-parallel-layout: pp x v chunks split by '|', chunk i on stage i %% pp;\n"
+                          "E the embedding, t a layer, m an MTP module, L the loss and output layer; x*n and (...)*n repeat.\n"
+                          "DeepSeek-V3's on pp 2: Et*4|(t*4|)*14tmL. Needs the pipeline stages fixed; empty: none. Enter applies");
+    return changed;
+}
+
 } // namespace
 
 bool ControlsPanel::DrawPlan(PlanParams& p)
@@ -546,6 +595,7 @@ bool ControlsPanel::DrawPlan(PlanParams& p)
     }
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Each sequence split over this many GPUs (ring attention); searched: every degree leaving a GPU >= 1024 tokens");
+    changed |= DrawPlanPipeline(p, layers);
     changed |= ImGui::Checkbox("TP comm overlap", &p.tpCommOverlap);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Megatron-LM's --tp-comm-overlap: Transformer Engine's userbuffers run the TP collectives under the linear GEMMs "

@@ -6,6 +6,7 @@
 #include "common/Units.hpp"
 #include "model/Hardware.hpp"
 #include "planner/Calibration.hpp"
+#include "planner/PipelineLayout.hpp"
 #include "planner/PlannerTrace.hpp"
 #include "planner/PublishedSet.hpp"
 #include "trace/TraceFile.hpp"
@@ -16,6 +17,7 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <utility>
 
 namespace paralens::app {
 
@@ -102,8 +104,19 @@ core::PlanRequest PlanParams::ToRequest() const
     Require(!fp8 || g->PeakFlops("fp8") > 0, "--fp8: " + gpu + " has no fp8 peak in the spec table");
     r.globalBatch = globalBatch;
     r.seq = seq;
-    Require(cp >= 0, "--cp must be at least 1, or 0 to search it (got " + std::to_string(cp) + ")");
+    for (const auto& [v, flag] : {std::pair{cp, "--cp"}, std::pair{tp, "--tp"}, std::pair{pp, "--pp"}})
+        Require(v >= 0, std::string(flag) + " must be at least 1, or 0 to search it (got " + std::to_string(v) + ")");
     if (cp > 0) r.cp = cp;
+    if (tp > 0) r.tp = tp;
+    if (pp > 0) r.pp = pp;
+    for (const auto& [v, flag] : {std::pair{firstStageLayers, "--first-stage-layers"}, std::pair{lastStageLayers, "--last-stage-layers"}})
+        Require(v >= 0, std::string(flag) + " must not be negative (got " + std::to_string(v) + "; 0: the search's splits)");
+    if (firstStageLayers > 0) r.firstStageLayers = firstStageLayers;
+    if (lastStageLayers > 0) r.lastStageLayers = lastStageLayers;
+    if (!ppLayout.empty()) {
+        Require(pp > 0, "--pp-layout needs --pp: the layout's chunks are pp x v, chunk i on stage i % pp");
+        r.layout = std::make_shared<const core::PipelineLayout>(core::ParsePipelineLayout(ppLayout, pp));
+    }
     Require(gpus >= 1, "--gpus must be at least 1");
     Require(globalBatch >= 1, "--global-batch must be at least 1");
     return r;

@@ -3,6 +3,7 @@
 #include "Theme.hpp"
 
 #include "common/Units.hpp"
+#include "planner/PipelineLayout.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -50,6 +51,8 @@ void PlannerView::Prepare(const RunResult& run)
                     (r.cluster.fp8 ? "the fp8" : r.cluster.dtype) + " peak x F / (F + " +
                     Format("%.1f", r.cluster.GemmHalfFlops(r.cluster.fp8 ? "fp8" : r.cluster.dtype) * 1e-9) + " GFLOP) by size";
     if (r.flashAttention2) m_header += ", attention through flash-attn 2";
+    if (r.layout)
+        m_header += ", pipeline layout '" + r.layout->text + "' (pp " + std::to_string(r.layout->pp) + ", v " + std::to_string(r.layout->chunks) + ")";
     if (!r.cluster.gemmCurve.empty())
         m_header += ", GEMMs at the calibrated efficiency of their size (" + Format("%.0f%%", r.cluster.gemmCurve.back().second * 100) +
                     " of peak for the largest)";

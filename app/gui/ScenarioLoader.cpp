@@ -185,6 +185,9 @@ void CheckAsRequest(Reader& r, Check check, const char* fallback, std::initializ
         const char* key = fallback;
         for (const auto& [option, k] : options)
             if (what.rfind(option, 0) == 0) key = k;
+        // "--gpus 16 is not divisible by --tp 3": the fixed degree is what to change.
+        for (const auto& [option, k] : options)
+            if (what.find(std::string("divisible by ") + option) != std::string::npos) key = k;
         r.Fail(key, what);
     }
 }
@@ -238,6 +241,11 @@ void ReadPlan(Reader& r, PlanParams& p)
     r.Get("efficiency", p.efficiency);
     r.Get("fp8", p.fp8);
     r.Get("cp", p.cp);
+    r.Get("tp", p.tp);
+    r.Get("pp", p.pp);
+    r.Get("firstStageLayers", p.firstStageLayers);
+    r.Get("lastStageLayers", p.lastStageLayers);
+    r.Get("ppLayout", p.ppLayout);
     r.Get("tpCommOverlap", p.tpCommOverlap);
     r.Get("dpCommOverlap", p.dpCommOverlap);
     r.Get("epCommOverlap", p.epCommOverlap);
@@ -251,9 +259,10 @@ void ReadPlan(Reader& r, PlanParams& p)
         CheckAsRequest(r, [&] { CheckPublishedRun(p.published); }, "publishedRun", {});
     }
     r.Get("row", p.row);
-    CheckAsRequest(r, [&] { (void)p.ToRequest(); }, "model",
+    CheckAsRequest(r, [&] { core::CheckPlanRequest(p.ToRequest()); }, "model",
                    {{"--gpu:", "gpu"}, {"--gpus ", "gpus"}, {"--layers", "layers"}, {"--hidden", "hidden"}, {"--global-batch", "globalBatch"},
-                    {"--fp8", "fp8"}, {"--cp", "cp"}});
+                    {"--fp8", "fp8"}, {"--cp", "cp"}, {"--tp ", "tp"}, {"--pp ", "pp"}, {"--pp-layout", "ppLayout"},
+                    {"--first-stage-layers", "firstStageLayers"}, {"--last-stage-layers", "lastStageLayers"}});
 }
 
 // A what-if's changes: "computeX", "commX", "cpuX", "scale" (rules), "bandwidthX", "alphaX",

@@ -23,10 +23,12 @@
 //                     "microBatches": 0, "show": "ilp"},
 //                    {"kind": "plan", "model": "llama3-70b", "layers": 0, "hidden": 0, "gpu": "h100-sxm",
 //                     "gpus": 64, "gpusPerNode": 8, "globalBatch": 128, "seq": 0, "nvlinkGBps": 0,
-//                     "networkGBps": 50, "efficiency": 0.55, "fp8": false, "cp": 0, "tpCommOverlap": false,
+//                     "networkGBps": 50, "efficiency": 0.55, "fp8": false, "cp": 0, "tp": 0, "pp": 0,
+//                     "firstStageLayers": 0, "lastStageLayers": 0, "ppLayout": "", "tpCommOverlap": false,
 //                     "dpCommOverlap": false, "epCommOverlap": false, "mtpLayers": 0, "flashAttention2": false,
 //                     "bf16Gradients": false,
 //                     "calibrate": "", "publishedRun": "", "row": 1} (0 means "the preset's" or "searched";
+//                     "ppLayout" is Megatron-Core's --pipeline-model-parallel-layout, "Et*4|(t*4|)*14tmL", with "pp";
 //                     "publishedRun": "R091", a run of tests/data/published-runs.csv, replaces the others and
 //                     makes "row" 0, the run's own configuration, unless given: see AppState.hpp's PlanParams),
 //                    any of them (not files) may add "backend": "simulated|processes|gpu",

@@ -111,6 +111,11 @@ void WritePlan(json& j, const PlanParams& p)
     j["efficiency"] = p.efficiency;
     j["fp8"] = p.fp8;
     j["cp"] = p.cp;
+    j["tp"] = p.tp;
+    j["pp"] = p.pp;
+    j["firstStageLayers"] = p.firstStageLayers;
+    j["lastStageLayers"] = p.lastStageLayers;
+    j["ppLayout"] = p.ppLayout;
     j["tpCommOverlap"] = p.tpCommOverlap;
     j["dpCommOverlap"] = p.dpCommOverlap;
     j["epCommOverlap"] = p.epCommOverlap;

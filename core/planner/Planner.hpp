@@ -254,6 +254,12 @@ struct PlanResult {
     std::vector<std::string> notes;
 };
 
+// Throws Error naming the option for a request that cannot work whatever the search finds: the
+// model's fields, a fixed degree the GPUs, heads or batch do not divide, a stage split or pipeline
+// layout that does not fit the model or the fixed degrees. PlanTraining runs it first; callers
+// that take a request from a form (the window's controls, a scenario) run it to name the field.
+void CheckPlanRequest(const PlanRequest& request);
+
 // Throws Error naming the constraint for impossible requests: the GPU count not a multiple of a
 // fixed degree, the sequence not divisible by 2 x a fixed CP, heads (or KV heads, or FFN) not divisible by a fixed TP, layers fewer than PP,
 // the global batch not divisible, no configuration at all, ... When configurations exist but none

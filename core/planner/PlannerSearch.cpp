@@ -64,41 +64,6 @@ void CheckFixedLayout(const PlanRequest& r, const PipelineLayout& layout)
     CheckPipelineLayout(layout, r.model);
 }
 
-// Constraints that hold for the whole request: a fixed degree that cannot work says so at once.
-void CheckFixed(const PlanRequest& r)
-{
-    const int gpus = r.cluster.gpus;
-    Require(gpus >= 1, "--gpus must be at least 1");
-    Require(r.globalBatch >= 1, "--global-batch must be at least 1");
-    Require(r.cluster.gpusPerNode >= 1, "--gpus-per-node must be at least 1");
-    Require(!(r.dpCommOverlap && r.dpCommExposed), "--dp-comm-exposed and --dp-comm-overlap exclude each other: the sync is hidden "
-                                                   "per model chunk, or not at all");
-    for (const auto& [v, flag] : {std::pair{r.dp, "--dp"}, std::pair{r.tp, "--tp"}, std::pair{r.pp, "--pp"}, std::pair{r.cp, "--cp"}}) {
-        if (!v) continue;
-        Require(*v >= 1, std::string(flag) + " must be at least 1 (got " + Num(*v) + ")");
-        Require(gpus % *v == 0, "--gpus " + Num(gpus) + " is not divisible by " + flag + " " + Num(*v));
-    }
-    for (const auto& [v, flag] : {std::pair{r.ep, "--ep"}, std::pair{r.microBatch, "--micro-batch"}, std::pair{r.chunks, "--chunks"}})
-        if (v) Require(*v >= 1, std::string(flag) + " must be at least 1 (got " + Num(*v) + ")");
-    if (r.zero) Require(*r.zero >= 0 && *r.zero <= 3, "--zero must be 0, 1, 2 or 3 (got " + Num(*r.zero) + ")");
-    if (r.tp) {
-        Require(r.model.heads % *r.tp == 0, "--heads " + Num(r.model.heads) + " is not divisible by --tp " + Num(*r.tp));
-        Require(r.model.kvHeads % *r.tp == 0, "--kv-heads " + Num(r.model.kvHeads) + " is not divisible by --tp " + Num(*r.tp));
-    }
-    if (r.dp) Require(r.globalBatch % (*r.dp * r.microBatch.value_or(1)) == 0,
-                      "--global-batch " + Num(r.globalBatch) + " is not divisible by --dp " + Num(*r.dp) +
-                          (r.microBatch ? " x --micro-batch " + Num(*r.microBatch) : std::string()));
-    if (r.cp && *r.cp > 1) {
-        Require(r.Seq() % (2 * *r.cp) == 0, "--seq " + Num(r.Seq()) + " is not divisible by 2 x --cp " + Num(*r.cp) +
-                                                " (context parallelism cuts each sequence into 2 cp chunks)");
-        Require(r.flashAttention, "--cp " + Num(*r.cp) + " needs flash attention (ring attention never stores the scores)");
-    }
-    for (const auto& [v, flag] : {std::pair{r.firstStageLayers, "--first-stage-layers"}, std::pair{r.lastStageLayers, "--last-stage-layers"}})
-        if (v) Require(*v >= 1 && *v < r.model.layers, std::string(flag) + " must be between 1 and --layers " + Num(r.model.layers) + " - 1");
-    if (r.pp) Require(*r.pp <= r.model.layers, "--pp " + Num(*r.pp) + " exceeds --layers " + Num(r.model.layers));
-    if (r.layout) CheckFixedLayout(r, *r.layout);
-    if (r.ep && !r.model.IsMoe()) Require(*r.ep == 1, "--ep needs a mixture-of-experts model (--experts)");
-}
 
 std::vector<std::pair<ScheduleKind, int>> SchedulesFor(const PlanRequest& r, const TrainingConfig& split, int microBatches)
 {
@@ -300,10 +265,45 @@ std::vector<size_t> ParetoFront(const std::vector<PlanRow>& rows)
     return front;
 }
 
-PlanResult PlanTraining(const PlanRequest& r)
+void CheckPlanRequest(const PlanRequest& r)
 {
     CheckModel(r.model);
-    CheckFixed(r);
+    const int gpus = r.cluster.gpus;
+    Require(gpus >= 1, "--gpus must be at least 1");
+    Require(r.globalBatch >= 1, "--global-batch must be at least 1");
+    Require(r.cluster.gpusPerNode >= 1, "--gpus-per-node must be at least 1");
+    Require(!(r.dpCommOverlap && r.dpCommExposed), "--dp-comm-exposed and --dp-comm-overlap exclude each other: the sync is hidden "
+                                                   "per model chunk, or not at all");
+    for (const auto& [v, flag] : {std::pair{r.dp, "--dp"}, std::pair{r.tp, "--tp"}, std::pair{r.pp, "--pp"}, std::pair{r.cp, "--cp"}}) {
+        if (!v) continue;
+        Require(*v >= 1, std::string(flag) + " must be at least 1 (got " + Num(*v) + ")");
+        Require(gpus % *v == 0, "--gpus " + Num(gpus) + " is not divisible by " + flag + " " + Num(*v));
+    }
+    for (const auto& [v, flag] : {std::pair{r.ep, "--ep"}, std::pair{r.microBatch, "--micro-batch"}, std::pair{r.chunks, "--chunks"}})
+        if (v) Require(*v >= 1, std::string(flag) + " must be at least 1 (got " + Num(*v) + ")");
+    if (r.zero) Require(*r.zero >= 0 && *r.zero <= 3, "--zero must be 0, 1, 2 or 3 (got " + Num(*r.zero) + ")");
+    if (r.tp) {
+        Require(r.model.heads % *r.tp == 0, "--heads " + Num(r.model.heads) + " is not divisible by --tp " + Num(*r.tp));
+        Require(r.model.kvHeads % *r.tp == 0, "--kv-heads " + Num(r.model.kvHeads) + " is not divisible by --tp " + Num(*r.tp));
+    }
+    if (r.dp) Require(r.globalBatch % (*r.dp * r.microBatch.value_or(1)) == 0,
+                      "--global-batch " + Num(r.globalBatch) + " is not divisible by --dp " + Num(*r.dp) +
+                          (r.microBatch ? " x --micro-batch " + Num(*r.microBatch) : std::string()));
+    if (r.cp && *r.cp > 1) {
+        Require(r.Seq() % (2 * *r.cp) == 0, "--seq " + Num(r.Seq()) + " is not divisible by 2 x --cp " + Num(*r.cp) +
+                                                " (context parallelism cuts each sequence into 2 cp chunks)");
+        Require(r.flashAttention, "--cp " + Num(*r.cp) + " needs flash attention (ring attention never stores the scores)");
+    }
+    for (const auto& [v, flag] : {std::pair{r.firstStageLayers, "--first-stage-layers"}, std::pair{r.lastStageLayers, "--last-stage-layers"}})
+        if (v) Require(*v >= 1 && *v < r.model.layers, std::string(flag) + " must be between 1 and --layers " + Num(r.model.layers) + " - 1");
+    if (r.pp) Require(*r.pp <= r.model.layers, "--pp " + Num(*r.pp) + " exceeds --layers " + Num(r.model.layers));
+    if (r.layout) CheckFixedLayout(r, *r.layout);
+    if (r.ep && !r.model.IsMoe()) Require(*r.ep == 1, "--ep needs a mixture-of-experts model (--experts)");
+}
+
+PlanResult PlanTraining(const PlanRequest& r)
+{
+    CheckPlanRequest(r);
     const std::vector<TrainingConfig> candidates = Candidates(r);
     if (candidates.empty())
         throw Error("no configuration of " + Num(r.cluster.gpus) + " GPUs satisfies the request: dp x tp x pp x cp must be --gpus, "

@@ -18,7 +18,10 @@ inline PlanRequest Request(const char* model, const char* gpu, int gpus, int bat
 inline TrainingConfig Config(int dp, int tp, int pp, int mb, ScheduleKind k = ScheduleKind::OneFOneB, int v = 1,
                              Recompute rc = Recompute::None, int zero = 0, bool sp = false, int ep = 1)
 {
-    return TrainingConfig{dp, tp, pp, ep, mb, k, v, rc, zero, sp};
+    TrainingConfig c;
+    c.dp = dp, c.tp = tp, c.pp = pp, c.ep = ep, c.microBatch = mb, c.schedule = k, c.chunks = v, c.recompute = rc, c.zero = zero,
+    c.sequenceParallel = sp;
+    return c;
 }
 
 } // namespace paralens::core::test

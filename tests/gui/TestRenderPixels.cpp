@@ -364,6 +364,25 @@ TEST_CASE("the planner view names each GPU's GEMM efficiency and flash-attn 2, a
     CHECK(h100fa2["rows"][0]["stepSeconds"].get<double>() > h100["rows"][0]["stepSeconds"].get<double>()); // 8K tokens: attention matters
 }
 
+TEST_CASE("the planner view plans a pipeline laid out by hand, as a link fixes it, and names the layout", "[gui][planner]")
+{
+    REQUIRE_DISPLAY();
+    CliTempDir dir;
+    const nlohmann::json j = Render("--link 'scenario=plan-llama70b&model=llama3-8b&gpus=16&globalBatch=64&pp=4&ppLayout=Et*7|t*8|t*8|t*9L' "
+                                    "--view planner --size 1280x720",
+                                    dir.File("layout.png"));
+    CHECK(j["linkProblems"].empty());
+    CHECK_THAT(j["header"].get<std::string>(), Catch::Contains("pipeline layout 'Et*7|t*8|t*8|t*9L' (pp 4, v 1)"));
+    REQUIRE_FALSE(j["rows"].empty());
+    for (const auto& row : j["rows"]) CHECK_THAT(row["config"].get<std::string>(), Catch::Contains("pp 4") && Catch::Contains("layout Et*7|t*8|t*8|t*9L"));
+    // The same layout with a layer too many: refused, naming the key and what is wrong.
+    const nlohmann::json bad = Render("--link 'scenario=plan-llama70b&model=llama3-8b&gpus=16&pp=4&ppLayout=Et*7|t*8|t*8|t*10L' --view planner "
+                                      "--size 1280x720",
+                                      dir.File("bad.png"));
+    REQUIRE(bad["linkProblems"].size() == 1);
+    CHECK_THAT(bad["linkProblems"][0].get<std::string>(), Catch::Contains("ppLayout") && Catch::Contains("holds 33 transformer layers"));
+}
+
 TEST_CASE("the flow view draws one node per rank", "[gui]")
 {
     REQUIRE_DISPLAY();

@@ -101,6 +101,48 @@ TEST_CASE("a plan experiment carries TP and EP overlap, MTP and bf16 gradients t
     CHECK(again.plan == p);
 }
 
+TEST_CASE("a plan experiment fixes TP, PP, the end stages' layers or a pipeline layout, names a bad one's key, and writes them back", "[gui]")
+{
+    const Scenario s = ParseScenario(R"({"experiments": [{"kind": "plan", "model": "llama3-8b", "gpus": 16, "tp": 2, "pp": 2,
+                                          "ppLayout": "Et*6|t*10|t*10|t*6L"}]})", "p.json");
+    const PlanParams& p = s.experiments.front().plan;
+    const core::PlanRequest r = p.ToRequest();
+    CHECK(r.tp == 2);
+    CHECK(r.pp == 2);
+    REQUIRE(r.layout);
+    CHECK(r.layout->pp == 2);
+    CHECK(r.layout->chunks == 2);
+    CHECK_FALSE(PlanParams{}.ToRequest().tp.has_value()); // 0: searched
+    CHECK_FALSE(PlanParams{}.ToRequest().layout);
+    const Experiment again = ParseExperiment(ExperimentJson(s.experiments.front()), "again");
+    CHECK(again.plan == p);
+    const auto run = BuildTrainingPlan(s.experiments.front());
+    REQUIRE(run->trainingPlan);
+    REQUIRE_FALSE(run->trainingPlan->rows.empty());
+    for (const core::PlanRow& row : run->trainingPlan->rows) {
+        CHECK(row.config.tp == 2);
+        CHECK(row.config.pp == 2);
+        REQUIRE(row.config.layout);
+        CHECK(row.config.layout->text == "Et*6|t*10|t*10|t*6L");
+    }
+    const Scenario ends = ParseScenario(R"({"experiments": [{"kind": "plan", "model": "llama3-8b", "gpus": 16, "pp": 4,
+                                             "firstStageLayers": 6, "lastStageLayers": 7}]})", "e.json");
+    const auto split = BuildTrainingPlan(ends.experiments.front());
+    REQUIRE_FALSE(split->trainingPlan->rows.empty());
+    CHECK(split->trainingPlan->rows.front().config.firstStageLayers == 6);
+    CHECK(split->trainingPlan->rows.front().config.lastStageLayers == 7);
+    const auto fails = [](const char* fields) {
+        return ParseScenario(std::string(R"({"experiments": [{"kind": "plan", "model": "llama3-8b", "gpus": 16, )") + fields + "}]}", "bad.json");
+    };
+    CHECK_THROWS_WITH(fails(R"("ppLayout": "Et*16|t*16L")"), Catch::Contains("key \"ppLayout\"") && Catch::Contains("needs --pp"));
+    CHECK_THROWS_WITH(fails(R"("pp": 2, "ppLayout": "Et*16|t*15L")"), Catch::Contains("key \"ppLayout\"") && Catch::Contains("31"));
+    CHECK_THROWS_WITH(fails(R"("pp": 2, "ppLayout": "Et*16|t*16L", "firstStageLayers": 4)"),
+                      Catch::Contains("key \"ppLayout\"") && Catch::Contains("leave out --first-stage-layers"));
+    CHECK_THROWS_WITH(fails(R"("tp": 3)"), Catch::Contains("key \"tp\"") && Catch::Contains("not divisible by --tp 3"));
+    CHECK_THROWS_WITH(fails(R"("pp": 64)"), Catch::Contains("key \"pp\"") && Catch::Contains("not divisible by --pp 64"));
+    CHECK_THROWS_WITH(fails(R"("lastStageLayers": 32)"), Catch::Contains("key \"lastStageLayers\"") && Catch::Contains("between 1 and"));
+}
+
 TEST_CASE("a plan experiment's hidden size scales the heads, their own width kept", "[gui]")
 {
     PlanParams p;
