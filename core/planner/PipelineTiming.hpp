@@ -1,6 +1,6 @@
 // A pipeline schedule's step time for the planner, from the real schedule (BuildSchedule): its ops
-// in execution order with their dependencies, replayed with uniform op times and a fixed time per
-// stage-to-stage send. This is SimulatePipeline's timing without building a Workload or Trace
+// in execution order with their dependencies, replayed with each stage's and chunk's op times and
+// a fixed time per stage-to-stage send. This is SimulatePipeline's timing without building a Workload or Trace
 // (tests hold the two equal while sends are at most a tenth of an op, as in every plan; longer
 // ones would queue on the simulator's single-port links, which this does not model), fast enough to time thousands of configurations. Also the peak
 // number of micro-batches whose activations each stage holds (F stores them; B frees them, or W
@@ -59,6 +59,10 @@ struct PipelineOpTimes { // one micro-batch through a whole stage (all v chunks)
     double backward = 0; // recomputation included
     double weight = 0;   // the part of backward a split schedule runs as W
     double send = 0;     // one activation or gradient between stages
+    // Each op's share of the times above by its stage and chunk (index stage x v + chunk), where
+    // stages or chunks hold different work (the output layer's, uneven stages, a layout); the
+    // bounding stage's shares sum to 1, a lighter stage's to less. Empty: 1 / v each.
+    std::vector<double> share;
 };
 
 // The makespan of the F/B/W ops (no optimizer).

@@ -138,8 +138,12 @@ int StageLayers(int layers, const TrainingConfig& c, int stage);
 // --account-for-loss-in-pipeline-split), that count; other uneven splits
 // (--decoder-first/last-pipeline-num-layers) the first, the last and each middle stage's layers.
 // Other v need a pipeline layout (--pipeline-model-parallel-layout, chunks of unequal layers),
-// which a fixed --chunks may give and the planner times as equal chunks.
+// which a fixed --chunks may give; which layout is not known, so each stage's work is spread evenly over them.
 int ChunkableLayers(int layers, const TrainingConfig& c);
+// Whether the first and last stages' counts are Megatron-Core's split counting the embedding and
+// the loss as a layer each (--account-for-embedding/loss-in-pipeline-split: L + 2 units in equal
+// stages, the ends one layer lighter), as Megatron-Bridge's Llama 3.1 405B recipe runs it.
+bool EndsCountedAsLayers(int layers, const TrainingConfig& c);
 
 // "dp 6 tp 8 pp 64 cp 2 mb 1 interleaved v2 full zero1 sp"; uneven stages as "pp 16 stages 7-8-7"
 // (first, the others, last)

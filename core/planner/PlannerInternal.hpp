@@ -28,6 +28,18 @@ struct Shape { // the derived quantities of one configuration
 };
 Shape ShapeOf(const PlanRequest& r, const TrainingConfig& c);
 
+// What a stage or chunk holds weighed by forward FLOPs a token (PlannerStages.cpp): its layers and
+// MTP modules (a layer each), the output layer where the loss is and again for each module, and
+// the modules' 2h x h projections. The embedding's lookup weighs nothing.
+double PartFlops(const TransformerModel& m, int seq, const PipelineLayout::Part& part);
+// Each pipeline op's share of the bounding stage's micro-batch (PipelineOpTimes::share), by stage
+// and chunk: a layout's chunks as laid out; where Megatron-Core's flags cut equal chunks, each
+// stage's layers in v equal chunks (of L + 2 units, the ends a layer lighter, when the embedding
+// and the loss count as layers), the output layer and the MTP modules in the last stage's last
+// chunk, where Megatron-Core builds them; where they cannot (a layout not given), each stage's
+// work balanced over its chunks. Empty for pp 1.
+std::vector<double> OpShares(const PlanRequest& r, const TrainingConfig& c);
+
 struct StageParams {
     double dense = 0, expert = 0; // on one GPU of the stage
 };
@@ -71,7 +83,7 @@ public:
     double Seconds(const PipelineStructure& s, const PipelineOpTimes& t);
 
 private:
-    using Key = std::tuple<const PipelineStructure*, double, double, double, double>;
+    using Key = std::tuple<const PipelineStructure*, double, double, double, double, std::vector<double>>;
     std::mutex m_mutex;
     std::map<Key, double> m_seconds;
 };

@@ -21,9 +21,10 @@
 //   many micro-batches as its schedule has in flight at its peak (PipelineTiming); the last stage
 //   adds the fp32 logits of one micro-batch (4 s b V / tp).
 //
-// Time (one micro-batch through the heaviest stage; then the real schedule times the pipeline):
+// Time (one micro-batch through the heaviest stage; then the real schedule times the pipeline, each
+// stage's and chunk's ops at their share of it by forward FLOPs, OpShares):
 //   compute = forward FLOPs / (peak x efficiency), FLOPs as TransformerModel counts them (the
-//   output head spread evenly over the stages), plus the memory-bound ops (norms, dropouts,
+//   output layer on the stage that holds it), plus the memory-bound ops (norms, dropouts,
 //   residual adds, the MLP activation, and without flash attention the softmax over the scores)
 //   at HBM bandwidth: a roofline per op class, so small layers run further from peak than large
 //   ones, as measured; backward = 2 x forward (of which the weight gradient, W, is the GEMMs); full recomputation adds a forward to the backward, selective
@@ -207,16 +208,13 @@ Shape ShapeOf(const PlanRequest& r, const TrainingConfig& c)
     // puts them. An even or first/last split's middle stages are alike, so stages 0 and 1 stand for
     // them; on a tie the last stage bounds.
     const TransformerModel& m = r.model;
-    const double layerFlops = 2.0 * m.LayerActiveParams() + m.AttentionScoreFlopsPerToken(r.Seq()) / m.layers;
-    const double outputFlops = 2.0 * static_cast<double>(m.vocab) * m.hidden, projectionFlops = 2.0 * m.MtpProjectionParams();
     double heaviest = -1.0;
     auto weigh = [&](int stage) {
         const PipelineLayout::Part p = StageContent(m, c, stage);
-        const double head = (p.loss ? 1.0 : 0.0) + p.mtp;
-        const double flops = (p.layers + p.mtp) * layerFlops + head * outputFlops + p.mtp * projectionFlops;
+        const double flops = PartFlops(m, r.Seq(), p);
         if (flops <= heaviest) return;
         heaviest = flops;
-        s.layers = p.layers + p.mtp, s.head = head, s.mtp = p.mtp;
+        s.layers = p.layers + p.mtp, s.head = (p.loss ? 1.0 : 0.0) + p.mtp, s.mtp = p.mtp;
     };
     weigh(c.pp - 1);
     for (int stage = 0; stage < (c.layout ? c.pp - 1 : std::min(c.pp - 1, 2)); ++stage) weigh(stage);
@@ -676,7 +674,7 @@ PipelineShape PipelineShapeOf(const PlanRequest& r, const TrainingConfig& c)
 
 double PipelineMemo::Seconds(const PipelineStructure& s, const PipelineOpTimes& t)
 {
-    const Key key{&s, t.forward, t.backward, t.weight, t.send};
+    const Key key{&s, t.forward, t.backward, t.weight, t.send, t.share};
     {
         std::lock_guard<std::mutex> lock(m_mutex);
         if (auto it = m_seconds.find(key); it != m_seconds.end()) return it->second;
@@ -699,8 +697,10 @@ StepBreakdown PlannerTime(const PlanRequest& r, const TrainingConfig& c, const P
     const double N = s.microBatches, work = N * (o.times.forward + o.times.backward);
     double pipeline = work, freeSends = work;
     if (c.pp > 1 && pipe) {
-        pipeline = memo ? memo->Seconds(*pipe, o.times) : PipelineSeconds(*pipe, o.times);
-        PipelineOpTimes free = o.times;
+        PipelineOpTimes times = o.times;
+        times.share = OpShares(r, c);
+        pipeline = memo ? memo->Seconds(*pipe, times) : PipelineSeconds(*pipe, times);
+        PipelineOpTimes free = std::move(times);
         free.send = 0.0;
         freeSends = !breakdown ? pipeline : memo ? memo->Seconds(*pipe, free) : PipelineSeconds(*pipe, free);
     }

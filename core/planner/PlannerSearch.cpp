@@ -84,7 +84,7 @@ std::vector<std::pair<ScheduleKind, int>> SchedulesFor(const PlanRequest& r, con
             continue;
         }
         if (microBatches % pp != 0) continue; // Megatron's interleaving needs N a multiple of pp
-        if (r.chunks) { // as given: with unequal chunks where it does not divide (a pipeline layout), timed as equal
+        if (r.chunks) { // as given: with unequal chunks where it does not divide (a pipeline layout), each stage's work spread evenly
             int lightest = r.model.layers / pp;
             if (split.Uneven())
                 for (int stage : {0, pp / 2, pp - 1}) lightest = std::min(lightest, StageLayers(r.model.layers, split, stage));

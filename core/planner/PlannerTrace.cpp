@@ -15,7 +15,7 @@ struct OpParts {
     bool recompute = false;
 };
 
-OpParts PartsOf(const OpCosts& o, PipeOpKind kind, bool split, bool fullRecompute, double v)
+OpParts PartsOf(const OpCosts& o, PipeOpKind kind, bool split, bool fullRecompute, double share)
 {
     OpParts p;
     switch (kind) {
@@ -28,13 +28,13 @@ OpParts PartsOf(const OpCosts& o, PipeOpKind kind, bool split, bool fullRecomput
         break;
     case PipeOpKind::WeightGrad: p = {o.times.weight, 0.0, o.flopsF, SpanCategory::WeightGrad, false}; break;
     }
-    p.compute /= v;
-    p.comm /= v;
-    p.flops /= v;
+    p.compute *= share;
+    p.comm *= share;
+    p.flops *= share;
     return p;
 }
 
-Workload StepWorkload(const TrainingConfig& c, const OpCosts& o, const PipelineStructure* pipe,
+Workload StepWorkload(const TrainingConfig& c, const OpCosts& o, const PipelineStructure* pipe, const std::vector<double>& shares,
                       const StepBreakdown& t, int microBatches)
 {
     const int tp = c.tp, D = c.pp;
@@ -70,7 +70,7 @@ Workload StepWorkload(const TrainingConfig& c, const OpCosts& o, const PipelineS
         const PipeOpKind kind = pipe ? static_cast<PipeOpKind>(pipe->ops[i].kind) : kinds[i];
         const int stage = pipe ? pipe->ops[i].device : 0;
         const int32_t mb = pipe ? pipe->microBatch[i] : mbs[i], chunk = pipe ? pipe->chunk[i] : chunks[i];
-        const OpParts p = PartsOf(o, kind, split, full, v);
+        const OpParts p = PartsOf(o, kind, split, full, shares.empty() ? 1.0 / v : shares[static_cast<size_t>(stage * c.chunks + chunk)]);
         for (int j = 0; j < tp; ++j) {
             const int dev = stage * tp + j;
             std::vector<TaskId> need;
@@ -140,7 +140,7 @@ PlanStepSimulation SimulatePlanStep(const PlanRequest& r, const TrainingConfig& 
     const OpCosts o = OpCostsOf(r, c, s);
     std::shared_ptr<const PipelineStructure> pipe;
     if (c.pp > 1) pipe = PipelineStructureOf(PipelineShapeOf(r, c));
-    const Workload w = StepWorkload(c, o, pipe.get(), row.time, row.microBatches);
+    const Workload w = StepWorkload(c, o, pipe.get(), OpShares(r, c), row.time, row.microBatches);
     ClusterModel links;
     links.alphaSec = o.sendLink.alphaSec;
     links.betaSecPerByte = o.sendLink.betaSecPerByte;

@@ -2,7 +2,9 @@
 // search offers (Megatron-LM's rule) and takes, and the gradient reduce and weight gather hidden
 // per chunk with --dp-comm-overlap.
 #include "PlannerTestSupport.hpp"
+#include "planner/PipelineLayout.hpp"
 #include "planner/PlannerInternal.hpp"
+#include "planner/PlannerTrace.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -109,7 +111,7 @@ TEST_CASE("planner: the search offers the v Megatron-LM's standard flags accept,
     std::set<int> seen;
     for (const PlanRow& row : PlanTraining(r).rows) seen.insert(row.config.chunks);
     CHECK(seen == std::set<int>{2, 5, 10});
-    // Given, v 8 is taken as a layout (chunks of 1 and 2 layers), timed as equal chunks.
+    // Given, v 8 is taken as a layout (chunks of 1 and 2 layers), each stage's work spread evenly over them.
     r.chunks = 8;
     const PlanResult given = PlanTraining(r);
     REQUIRE_FALSE(given.rows.empty());
@@ -124,6 +126,70 @@ TEST_CASE("planner: the search offers the v Megatron-LM's standard flags accept,
     bool sawSeven = false;
     for (const PlanRow& row : PlanTraining(odd).rows) sawSeven |= row.config.chunks == 7 && row.config.firstStageLayers == 6;
     CHECK(sawSeven);
+}
+
+TEST_CASE("planner: each stage's and chunk's ops take their share of the bounding stage's time, as Megatron-Core builds the chunks", "[core][planner]")
+{
+    // The replay: two stages, one micro-batch (F0 F1 B1 B0), the first stage holding half the work.
+    const auto pipe = PipelineStructureOf(PipelineShape{ScheduleKind::OneFOneB, 2, 1, 1, 0, 0});
+    PipelineOpTimes t{1.0, 2.0, 0.0, 0.0, {}};
+    CHECK(PipelineSeconds(*pipe, t) == Approx(6.0));
+    t.share = {0.5, 1.0};
+    CHECK(PipelineSeconds(*pipe, t) == Approx(0.5 + 1.0 + 2.0 + 1.0));
+
+    // Llama 3 70B, 80 layers on 4 stages of 5 chunks (Megatron-Core's flags cut 4 layers a chunk):
+    // the output layer in the last stage's last chunk, so the last stage bounds.
+    const PlanRequest r70 = Request("llama3-70b", "h100-sxm", 64, 64);
+    const TrainingConfig even = Config(4, 4, 4, 1, ScheduleKind::Interleaved, 5);
+    const std::vector<double> e = OpShares(r70, even);
+    REQUIRE(e.size() == 20);
+    const double layer = e[0] / 4; // stage 0's first chunk: 4 layers
+    for (int i = 0; i < 19; ++i) CHECK(e[static_cast<size_t>(i)] == Approx(4 * layer));
+    const double head = e[19] - 4 * layer;
+    CHECK(head > 0.5 * layer); // 2 x 128256 x 8192 FLOPs a token against a layer's 1.7 G
+    CHECK(16 * layer + e[19] == Approx(1.0));
+    CHECK(e[19] == Approx((4 * layer + head) / (20 * layer + head)));
+    CHECK(OpShares(r70, Config(64, 1, 1, 1)).empty());
+
+    // Llama 3.1 405B on 8 stages of 8 chunks with the embedding and the loss counted as layers
+    // (15+..+15, Megatron-Bridge's recipe): chunks of 2 layers, the first stage's first and the last
+    // stage's last of 1 (the latter with the output layer, lighter than a layer); a middle stage bounds.
+    const PlanRequest r405 = Request("llama3-405b", "h100-sxm", 512, 512);
+    TrainingConfig ends = Config(8, 8, 8, 1, ScheduleKind::Interleaved, 8);
+    ends.firstStageLayers = ends.lastStageLayers = 15;
+    REQUIRE(EndsCountedAsLayers(126, ends));
+    const std::vector<double> u = OpShares(r405, ends);
+    REQUIRE(u.size() == 64);
+    CHECK(u[0] == Approx(1.0 / 16));
+    CHECK(u[1] == Approx(1.0 / 8));
+    CHECK(u[8] == Approx(1.0 / 8));
+    CHECK(u[62] == Approx(1.0 / 8));
+    CHECK(u[63] > 1.0 / 16);
+    CHECK(u[63] < 1.0 / 8);
+    // Without them 126 layers do not cut into equal chunks on 8 stages: a layout would, which one
+    // is not known, so each stage's work is spread evenly over its chunks.
+    const std::vector<double> b = OpShares(r405, Config(8, 8, 8, 1, ScheduleKind::Interleaved, 2));
+    CHECK(b[14] == Approx(0.5));
+    CHECK(b[15] == Approx(0.5));
+    CHECK(b[0] == Approx(b[1]));
+    CHECK(b[0] < 0.5);
+
+    // A layout's chunks as laid out: DeepSeek-V3's on 16 stages, the last holding a layer, the MTP
+    // module and the loss (heavier than 4 layers) bounds the 14 stages of 4 layers.
+    PlanRequest ds = Request("deepseek-v3", "b200", 256, 1024);
+    ds.model.mtpLayers = 1;
+    TrainingConfig laid = Config(16, 1, 16, 1, ScheduleKind::OneFOneB, 1, Recompute::None, 1, false, 8);
+    laid.layout = std::make_shared<const PipelineLayout>(ParsePipelineLayout("Et*4|(t*4|)*14tmL", 16));
+    const std::vector<double> l = OpShares(ds, laid);
+    REQUIRE(l.size() == 16);
+    CHECK(l[15] == Approx(1.0));
+    CHECK(l[3] == Approx(PartFlops(ds.model, ds.Seq(), PipelineLayout::Part{4, 0, false, false}) /
+                         PartFlops(ds.model, ds.Seq(), PipelineLayout::Part{1, 1, false, true})));
+    CHECK(l[0] == Approx(l[3])); // the embedding's lookup weighs nothing
+
+    // The planner's step and the simulated one agree with the shares.
+    const PlanStepSimulation sim = SimulatePlanStep(r405, ends);
+    CHECK(sim.seconds == Approx(sim.predictedSeconds).epsilon(0.01));
 }
 
 TEST_CASE("planner: --dp-comm-overlap hides each chunk's gradient reduce and weight gather under the work left", "[core][planner]")
