@@ -725,7 +725,9 @@ void AddPlanCommand(CLI::App& root)
     cmd->add_option("--first-stage-layers", o->firstStageLayers,
                     "Fix the first pipeline stage's layers (Megatron-LM's --decoder-first-pipeline-num-layers); the other stages share "
                     "the rest. Unset, the search tries an even split and one counting the embedding as a layer");
-    cmd->add_option("--last-stage-layers", o->lastStageLayers, "Fix the last pipeline stage's layers (the output layer's stage)");
+    cmd->add_option("--last-stage-layers", o->lastStageLayers,
+                    "Fix the last pipeline stage's layers (the output layer's stage). Unset, the search also tries it lightened by what "
+                    "the output layer and MTP modules weigh in layers, where that saves half a layer of the heaviest stage");
     cmd->add_option("--pp-layout", o->ppLayout,
                     "Place the layers by hand, as Megatron-Core's --pipeline-model-parallel-layout: pp x v chunks split by '|', each of "
                     "E (embedding), t (transformer layer), m (MTP module), L (loss); t*4 and (tt|)*14 repeat; chunk i on stage i % pp "

@@ -198,6 +198,10 @@ struct PlanRequest {
     std::optional<int> firstStageLayers, lastStageLayers;
     // Megatron-Core's --pipeline-model-parallel-layout fixed (it fixes pp and v; null: none).
     std::shared_ptr<const PipelineLayout> layout;
+    // The search also tries the last stage lightened by what the output layer and the MTP modules
+    // weigh (--decoder-last-pipeline-num-layers), where that saves half a layer or more of the
+    // heaviest stage. Off to time a published recipe's own split, which does not set it.
+    bool lightenLastStage = true;
     std::optional<ScheduleKind> schedule;
     std::optional<Recompute> recompute;
     std::optional<bool> sequenceParallel;

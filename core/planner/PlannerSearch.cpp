@@ -89,7 +89,10 @@ std::vector<std::pair<ScheduleKind, int>> SchedulesFor(const PlanRequest& r, con
             if (split.Uneven())
                 for (int stage : {0, pp / 2, pp - 1}) lightest = std::min(lightest, StageLayers(r.model.layers, split, stage));
             const int chunkable = ChunkableLayers(r.model.layers, split);
-            if (*r.chunks >= 2 && (*r.chunks <= lightest || (chunkable > 0 && chunkable % *r.chunks == 0))) out.push_back({k, *r.chunks});
+            // The search's lightened last stage is a --decoder-last-pipeline-num-layers split: with the flags' equal chunks only.
+            const bool lightened = !r.lastStageLayers && split.firstStageLayers == 0 && split.lastStageLayers > 0;
+            const bool equal = chunkable > 0 && chunkable % *r.chunks == 0;
+            if (*r.chunks >= 2 && (equal || (*r.chunks <= lightest && !lightened))) out.push_back({k, *r.chunks});
             continue;
         }
         for (int v : Divisors(ChunkableLayers(r.model.layers, split))) // searched: equal chunks, Megatron-LM's standard flags
@@ -111,9 +114,34 @@ std::vector<int> CpChoices(const PlanRequest& r, int gpusLeft)
     return out;
 }
 
+// The last stage's layers that make it weigh about what each other stage does, the output layer
+// and the MTP modules counted in layers by forward FLOPs (--decoder-last-pipeline-num-layers, as a
+// vocabulary large beside the hidden size needs: Llama 3 8B's output layer weighs 2.4 layers);
+// 0 where that does not take half a layer or more off the even split's heaviest stage (smaller
+// gains are not worth the search's time).
+constexpr double kLighterLastStageGain = 0.5; // layers
+int BalancedLastStage(const PlanRequest& r, int pp)
+{
+    const TransformerModel& m = r.model;
+    const int L = m.layers, even = (L + pp - 1) / pp;
+    if (pp < 2) return 0;
+    const double extra = PartFlops(m, r.Seq(), PipelineLayout::Part{0, m.mtpLayers, false, true}) /
+                         PartFlops(m, r.Seq(), PipelineLayout::Part{1, 0, false, false});
+    const double ideal = (L + extra) / pp - extra;
+    int best = 0;
+    double bound = even + extra - kLighterLastStageGain; // the even split's last stage, less the gain asked
+    for (int last : {static_cast<int>(std::floor(ideal)), static_cast<int>(std::ceil(ideal))}) {
+        if (last < 1 || last >= even || L - last < pp - 1) continue;
+        const double heaviest = std::max(static_cast<double>((L - last + pp - 2) / (pp - 1)), last + extra);
+        if (heaviest <= bound) best = last, bound = heaviest;
+    }
+    return best;
+}
+
 // The layer splits over `pp` stages: as fixed; else even and, where it makes the first and last
 // stages lighter without a heavier middle one, Megatron-LM's split counting the embedding and the
-// output layer as one layer each (the ends one layer lighter than the even split of L + 2).
+// output layer as one layer each (the ends one layer lighter than the even split of L + 2), and
+// where it lowers the heaviest stage, the last one lightened by the output layer's weight.
 std::vector<std::pair<int, int>> StageSplits(const PlanRequest& r, int pp)
 {
     if (r.layout) return {{0, 0}}; // as laid out
@@ -124,12 +152,13 @@ std::vector<std::pair<int, int>> StageSplits(const PlanRequest& r, int pp)
         return {{first, last}};
     }
     std::vector<std::pair<int, int>> out = {{0, 0}};
-    const int L = r.model.layers, ends = (L + 2 + pp - 1) / pp - 1;
-    if (pp < 3 || ends < 1 || L - 2 * ends < pp - 2) return out;
-    TrainingConfig lighter; // worth trying when the ends get lighter and no middle stage heavier than the even split
-    lighter.pp = pp, lighter.firstStageLayers = lighter.lastStageLayers = ends;
-    const int even = (L + pp - 1) / pp;
-    if (ends < even && StageLayers(L, lighter, 1) <= even) out.push_back({ends, ends});
+    const int L = r.model.layers, ends = (L + 2 + pp - 1) / pp - 1, even = (L + pp - 1) / pp;
+    if (pp >= 3 && ends >= 1 && L - 2 * ends >= pp - 2) {
+        TrainingConfig lighter; // worth trying when the ends get lighter and no middle stage heavier than the even split
+        lighter.pp = pp, lighter.firstStageLayers = lighter.lastStageLayers = ends;
+        if (ends < even && StageLayers(L, lighter, 1) <= even) out.push_back({ends, ends});
+    }
+    if (const int last = r.lightenLastStage ? BalancedLastStage(r, pp) : 0; last > 0) out.push_back({0, last});
     return out;
 }
 

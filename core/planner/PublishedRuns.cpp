@@ -133,6 +133,13 @@ PlanResult FastestOverSchedules(const PlanRequest& request, std::span<const Sche
     return fastest;
 }
 
+PlanRequest AsRecipeSplits(const PlanRequest& request)
+{
+    PlanRequest r = request;
+    r.lightenLastStage = false;
+    return r;
+}
+
 PlanResult ChoicesWithTechniques(const PlanRequest& request, std::span<const ScheduleKind> schedules, HeldChoices held)
 {
     PlanRequest free = request;
@@ -143,6 +150,7 @@ PlanResult ChoicesWithTechniques(const PlanRequest& request, std::span<const Sch
     else if (!free.cp) free.cp = 1;
     free.firstStageLayers = free.lastStageLayers = std::nullopt;
     free.layout = nullptr; // the stages split as the search splits them
+    free.lightenLastStage = true;
     free.schedule = std::nullopt;
     PlanResult all = PlanTraining(free);
     PlanResult out;
@@ -176,7 +184,7 @@ PublishedCheck CheckPublishedRun(const PublishedRun& run)
     PublishedCheck out;
     out.run = &run;
     out.publishedSeconds = run.PublishedStepSeconds();
-    const PlanResult res = FastestOverSchedules(run.request, run.schedules);
+    const PlanResult res = FastestOverSchedules(AsRecipeSplits(run.request), run.schedules);
     Require(res.fitting > 0, run.id + ": the published configuration does not fit in the planner's memory model");
     out.predicted = res.rows.front();
     out.errorPct = (out.predicted.time.step - out.publishedSeconds) / out.publishedSeconds * 100.0;

@@ -59,6 +59,11 @@ PublishedCheck CheckPublishedRun(const PublishedRun& run);
 // one's. Throws Error when the first cannot be planned; a later schedule that cannot is skipped.
 PlanResult FastestOverSchedules(const PlanRequest& request, std::span<const ScheduleKind> schedules);
 
+// `request` as a published recipe ran it: the stages split evenly or as Megatron-Bridge's flags
+// split them (the ends counted as layers), without the search's lightened last stage, which no
+// recipe of the set sets. Its own configuration is timed so; its rank among the choices is not.
+PlanRequest AsRecipeSplits(const PlanRequest& request);
+
 // Every configuration the planner would choose with `request`'s techniques (recomputation, ZeRO,
 // sequence parallelism, precision kept; degrees, CP, micro-batch, chunks, stage split and schedule
 // open, the schedule one of `schedules` where it pipelines; `held` kept at the request's value):

@@ -338,7 +338,8 @@ void PlaceOwnRow(PublishedRunChoices& around, const PlanRow& own, const std::str
 void Predict(PublishedSetRun& run, PublishedRunChoices* around = nullptr)
 {
     try {
-        const PlanResult res = run.scheduleUnstated ? FastestOverSchedules(run.request, kMegatronSchedules) : PlanTraining(run.request);
+        const PlanRequest asRan = AsRecipeSplits(run.request);
+        const PlanResult res = run.scheduleUnstated ? FastestOverSchedules(asRan, kMegatronSchedules) : PlanTraining(asRan);
         if (res.rows.empty()) {
             run.rejected = res.notes.empty() ? "no configuration" : res.notes.front();
             return;

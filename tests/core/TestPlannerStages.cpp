@@ -5,6 +5,7 @@
 #include "planner/PipelineLayout.hpp"
 #include "planner/PlannerInternal.hpp"
 #include "planner/PlannerTrace.hpp"
+#include "planner/PublishedRuns.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -190,6 +191,34 @@ TEST_CASE("planner: each stage's and chunk's ops take their share of the boundin
     // The planner's step and the simulated one agree with the shares.
     const PlanStepSimulation sim = SimulatePlanStep(r405, ends);
     CHECK(sim.seconds == Approx(sim.predictedSeconds).epsilon(0.01));
+}
+
+TEST_CASE("planner: the search lightens the last stage by the output layer's weight, and a recipe's own split is timed without it", "[core][planner]")
+{
+    // Llama 3 8B at 8K tokens: the output layer weighs about 1.8 layers, so on 4 stages of 8 the
+    // last bounds at 9.8; with 7 there (9, 8, 8 on the others) the heaviest holds 9.
+    PlanRequest r = Request("llama3-8b", "h100-sxm", 16, 64);
+    r.pp = 4, r.tp = 1, r.cp = 1, r.schedule = ScheduleKind::OneFOneB;
+    auto lightened = [](const TrainingConfig& c) { return c.firstStageLayers == 0 && c.lastStageLayers > 0; };
+    const PlanResult res = PlanTraining(r);
+    REQUIRE(res.fitting > 0);
+    const TrainingConfig best = res.rows.front().config;
+    CHECK(best.lastStageLayers == 7);
+    CHECK(best.firstStageLayers == 0);
+    TrainingConfig even = best;
+    even.lastStageLayers = 0;
+    CHECK(Evaluate(r, even).time.step > 1.03 * res.rows.front().time.step);
+    // As a published recipe ran (none of the set sets --decoder-last-pipeline-num-layers).
+    for (const PlanRow& row : PlanTraining(AsRecipeSplits(r)).rows) CHECK_FALSE(lightened(row.config));
+    // Given v 2, 25 layers over 3 stages do not cut into equal chunks: not taken as a layout.
+    PlanRequest chunked = r;
+    chunked.chunks = 2, chunked.schedule = ScheduleKind::Interleaved;
+    for (const PlanRow& row : PlanTraining(chunked).rows) CHECK_FALSE(lightened(row.config));
+    // Llama 3 70B on 8 stages of 10: its output layer (1.1 layers) saves less than half a layer
+    // wherever it goes, and the search does not try it.
+    PlanRequest big = Request("llama3-70b", "h100-sxm", 64, 64);
+    big.pp = 8, big.tp = 8;
+    for (const PlanRow& row : PlanTraining(big).rows) CHECK_FALSE(lightened(row.config));
 }
 
 TEST_CASE("planner: --dp-comm-overlap hides each chunk's gradient reduce and weight gather under the work left", "[core][planner]")
