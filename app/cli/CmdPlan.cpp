@@ -390,6 +390,10 @@ void PrintTable(const core::PlanRequest& r, const core::ResolvedModel& model, co
     const size_t shown = std::min(static_cast<size_t>(top), res.fitting);
     for (size_t i = 0; i < shown; ++i) PrintRow(i + 1, res.rows[i]);
     if (shown > 0) PrintComputeParts(1, res.rows[0]);
+    if (const auto laid = shown > 0 ? core::BalancedLayoutRow(r, res.rows[0]) : std::nullopt)
+        std::printf("# #1 with its layers laid out by hand to balance the output layer: --pp-layout '%s', %s a step (%+.1f%%), %s\n",
+                    laid->config.layout->text.c_str(), core::FormatSeconds(laid->time.step).c_str(),
+                    (laid->time.step / res.rows[0].time.step - 1) * 100, core::GbText(laid->memory.Total()).c_str());
     if (res.fitting > 0) {
         std::printf("\n# Pareto front (faster needs more memory):\n");
         for (size_t i : res.pareto)
@@ -543,6 +547,14 @@ void RunValidate(bool json)
     PrintPublishedSet(set);
 }
 
+// Row 1 laid out to balance the output layer (core::BalancedLayoutRow), or null.
+Json BalancedLayoutJson(const core::PlanRequest& r, const core::PlanResult& res, size_t shown)
+{
+    const auto laid = shown > 0 ? core::BalancedLayoutRow(r, res.rows[0]) : std::nullopt;
+    if (!laid) return nullptr;
+    return {{"layout", laid->config.layout->text}, {"row", RowJson(*laid)}, {"vsRowPct", (laid->time.step / res.rows[0].time.step - 1) * 100}};
+}
+
 // The plan as `--json` gives it: the request's model and cluster, the rows shown and the Pareto front.
 Json PlanJson(const core::PlanRequest& r, const core::ResolvedModel& model, const core::PlanResult& res, const PlanOptions& o,
               const core::Calibration& calibration)
@@ -562,7 +574,7 @@ Json PlanJson(const core::PlanRequest& r, const core::ResolvedModel& model, cons
             {"mfuPeakTflops", r.cluster.PeakFlops() * 1e-12},
             {"parameters", r.model.TotalParams()}, {"gpus", r.cluster.gpus}, {"gpu", r.cluster.gpu.id},
             {"globalBatch", r.globalBatch}, {"seq", r.Seq()}, {"candidates", res.candidates}, {"fitting", res.fitting},
-            {"rows", rows}, {"pareto", pareto}, {"notes", res.notes},
+            {"rows", rows}, {"pareto", pareto}, {"notes", res.notes}, {"balancedLayout", BalancedLayoutJson(r, res, rows.size())},
             {"calibration", o.calibrate.empty() ? Json(nullptr) : CalibrationJson(calibration)}};
 }
 

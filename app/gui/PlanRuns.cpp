@@ -160,6 +160,7 @@ std::shared_ptr<RunResult> PlanResultRun(std::shared_ptr<const core::PlanRequest
     }
     r->trainingPlanShown = std::clamp(shown, 0, static_cast<int>(result->fitting) - 1);
     const core::PlanRow& row = result->rows[static_cast<size_t>(r->trainingPlanShown)];
+    r->trainingPlanLaidOut = core::BalancedLayoutRow(*request, row);
     const double ops = static_cast<double>(row.microBatches) * row.config.pp * row.config.tp * 3;
     r->predictedSeconds = row.time.step;
     r->predictionExact = true;

@@ -67,6 +67,13 @@ void PlannerView::Prepare(const RunResult& run)
     std::snprintf(text, sizeof text, "#%d %s: %s a step, %.0f tokens/s, MFU %.1f%%", run.trainingPlanShown + 1,
                   core::ConfigText(row.config).c_str(), core::FormatSeconds(t.step).c_str(), row.tokensPerSecond, row.mfu * 100);
     m_stepTitle = text;
+    m_laidOut.clear();
+    if (const auto& laid = run.trainingPlanLaidOut) {
+        std::snprintf(text, sizeof text, "laid out by hand to balance the output layer, --pp-layout '%s': %s a step (%+.1f%%), %s",
+                      laid->config.layout->text.c_str(), core::FormatSeconds(laid->time.step).c_str(), (laid->time.step / t.step - 1) * 100,
+                      core::GbText(laid->memory.Total()).c_str());
+        m_laidOut = text;
+    }
     m_step = {Segment{"compute", t.compute},      Segment{"TP/CP/EP comm", t.tpComm + t.cpComm + t.epComm}, Segment{"bubble", t.bubble},
               Segment{"stage sends", t.ppComm},  Segment{"DP sync", t.dpComm},               Segment{"optimizer", t.optimizer}};
     // The compute segment opened up beneath it, as long: what the bounding stage's micro-batches run.
@@ -159,6 +166,11 @@ void PlannerView::Draw(ViewSettings& settings, ImVec2 size)
     const double usable = run->trainingPlanRequest->cluster.UsableBytes();
     float y = top;
     y += DrawBar(m_stepTitle, m_step, kStepParts, stepColors, row.time.step, ImVec2(split + pad, y), width, width) + pad;
+    if (!m_laidOut.empty()) { // what a layout by hand would buy, under the step it would change
+        ImDrawList* dl = ImGui::GetWindowDrawList();
+        dl->AddText(ImGui::GetFont(), ImGui::GetFontSize(), ImVec2(split + pad, y), th.textDim, m_laidOut.c_str(), nullptr, width);
+        y += ImGui::CalcTextSize(m_laidOut.c_str(), nullptr, false, width).y + pad;
+    }
     y += DrawBar(m_computeTitle, m_compute, kComputeParts, computeColors, row.time.compute, ImVec2(split + pad, y),
                  width * static_cast<float>(row.time.step > 0 ? row.time.compute / row.time.step : 0.0), width) + pad;
     y += DrawBar(m_memoryTitle, m_memory, kMemoryParts, memoryColors, row.memory.Total(), ImVec2(split + pad, y),
@@ -330,6 +342,8 @@ nlohmann::json PlannerView::Layout() const
                                {"rect", {parts[i].rect.x, parts[i].rect.y, parts[i].rect.z, parts[i].rect.w}}});
         return out;
     };
+    if (const auto& laid = m_prepared->trainingPlanLaidOut)
+        j["balancedLayout"] = {{"layout", laid->config.layout->text}, {"stepSeconds", laid->time.step}, {"text", m_laidOut}};
     j["stepBar"] = bar(m_step, kStepParts, "seconds");
     j["computeBar"] = bar(m_compute, kComputeParts, "seconds");
     j["memoryBar"] = bar(m_memory, kMemoryParts, "bytes");

@@ -46,6 +46,7 @@ private:
     std::shared_ptr<const Snapshot> m_snapshot;
     const RunResult* m_prepared = nullptr;
     std::string m_header, m_stepTitle, m_computeTitle, m_memoryTitle;
+    std::string m_laidOut; // the shown row laid out to balance its output layer, where faster; empty: none
     std::vector<std::array<std::string, kColumns>> m_cells; // the table's rows
     std::vector<size_t> m_rowOf;                            // each one's index in the plan's rows
     std::array<Segment, 6> m_step{};

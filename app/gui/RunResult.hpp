@@ -22,6 +22,7 @@
 #include "trace/Trace.hpp"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -181,6 +182,7 @@ struct RunResult {
     int trainingPlanPublished = -1; // a published run's own configuration among the rows (-1: none)
     double trainingPlanPublishedSeconds = 0; // and its published step
     std::string trainingPlanNote;
+    std::optional<core::PlanRow> trainingPlanLaidOut; // the shown row laid out to balance its output layer, where faster (core::BalancedLayoutRow)
     double interOpSimulatedSeconds = 0.0;
 
     MfuData mfu;

@@ -4,6 +4,7 @@
 #include "planner/TransformerModel.hpp"
 
 #include <cctype>
+#include <string>
 
 namespace paralens::core {
 
@@ -128,6 +129,42 @@ PipelineLayout ParsePipelineLayout(std::string_view text, int pp)
     Require(n % static_cast<size_t>(pp) == 0, "--pp-layout '" + out.text + "' has " + std::to_string(n) + " chunks, not a multiple of --pp " +
                                                    std::to_string(pp) + " (pp x v chunks, '|' between them)");
     out.chunks = static_cast<int>(n) / pp;
+    return out;
+}
+
+namespace {
+
+void AppendRepeated(std::string& out, char symbol, int n)
+{
+    if (n <= 0) return;
+    out.push_back(symbol);
+    if (n > 1) out.append("*").append(std::to_string(n));
+}
+
+std::string ChunkText(const PipelineLayout::Part& p)
+{
+    std::string out;
+    if (p.embedding) out.push_back('E');
+    AppendRepeated(out, 't', p.layers);
+    AppendRepeated(out, 'm', p.mtp);
+    if (p.loss) out.push_back('L');
+    return out;
+}
+
+} // namespace
+
+std::string PipelineLayoutText(const std::vector<PipelineLayout::Part>& parts)
+{
+    std::string out;
+    for (size_t i = 0; i < parts.size();) {
+        const std::string chunk = ChunkText(parts[i]);
+        size_t run = 1;
+        while (i + run + 1 < parts.size() && ChunkText(parts[i + run]) == chunk) ++run; // the last chunk stands alone
+        if (i + 1 == parts.size()) out.append(chunk);
+        else if (run >= 2) out.append("(").append(chunk).append("|)*").append(std::to_string(run));
+        else out.append(chunk).append("|");
+        i += run;
+    }
     return out;
 }
 

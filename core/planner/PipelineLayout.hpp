@@ -34,6 +34,11 @@ struct PipelineLayout {
 // first symbol, the loss the last, no layer after an MTP module).
 PipelineLayout ParsePipelineLayout(std::string_view text, int pp);
 
+// The layout text of `parts` (pp x v chunks in Megatron's order), as Megatron-Core reads it: a run
+// of equal chunks before the last as "(...|)*n", a symbol repeated as "t*n". Parsed back on `pp`
+// stages it gives `parts` again.
+std::string PipelineLayoutText(const std::vector<PipelineLayout::Part>& parts);
+
 // Megatron-Core's checks against the model (validate_layer_layout): the embedding and the loss
 // once each, as many t as the model's layers and m as its MTP modules. Throws Error naming
 // --pp-layout.

@@ -278,6 +278,17 @@ PlanResult PlanTraining(const PlanRequest& request);
 // impossible (degrees not multiplying to the GPU count, ...).
 PlanRow Evaluate(const PlanRequest& request, const TrainingConfig& config);
 
+// A Megatron-Core layout (--pipeline-model-parallel-layout) for pp stages of v chunks that balances
+// them: the last chunk holds the output layer, the MTP modules and as many layers as make it weigh
+// about what one chunk's share of the whole does (by forward FLOPs a token, none if the output
+// layer alone outweighs it), the other chunks share the rest, a layer more first on the chunks of
+// the stages before the last. Null where there are fewer layers than chunks to fill.
+std::shared_ptr<const PipelineLayout> BalancedLayout(const PlanRequest& request, int pp, int v);
+// `row`'s configuration with BalancedLayout in place of its stage split, where it is faster (by
+// 0.5% or more) and fits: what laying the layers out by hand would buy. Null otherwise, and for
+// pp 1 or a row already laid out.
+std::optional<PlanRow> BalancedLayoutRow(const PlanRequest& request, const PlanRow& row);
+
 // Model FLOPs of one step (3 x forward x tokens) and what the hardware runs (recomputation added).
 double ModelFlopsPerStep(const PlanRequest& request);
 double HardwareFlopsPerStep(const PlanRequest& request, Recompute r);

@@ -4,6 +4,8 @@
 #include "planner/PlannerInternal.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <memory>
 #include <numeric>
 
 namespace paralens::core {
@@ -94,6 +96,43 @@ std::vector<double> OpShares(const PlanRequest& r, const TrainingConfig& c)
     }
     for (double& x : share) x /= bound;
     return share;
+}
+
+std::shared_ptr<const PipelineLayout> BalancedLayout(const PlanRequest& r, int pp, int v)
+{
+    const TransformerModel& m = r.model;
+    const int chunks = pp * v, L = m.layers;
+    if (pp < 2 || L < chunks - 1) return nullptr;
+    const double extra = PartFlops(m, r.Seq(), PipelineLayout::Part{0, m.mtpLayers, false, true}) /
+                         PartFlops(m, r.Seq(), PipelineLayout::Part{1, 0, false, false});
+    const int last = std::clamp(static_cast<int>(std::lround((L + extra) / chunks - extra)), 0, L - (chunks - 1));
+    std::vector<PipelineLayout::Part> parts(static_cast<size_t>(chunks));
+    const int rest = L - last, others = chunks - 1;
+    for (int i = 0; i < others; ++i) parts[static_cast<size_t>(i)].layers = rest / others;
+    // The layers left over, one each: the stages before the last first, spread over the stages.
+    std::vector<int> order;
+    for (int k = 0; k < v; ++k)
+        for (int s = 0; s < pp - 1; ++s) order.push_back(k * pp + s);
+    for (int k = 0; k + 1 < v; ++k) order.push_back(k * pp + pp - 1);
+    for (int j = 0; j < rest % others; ++j) ++parts[static_cast<size_t>(order[static_cast<size_t>(j)])].layers;
+    parts.front().embedding = true;
+    parts.back().layers = last, parts.back().mtp = m.mtpLayers, parts.back().loss = true;
+    auto layout = std::make_shared<PipelineLayout>(ParsePipelineLayout(PipelineLayoutText(parts), pp));
+    CheckPipelineLayout(*layout, m);
+    return layout;
+}
+
+std::optional<PlanRow> BalancedLayoutRow(const PlanRequest& r, const PlanRow& row)
+{
+    const TrainingConfig& c = row.config;
+    if (c.pp < 2 || c.layout || !row.timed) return std::nullopt;
+    TrainingConfig laid = c;
+    laid.layout = BalancedLayout(r, c.pp, c.chunks);
+    if (!laid.layout) return std::nullopt;
+    laid.firstStageLayers = laid.lastStageLayers = 0;
+    PlanRow out = Evaluate(r, laid);
+    if (!out.fits || out.time.step > row.time.step * (1.0 - 0.005)) return std::nullopt;
+    return out;
 }
 
 } // namespace paralens::core

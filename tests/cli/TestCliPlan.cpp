@@ -78,6 +78,16 @@ TEST_CASE("plan: --pp-layout places the layers as Megatron-Core's layout string 
     const CliResult text = RunParalens(args);
     CHECK_THAT(text.out, Catch::Contains("# pipeline layout 'Et*4|(t*4|)*14tmL' (pp 2, v 8): stage 0 the embedding, 32 layers; "
                                          "stage 1 29 layers, 1 MTP module, the output layer and loss"));
+    CHECK(j["balancedLayout"].is_null()); // laid out already
+    // Without a layout, the first row's layers laid out to balance the output layer, where faster.
+    const std::string eight = "plan --model llama3-8b --gpus 16 --global-batch 16 --tp 1 --pp 4 --cp 1 --schedule interleaved --chunks 8 --top 1";
+    const Json balanced = RunParalensJson(eight + " --json");
+    REQUIRE(balanced["balancedLayout"].is_object());
+    CHECK(balanced["balancedLayout"]["layout"] == "Et*2|(t|)*30L");
+    CHECK(balanced["balancedLayout"]["vsRowPct"].get<double>() < -0.5);
+    CHECK(balanced["balancedLayout"]["row"]["layout"] == "Et*2|(t|)*30L");
+    CHECK_THAT(RunParalens(eight).out, Catch::Contains("# #1 with its layers laid out by hand to balance the output layer: "
+                                                       "--pp-layout 'Et*2|(t|)*30L', "));
     // Megatron-Bridge 26.08's DeepSeek-V3 runs are timed with their recipes' layout.
     const Json published = RunParalensJson("plan --published R159 --top 1 --json");
     CHECK_THAT(published["published"]["config"].get<std::string>(), Catch::Contains("layout Et*4|(t*4|)*14tmL"));

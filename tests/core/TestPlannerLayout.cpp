@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 using namespace paralens;
@@ -127,4 +128,52 @@ TEST_CASE("planner: a layout's stages hold what it places: the MTP module and th
     CHECK(p1.expert / e1.expert == Approx(30.0 / 32.0).epsilon(1e-12)); // every layer counted as a MoE layer, as before
     CHECK(p0.expert / e1.expert == Approx(32.0 / 32.0).epsilon(1e-12));
     CHECK(p1.dense - p0.dense == Approx((-2.0) * (p0.dense - table) / 32.0 + projection + table).epsilon(1e-9));
+}
+
+TEST_CASE("planner: a layout's text is written back as Megatron-Core reads it, and a balancing layout is proposed", "[planner]")
+{
+    // Written back: runs of equal chunks before the last as "(...|)*n", symbols as "t*n".
+    for (const char* text : {"Et*4|(t*4|)*14tmL", "Et*3|(t*2|)*29m|L", "Et|t*2|t|tL", "Et*16|t*16L"}) {
+        const PipelineLayout a = ParsePipelineLayout(text, 2);
+        const PipelineLayout b = ParsePipelineLayout(PipelineLayoutText(a.parts), 2);
+        REQUIRE(b.parts.size() == a.parts.size());
+        for (size_t i = 0; i < a.parts.size(); ++i) {
+            CHECK(b.parts[i].layers == a.parts[i].layers);
+            CHECK(b.parts[i].mtp == a.parts[i].mtp);
+            CHECK(b.parts[i].embedding == a.parts[i].embedding);
+            CHECK(b.parts[i].loss == a.parts[i].loss);
+        }
+    }
+    CHECK(PipelineLayoutText(ParsePipelineLayout("Et*4|t*4|t*4|t*4|t*4|tmL", 2).parts) == "Et*4|(t*4|)*4tmL");
+
+    // Llama 3 8B at 8K tokens on 4 stages of 8 chunks: its output layer (1.8 layers) alone
+    // outweighs a chunk's share (34 / 32), so the last chunk holds it alone and the first one
+    // layer more: 'Et*2|(t|)*30L'. It is faster than the flags' chunks of one layer, where the
+    // last also holds a layer beside the output layer.
+    PlanRequest r = Request("llama3-8b", "h100-sxm", 16, 16);
+    const auto layout = BalancedLayout(r, 4, 8);
+    REQUIRE(layout);
+    CHECK(layout->text == "Et*2|(t|)*30L");
+    CHECK(layout->Total().layers == 32);
+    const PlanRow even = Evaluate(r, Config(4, 1, 4, 1, ScheduleKind::Interleaved, 8, Recompute::None, 1));
+    const std::optional<PlanRow> laid = BalancedLayoutRow(r, even);
+    REQUIRE(laid);
+    CHECK(laid->config.layout->text == "Et*2|(t|)*30L");
+    CHECK(laid->time.step < 0.99 * even.time.step);
+    // DeepSeek-V3 with its MTP module on 16 stages: the last holds the module and the loss alone
+    // (they weigh about four layers), the others 61 layers, 4 or 5 each, the extra ones first.
+    PlanRequest ds = Request("deepseek-v3", "b200", 256, 1024);
+    ds.model.mtpLayers = 1;
+    const auto dsLayout = BalancedLayout(ds, 16, 1);
+    REQUIRE(dsLayout);
+    CHECK(dsLayout->Stage(15).layers == 0);
+    CHECK(dsLayout->Stage(15).mtp == 1);
+    CHECK(dsLayout->Stage(0).layers == 5);
+    CHECK(dsLayout->Stage(14).layers == 4);
+    // Nothing to propose for a row already laid out, without a pipeline, or with more chunks than layers.
+    TrainingConfig byHand = Config(4, 1, 4, 1, ScheduleKind::Interleaved, 8, Recompute::None, 1);
+    byHand.layout = layout;
+    CHECK_FALSE(BalancedLayoutRow(r, Evaluate(r, byHand)));
+    CHECK_FALSE(BalancedLayoutRow(r, Evaluate(r, Config(16, 1, 1, 1))));
+    CHECK_FALSE(BalancedLayout(r, 8, 8));
 }

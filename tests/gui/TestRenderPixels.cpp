@@ -381,6 +381,15 @@ TEST_CASE("the planner view plans a pipeline laid out by hand, as a link fixes i
                                       dir.File("bad.png"));
     REQUIRE(bad["linkProblems"].size() == 1);
     CHECK_THAT(bad["linkProblems"][0].get<std::string>(), Catch::Contains("ppLayout") && Catch::Contains("holds 33 transformer layers"));
+    CHECK_FALSE(j.contains("balancedLayout")); // laid out already
+    // Without a layout, the shown row's layers laid out to balance the output layer, under its step.
+    const nlohmann::json even = Render("--link 'scenario=plan-llama70b&model=llama3-8b&gpus=16&globalBatch=16&tp=1&pp=4&cp=1' --view planner "
+                                       "--size 1280x720",
+                                       dir.File("even.png"));
+    REQUIRE(even.contains("balancedLayout"));
+    CHECK(even["balancedLayout"]["layout"] == "Et*2|(t|)*30L");
+    CHECK(even["balancedLayout"]["stepSeconds"].get<double>() < even["rows"][0]["stepSeconds"].get<double>());
+    CHECK_THAT(even["balancedLayout"]["text"].get<std::string>(), Catch::Contains("--pp-layout 'Et*2|(t|)*30L'"));
 }
 
 TEST_CASE("the flow view draws one node per rank", "[gui]")
