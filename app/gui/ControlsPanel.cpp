@@ -494,8 +494,8 @@ bool DrawPlanPipeline(PlanParams& p, int layers)
         if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
             ImGui::SetTooltip(laidOut ? "The pipeline layout places every layer"
                                       : "Megatron-LM's --decoder-first/last-pipeline-num-layers: this end stage's layers, the others "
-                                        "splitting the rest evenly; 0: an even split, and the search tries the ends one layer "
-                                        "lighter for the embedding and the output layer");
+                                        "splitting the rest evenly; 0: the search's splits (even, the ends a layer lighter for "
+                                        "the embedding and the output layer, the last lightened by the output layer's weight)");
     }
     ImGui::EndDisabled();
     ImGui::BeginDisabled(p.pp == 0 && !laidOut);

@@ -32,6 +32,8 @@ Shape ShapeOf(const PlanRequest& r, const TrainingConfig& c);
 // MTP modules (a layer each), the output layer where the loss is and again for each module, and
 // the modules' 2h x h projections. The embedding's lookup weighs nothing.
 double PartFlops(const TransformerModel& m, int seq, const PipelineLayout::Part& part);
+// What the output layer and the MTP modules (the last stage's extra work) weigh in layers.
+double HeadInLayers(const PlanRequest& r);
 // Each pipeline op's share of the bounding stage's micro-batch (PipelineOpTimes::share), by stage
 // and chunk: a layout's chunks as laid out; where Megatron-Core's flags cut equal chunks, each
 // stage's layers in v equal chunks (of L + 2 units, the ends a layer lighter, when the embedding

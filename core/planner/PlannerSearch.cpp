@@ -64,7 +64,6 @@ void CheckFixedLayout(const PlanRequest& r, const PipelineLayout& layout)
     CheckPipelineLayout(layout, r.model);
 }
 
-
 std::vector<std::pair<ScheduleKind, int>> SchedulesFor(const PlanRequest& r, const TrainingConfig& split, int microBatches)
 {
     const int pp = split.pp;
@@ -116,7 +115,7 @@ std::vector<int> CpChoices(const PlanRequest& r, int gpusLeft)
 
 // The last stage's layers that make it weigh about what each other stage does, the output layer
 // and the MTP modules counted in layers by forward FLOPs (--decoder-last-pipeline-num-layers, as a
-// vocabulary large beside the hidden size needs: Llama 3 8B's output layer weighs 2.4 layers);
+// vocabulary large beside the hidden size needs: Llama 3 8B's output layer weighs 1.8 layers at 8K tokens);
 // 0 where that does not take half a layer or more off the even split's heaviest stage (smaller
 // gains are not worth the search's time).
 constexpr double kLighterLastStageGain = 0.5; // layers
@@ -125,8 +124,7 @@ int BalancedLastStage(const PlanRequest& r, int pp)
     const TransformerModel& m = r.model;
     const int L = m.layers, even = (L + pp - 1) / pp;
     if (pp < 2) return 0;
-    const double extra = PartFlops(m, r.Seq(), PipelineLayout::Part{0, m.mtpLayers, false, true}) /
-                         PartFlops(m, r.Seq(), PipelineLayout::Part{1, 0, false, false});
+    const double extra = HeadInLayers(r);
     const double ideal = (L + extra) / pp - extra;
     int best = 0;
     double bound = even + extra - kLighterLastStageGain; // the even split's last stage, less the gain asked

@@ -65,6 +65,12 @@ double PartFlops(const TransformerModel& m, int seq, const PipelineLayout::Part&
     return ContentFlops(m, seq, part.layers, part.mtp, part.loss);
 }
 
+double HeadInLayers(const PlanRequest& r)
+{
+    return PartFlops(r.model, r.Seq(), PipelineLayout::Part{0, r.model.mtpLayers, false, true}) /
+           PartFlops(r.model, r.Seq(), PipelineLayout::Part{1, 0, false, false});
+}
+
 std::vector<double> OpShares(const PlanRequest& r, const TrainingConfig& c)
 {
     if (c.pp <= 1) return {};
@@ -103,8 +109,7 @@ std::shared_ptr<const PipelineLayout> BalancedLayout(const PlanRequest& r, int p
     const TransformerModel& m = r.model;
     const int chunks = pp * v, L = m.layers;
     if (pp < 2 || L < chunks - 1) return nullptr;
-    const double extra = PartFlops(m, r.Seq(), PipelineLayout::Part{0, m.mtpLayers, false, true}) /
-                         PartFlops(m, r.Seq(), PipelineLayout::Part{1, 0, false, false});
+    const double extra = HeadInLayers(r);
     const int last = std::clamp(static_cast<int>(std::lround((L + extra) / chunks - extra)), 0, L - (chunks - 1));
     std::vector<PipelineLayout::Part> parts(static_cast<size_t>(chunks));
     const int rest = L - last, others = chunks - 1;
