@@ -107,8 +107,11 @@ void PlannerView::PrepareTable(const RunResult& run)
     for (size_t i : m_rowOf) {
         const core::PlanRow& row = res.rows[i];
         const core::TrainingConfig& c = row.config;
+        std::string degrees = std::to_string(c.dp) + " x " + std::to_string(c.tp) + " x " + std::to_string(c.pp);
+        if (c.layout) degrees.append(" laid out"); // the header names the layout
+        else if (c.Uneven()) degrees.append(" ").append(core::StageSplitText(c)); // rows of one degree apart by their split
         m_cells.push_back({std::to_string(i + 1) + (static_cast<int>(i) == run.trainingPlanPublished ? " published" : ""),
-                           std::to_string(c.dp) + " x " + std::to_string(c.tp) + " x " + std::to_string(c.pp),
+                           degrees,
                            std::to_string(c.cp),
                            std::to_string(c.ep),
                            std::to_string(c.microBatch),
@@ -167,7 +170,6 @@ void PlannerView::Draw(ViewSettings& settings, ImVec2 size)
     float y = top;
     y += DrawBar(m_stepTitle, m_step, kStepParts, stepColors, row.time.step, ImVec2(split + pad, y), width, width) + pad;
     if (!m_laidOut.empty()) { // what a layout by hand would buy, under the step it would change
-        ImDrawList* dl = ImGui::GetWindowDrawList();
         dl->AddText(ImGui::GetFont(), ImGui::GetFontSize(), ImVec2(split + pad, y), th.textDim, m_laidOut.c_str(), nullptr, width);
         y += ImGui::CalcTextSize(m_laidOut.c_str(), nullptr, false, width).y + pad;
     }

@@ -603,14 +603,21 @@ std::string ScheduleText(const TrainingConfig& c)
     return std::string(Name(c.schedule)) + (c.chunks > 1 ? " v" + Num(c.chunks) : "");
 }
 
+std::string StageSplitText(const TrainingConfig& c)
+{
+    if (c.layout) return "layout " + c.layout->text;
+    if (!c.Uneven()) return "";
+    std::string s = "layers "; // the fixed ends; the other stages share the rest
+    if (c.firstStageLayers > 0) s.append(Num(c.firstStageLayers)).append("+");
+    s.append("..");
+    if (c.lastStageLayers > 0) s.append("+").append(Num(c.lastStageLayers));
+    return s;
+}
+
 std::string ConfigText(const TrainingConfig& c)
 {
     std::string s = "dp " + Num(c.dp) + " tp " + Num(c.tp) + " pp " + Num(c.pp);
-    if (c.layout)
-        s += " layout " + c.layout->text;
-    else if (c.Uneven()) // the fixed ends; the other stages share the rest
-        s += " layers " + (c.firstStageLayers > 0 ? Num(c.firstStageLayers) + "+" : std::string()) + ".." +
-             (c.lastStageLayers > 0 ? "+" + Num(c.lastStageLayers) : std::string());
+    if (const std::string split = StageSplitText(c); !split.empty()) s += " " + split;
     if (c.cp > 1) s += " cp " + Num(c.cp);
     if (c.ep > 1) s += " ep " + Num(c.ep);
     s += " mb " + Num(c.microBatch);
