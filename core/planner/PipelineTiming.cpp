@@ -150,21 +150,22 @@ double PipelineSeconds(const PipelineStructure& s, const PipelineOpTimes& t)
     end[0] = 0.0;
     std::vector<double> free(static_cast<size_t>(s.shape.stages), 0.0);
     const PipelineStructure::Op* op = s.ops.data();
-    if (t.share.empty()) {
+    if (!t.share) {
         for (size_t i = 0; i < n; ++i, ++op) {
             double& stageFree = free[op->device];
             const double start = std::max({stageFree, end[op->from0] + send[op->cross & 1], end[op->from1] + send[op->cross >> 1]});
             end[i + 1] = stageFree = start + dur[op->kind];
         }
     } else { // each op at its stage's and chunk's share of the whole micro-batch's time
-        Require(t.share.size() == static_cast<size_t>(s.shape.stages * s.shape.chunks), "PipelineSeconds: a share for each stage and chunk");
+        Require(t.share->size() == static_cast<size_t>(s.shape.stages * s.shape.chunks), "PipelineSeconds: a share for each stage and chunk");
+        const double* share = t.share->data();
         const double whole[3] = {t.forward, split ? t.backward - t.weight : t.backward, t.weight};
         const int32_t* chunk = s.chunk.data();
         const int chunks = s.shape.chunks;
         for (size_t i = 0; i < n; ++i, ++op) {
             double& stageFree = free[op->device];
             const double start = std::max({stageFree, end[op->from0] + send[op->cross & 1], end[op->from1] + send[op->cross >> 1]});
-            end[i + 1] = stageFree = start + whole[op->kind] * t.share[static_cast<size_t>(op->device * chunks + chunk[i])];
+            end[i + 1] = stageFree = start + whole[op->kind] * share[op->device * chunks + chunk[i]];
         }
     }
     // A stage's ops run one after another, so its last op ends last: the makespan is the latest.

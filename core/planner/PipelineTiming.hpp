@@ -61,8 +61,8 @@ struct PipelineOpTimes { // one micro-batch through a whole stage (all v chunks)
     double send = 0;     // one activation or gradient between stages
     // Each op's share of the times above by its stage and chunk (index stage x v + chunk), where
     // stages or chunks hold different work (the output layer's, uneven stages, a layout); the
-    // bounding stage's shares sum to 1, a lighter stage's to less. Empty: 1 / v each.
-    std::vector<double> share;
+    // bounding stage's shares sum to 1, a lighter stage's to less. Not owned; null: 1 / v each.
+    const std::vector<double>* share = nullptr;
 };
 
 // The makespan of the F/B/W ops (no optimizer).

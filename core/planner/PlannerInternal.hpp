@@ -82,12 +82,17 @@ MemoryBreakdown PlannerMemory(const PlanRequest& r, const TrainingConfig& c, con
 // replay it once. Thread-safe.
 class PipelineMemo {
 public:
+    // `t.share` must be one of Shares' (a share table is known by its address).
     double Seconds(const PipelineStructure& s, const PipelineOpTimes& t);
+    // OpShares of `c`'s split, computed once a search (the request is the search's); stable.
+    const std::vector<double>* Shares(const PlanRequest& r, const TrainingConfig& c);
 
 private:
-    using Key = std::tuple<const PipelineStructure*, double, double, double, double, std::vector<double>>;
+    using Key = std::tuple<const PipelineStructure*, double, double, double, double, const std::vector<double>*>;
+    using SplitKey = std::tuple<int, int, int, int, const PipelineLayout*>;
     std::mutex m_mutex;
     std::map<Key, double> m_seconds;
+    std::map<SplitKey, std::vector<double>> m_shares;
 };
 
 // `breakdown`: also time the pipeline with free sends, to split bubble from send time. `memo`:

@@ -692,6 +692,18 @@ double PipelineMemo::Seconds(const PipelineStructure& s, const PipelineOpTimes& 
     return seconds;
 }
 
+const std::vector<double>* PipelineMemo::Shares(const PlanRequest& r, const TrainingConfig& c)
+{
+    const SplitKey key{c.pp, c.chunks, c.firstStageLayers, c.lastStageLayers, c.layout.get()};
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        if (auto it = m_shares.find(key); it != m_shares.end()) return &it->second;
+    }
+    std::vector<double> shares = OpShares(r, c);
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return &m_shares.emplace(key, std::move(shares)).first->second; // a twin computed meanwhile: that one
+}
+
 StepBreakdown PlannerTime(const PlanRequest& r, const TrainingConfig& c, const PipelineStructure* pipe, bool breakdown, PipelineMemo* memo)
 {
     const Shape s = ShapeOf(r, c);
@@ -704,10 +716,11 @@ StepBreakdown PlannerTime(const PlanRequest& r, const TrainingConfig& c, const P
     const double N = s.microBatches, work = N * (o.times.forward + o.times.backward);
     double pipeline = work, freeSends = work;
     if (c.pp > 1 && pipe) {
+        const std::vector<double> own = memo ? std::vector<double>{} : OpShares(r, c);
         PipelineOpTimes times = o.times;
-        times.share = OpShares(r, c);
+        times.share = memo ? memo->Shares(r, c) : &own;
         pipeline = memo ? memo->Seconds(*pipe, times) : PipelineSeconds(*pipe, times);
-        PipelineOpTimes free = std::move(times);
+        PipelineOpTimes free = times;
         free.send = 0.0;
         freeSends = !breakdown ? pipeline : memo ? memo->Seconds(*pipe, free) : PipelineSeconds(*pipe, free);
     }

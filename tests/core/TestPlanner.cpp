@@ -259,7 +259,7 @@ TEST_CASE("planner: the pipeline timing equals the pipeline simulator on the rea
             const ClusterModel link = ClusterModel::FromUnits(0, send > 0 ? 1.0 / send : 1e12, 0);
             const double simulated = SimulatePipeline(BuildSchedule(spec), link, false).pipelineSeconds;
             const auto s = PipelineStructureOf(PipelineShape{c.kind, c.D, c.N, c.v, 2.5, 1.0});
-            const double timed = PipelineSeconds(*s, PipelineOpTimes{1.0, 2.5, 1.0, send > 0 ? send : 0.0, {}});
+            const double timed = PipelineSeconds(*s, PipelineOpTimes{1.0, 2.5, 1.0, send > 0 ? send : 0.0, nullptr});
             INFO(Name(c.kind) << " D " << c.D << " N " << c.N << " v " << c.v << " send " << send << " s");
             CHECK(timed == Approx(simulated).epsilon(1e-9));
         }

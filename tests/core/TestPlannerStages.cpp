@@ -133,9 +133,10 @@ TEST_CASE("planner: each stage's and chunk's ops take their share of the boundin
 {
     // The replay: two stages, one micro-batch (F0 F1 B1 B0), the first stage holding half the work.
     const auto pipe = PipelineStructureOf(PipelineShape{ScheduleKind::OneFOneB, 2, 1, 1, 0, 0});
-    PipelineOpTimes t{1.0, 2.0, 0.0, 0.0, {}};
+    PipelineOpTimes t{1.0, 2.0, 0.0, 0.0, nullptr};
     CHECK(PipelineSeconds(*pipe, t) == Approx(6.0));
-    t.share = {0.5, 1.0};
+    const std::vector<double> half = {0.5, 1.0};
+    t.share = &half;
     CHECK(PipelineSeconds(*pipe, t) == Approx(0.5 + 1.0 + 2.0 + 1.0));
 
     // Llama 3 70B, 80 layers on 4 stages of 5 chunks (Megatron-Core's flags cut 4 layers a chunk):
