@@ -148,10 +148,7 @@ core::PlanRequest ToRequest(const PlanOptions& o, core::ResolvedModel* resolved 
     r.dp = o.dp, r.tp = o.tp, r.pp = o.pp, r.ep = o.ep, r.cp = o.cp;
     r.firstStageLayers = o.firstStageLayers, r.lastStageLayers = o.lastStageLayers;
     r.microBatch = o.microBatch, r.chunks = o.chunks, r.zero = o.zero;
-    if (!o.ppLayout.empty()) {
-        Require(o.pp.has_value(), "--pp-layout needs --pp: the layout's chunks are pp x v, chunk i on stage i % pp");
-        r.layout = std::make_shared<const core::PipelineLayout>(core::ParsePipelineLayout(o.ppLayout, *o.pp));
-    }
+    if (!o.ppLayout.empty()) r.layout = std::make_shared<const core::PipelineLayout>(core::ParsePipelineLayout(o.ppLayout, o.pp.value_or(0)));
     if (!o.schedule.empty()) {
         r.schedule = core::ParseScheduleKind(o.schedule);
         Require(r.schedule && *r.schedule != core::ScheduleKind::Naive && *r.schedule != core::ScheduleKind::PipeDream,

@@ -113,10 +113,7 @@ core::PlanRequest PlanParams::ToRequest() const
         Require(v >= 0, std::string(flag) + " must not be negative (got " + std::to_string(v) + "; 0: the search's splits)");
     if (firstStageLayers > 0) r.firstStageLayers = firstStageLayers;
     if (lastStageLayers > 0) r.lastStageLayers = lastStageLayers;
-    if (!ppLayout.empty()) {
-        Require(pp > 0, "--pp-layout needs --pp: the layout's chunks are pp x v, chunk i on stage i % pp");
-        r.layout = std::make_shared<const core::PipelineLayout>(core::ParsePipelineLayout(ppLayout, pp));
-    }
+    if (!ppLayout.empty()) r.layout = std::make_shared<const core::PipelineLayout>(core::ParsePipelineLayout(ppLayout, pp));
     Require(gpus >= 1, "--gpus must be at least 1");
     Require(globalBatch >= 1, "--global-batch must be at least 1");
     return r;

@@ -74,6 +74,23 @@ private:
     size_t m_at = 0;
 };
 
+void AppendRepeated(std::string& out, char symbol, int n)
+{
+    if (n <= 0) return;
+    out.push_back(symbol);
+    if (n > 1) out.append("*").append(std::to_string(n));
+}
+
+std::string ChunkText(const PipelineLayout::Part& p)
+{
+    std::string out;
+    if (p.embedding) out.push_back('E');
+    AppendRepeated(out, 't', p.layers);
+    AppendRepeated(out, 'm', p.mtp);
+    if (p.loss) out.push_back('L');
+    return out;
+}
+
 void Add(PipelineLayout::Part& to, const PipelineLayout::Part& p)
 {
     to.layers += p.layers, to.mtp += p.mtp;
@@ -99,7 +116,7 @@ PipelineLayout::Part PipelineLayout::Total() const
 
 PipelineLayout ParsePipelineLayout(std::string_view text, int pp)
 {
-    Require(pp >= 1, "--pp-layout needs the pipeline's stages (--pp)");
+    Require(pp >= 1, "--pp-layout needs --pp: the layout's chunks are pp x v, chunk i on stage i % pp");
     const std::string expanded = Expander(text).All();
     PipelineLayout out;
     out.text = std::string(text);
@@ -131,27 +148,6 @@ PipelineLayout ParsePipelineLayout(std::string_view text, int pp)
     out.chunks = static_cast<int>(n) / pp;
     return out;
 }
-
-namespace {
-
-void AppendRepeated(std::string& out, char symbol, int n)
-{
-    if (n <= 0) return;
-    out.push_back(symbol);
-    if (n > 1) out.append("*").append(std::to_string(n));
-}
-
-std::string ChunkText(const PipelineLayout::Part& p)
-{
-    std::string out;
-    if (p.embedding) out.push_back('E');
-    AppendRepeated(out, 't', p.layers);
-    AppendRepeated(out, 'm', p.mtp);
-    if (p.loss) out.push_back('L');
-    return out;
-}
-
-} // namespace
 
 std::string PipelineLayoutText(const std::vector<PipelineLayout::Part>& parts)
 {

@@ -29,7 +29,7 @@ struct PipelineLayout {
     Part Total() const;          // every chunk together
 };
 
-// Throws Error naming --pp-layout: an unknown symbol, unbalanced parentheses, a repeat without its
+// Throws Error naming --pp-layout: no stages (pp < 1: --pp not given), an unknown symbol, unbalanced parentheses, a repeat without its
 // count, a chunk count `pp` does not divide, or Megatron-Core's order broken (the embedding the
 // first symbol, the loss the last, no layer after an MTP module).
 PipelineLayout ParsePipelineLayout(std::string_view text, int pp);
