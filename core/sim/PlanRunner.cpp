@@ -14,10 +14,10 @@ class AtomMap {
 public:
     explicit AtomMap(const Plan& plan)
     {
-        std::vector<uint64_t> seen(4096, kEmpty);
+        std::vector<uint64_t> seen(size_t{1} << kSeenBits, kEmpty);
         std::vector<uint64_t> bounds{0, plan.bufferBytes};
         auto note = [&](uint64_t offset) {
-            uint64_t& slot = seen[Hash(offset) & (seen.size() - 1)];
+            uint64_t& slot = seen[Slot(offset, kSeenBits)];
             if (slot == offset) return;
             slot = offset;
             bounds.push_back(offset);
@@ -31,12 +31,14 @@ public:
         std::sort(bounds.begin(), bounds.end());
         bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
         m_count = bounds.size();
-        size_t cap = 16;
-        while (cap < 2 * bounds.size()) cap *= 2;
+        int bits = 4;
+        while ((size_t{1} << bits) < 2 * bounds.size()) ++bits;
+        m_bits = bits;
+        const size_t cap = size_t{1} << bits;
         m_keys.assign(cap, kEmpty);
         m_values.assign(cap, 0);
         for (uint32_t i = 0; i < bounds.size(); ++i) {
-            size_t h = Hash(bounds[i]) & (cap - 1);
+            size_t h = Slot(bounds[i], m_bits);
             while (m_keys[h] != kEmpty) h = (h + 1) & (cap - 1);
             m_keys[h] = bounds[i];
             m_values[h] = i;
@@ -56,15 +58,20 @@ public:
 
 private:
     static constexpr uint64_t kEmpty = ~uint64_t{0};
-    static uint64_t Hash(uint64_t x) { return (x * 0x9E3779B97F4A7C15ull) >> 17; }
+    // Fibonacci hashing: the product's top bits. (Its middle bits, taken before, repeat with the
+    // offsets' power-of-two strides: a 1 MiB block's multiples filled 512 of the cache's 4096 slots
+    // and thrashed them, and the 1024-rank ring sorted millions of repeated offsets.)
+    static constexpr int kSeenBits = 12;
+    static size_t Slot(uint64_t x, int bits) { return static_cast<size_t>((x * 0x9E3779B97F4A7C15ull) >> (64 - bits)); }
     uint32_t Index(uint64_t offset) const
     {
-        size_t h = Hash(offset) & (m_keys.size() - 1);
+        size_t h = Slot(offset, m_bits);
         while (m_keys[h] != offset) h = (h + 1) & (m_keys.size() - 1);
         return m_values[h];
     }
 
     size_t m_count = 0;
+    int m_bits = 4;
     std::vector<uint64_t> m_keys;
     std::vector<uint32_t> m_values;
     std::vector<Range> m_ranges;
