@@ -1,36 +1,18 @@
 // The planner's search: every configuration the request leaves open, checked cheaply against
 // memory first (weights and a lower bound of activations), then timed on its real schedule.
 #include "common/Error.hpp"
+#include "common/Parallel.hpp"
 #include "planner/PlannerInternal.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <set>
-#include <thread>
 #include <tuple>
 
 namespace paralens::core {
 
 namespace {
-
-// f(0) .. f(n - 1) on every core (at most 8 threads), each index once, a thread taking `run`
-// neighbouring indices at a time.
-template <class F>
-void ParallelFor(size_t n, size_t run, F f)
-{
-    std::atomic<size_t> next{0};
-    auto work = [&] {
-        for (size_t start = next.fetch_add(run); start < n; start = next.fetch_add(run))
-            for (size_t i = start; i < std::min(n, start + run); ++i) f(i);
-    };
-    const unsigned threads = std::max(1u, std::min(std::thread::hardware_concurrency(), 8u));
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads && t < n; ++t) pool.emplace_back(work);
-    work();
-    for (std::thread& t : pool) t.join();
-}
 
 std::vector<int> Divisors(int n)
 {

@@ -3,6 +3,7 @@
 #include "sim/PlanRunner.hpp"
 
 #include "common/Error.hpp"
+#include "common/Parallel.hpp"
 #include "model/CostModel.hpp"
 #include "trace/TraceBuilder.hpp"
 
@@ -95,24 +96,44 @@ private:
 };
 
 // Draws every transfer (a send span, a recv span and a flow) and reduction; the dependencies
-// are left to PlanDependencies.
+// are left to PlanDependencies. The run only notes each one's times; Finish writes the spans on
+// every core, a thread the tracks of its own ranks, and the flows beside them: a large plan's
+// spans are hundreds of MB spread over thousands of tracks, the trace's largest cost.
 class TraceRecorder : public PlanObserver {
 public:
     TraceRecorder(const Plan& plan, const std::vector<size_t>& sendsPerRank, const std::vector<size_t>& recvsPerRank);
 
-    void OnTransfer(const core::Transfer& t, int srcDevice, int dstDevice, int step, int phase,
-                    const MessageTiming& timing) override;
-    void OnReduction(const core::Transfer& t, int dstDevice, int step, int phase, double start, double end,
-                     double ideal) override;
+    void OnTransfer(const core::Transfer& t, int, int, int step, int phase, const MessageTiming& timing) override
+    {
+        m_sent.push_back({IndexOf(t), step, phase, timing.start, timing.end, timing.ideal});
+    }
+    void OnReduction(const core::Transfer& t, int, int step, int phase, double start, double end, double ideal) override
+    {
+        m_reduced.push_back({IndexOf(t), step, phase, start, end, ideal});
+    }
     Trace Finish(const SimResult& result, std::shared_ptr<const Plan> plan, const ClusterModel& cluster);
 
 private:
+    struct Noted {
+        uint32_t transfer;
+        int32_t step, phase;
+        double start, end, ideal;
+    };
+    uint32_t IndexOf(const core::Transfer& t) const { return static_cast<uint32_t>(&t - m_plan.transfers.data()); }
+    Span SpanOf(const Noted& n, SpanCategory category) const;
+    void WriteSpans(int firstRank, int endRank); // the tracks of ranks [firstRank, endRank)
+    void WriteFlows();
+    void WriteAll();
+
+    const Plan& m_plan;
     TraceBuilder m_b;
     TrackLayout m_tracks;
     std::vector<StringId> m_phaseNames;
+    std::vector<Noted> m_sent, m_reduced;
 };
 
 TraceRecorder::TraceRecorder(const Plan& plan, const std::vector<size_t>& sendsPerRank, const std::vector<size_t>& recvsPerRank)
+    : m_plan(plan)
 {
     const int p = plan.spec.ranks;
     bool reduces = std::any_of(plan.transfers.begin(), plan.transfers.end(),
@@ -129,50 +150,81 @@ TraceRecorder::TraceRecorder(const Plan& plan, const std::vector<size_t>& sendsP
         }
     }
     for (const std::string& name : plan.phases) m_phaseNames.push_back(m_b.Intern(name));
-    m_b.ReserveFlows(plan.transfers.size());
+    size_t sends = 0;
+    for (size_t n : sendsPerRank) sends += n;
+    m_sent.reserve(sends);
+    if (reduces) m_reduced.reserve(sends);
 }
 
-void TraceRecorder::OnTransfer(const core::Transfer& t, int, int, int step, int phase, const MessageTiming& timing)
+Span TraceRecorder::SpanOf(const Noted& n, SpanCategory category) const
 {
+    const Transfer& t = m_plan.transfers[n.transfer];
     Span s;
-    s.startNs = Ns(timing.start);
-    s.endNs = Ns(timing.end);
+    s.startNs = Ns(n.start);
+    s.endNs = Ns(n.end);
     s.bytes = t.bytes;
-    s.predictedNs = Ns(timing.ideal);
-    s.name = m_phaseNames[phase];
+    s.predictedNs = Ns(n.ideal);
+    s.name = m_phaseNames[static_cast<size_t>(n.phase)];
     s.chunk = t.block;
-    s.step = step;
-    s.category = SpanCategory::Send;
-    m_b.AddSpan(m_tracks.send[t.src], s);
-    s.category = SpanCategory::Recv;
-    m_b.AddSpan(m_tracks.recv[t.dst], s);
-    Flow f;
-    f.srcDevice = static_cast<uint32_t>(t.src);
-    f.dstDevice = static_cast<uint32_t>(t.dst);
-    f.srcTrack = m_tracks.send[t.src];
-    f.dstTrack = m_tracks.recv[t.dst];
-    f.srcNs = s.startNs;
-    f.dstNs = s.endNs;
-    f.bytes = t.bytes;
-    f.step = step;
-    f.chunk = t.block;
-    f.name = s.name;
-    m_b.AddFlow(f);
+    s.step = n.step;
+    s.category = category;
+    return s;
 }
 
-void TraceRecorder::OnReduction(const core::Transfer& t, int, int step, int phase, double start, double end,
-                                double predicted)
+void TraceRecorder::WriteSpans(int firstRank, int endRank)
 {
-    Span s;
-    s.startNs = Ns(start);
-    s.endNs = Ns(end);
-    s.bytes = t.bytes;
-    s.predictedNs = Ns(predicted);
-    s.name = m_phaseNames[phase];
-    s.chunk = t.block;
-    s.step = step;
-    s.category = SpanCategory::Compute;
-    m_b.AddSpan(m_tracks.reduce[t.dst], s);
+    auto mine = [&](int rank) { return rank >= firstRank && rank < endRank; };
+    for (const Noted& n : m_sent) {
+        const Transfer& t = m_plan.transfers[n.transfer];
+        const bool from = mine(t.src), to = mine(t.dst);
+        if (!from && !to) continue;
+        Span s = SpanOf(n, SpanCategory::Send);
+        if (from) m_b.AddSpan(m_tracks.send[static_cast<size_t>(t.src)], s);
+        s.category = SpanCategory::Recv;
+        if (to) m_b.AddSpan(m_tracks.recv[static_cast<size_t>(t.dst)], s);
+    }
+    for (const Noted& n : m_reduced)
+        if (const int dst = m_plan.transfers[n.transfer].dst; mine(dst))
+            m_b.AddSpan(m_tracks.reduce[static_cast<size_t>(dst)], SpanOf(n, SpanCategory::Compute));
+}
+
+void TraceRecorder::WriteFlows()
+{
+    m_b.ReserveFlows(m_sent.size());
+    for (const Noted& n : m_sent) {
+        const Transfer& t = m_plan.transfers[n.transfer];
+        Flow f;
+        f.srcDevice = static_cast<uint32_t>(t.src);
+        f.dstDevice = static_cast<uint32_t>(t.dst);
+        f.srcTrack = m_tracks.send[static_cast<size_t>(t.src)];
+        f.dstTrack = m_tracks.recv[static_cast<size_t>(t.dst)];
+        f.srcNs = Ns(n.start);
+        f.dstNs = Ns(n.end);
+        f.bytes = t.bytes;
+        f.step = n.step;
+        f.chunk = t.block;
+        f.name = m_phaseNames[static_cast<size_t>(n.phase)];
+        m_b.AddFlow(f);
+    }
+}
+
+void TraceRecorder::WriteAll()
+{
+    const int p = m_plan.spec.ranks;
+    constexpr size_t kAlone = size_t{1} << 16; // fewer transfers than this: threads would cost more
+    if (m_sent.size() < kAlone || p < 2) {
+        WriteFlows();
+        WriteSpans(0, p);
+    } else {
+        const size_t parts = std::min<size_t>(4, static_cast<size_t>(p)); // the flows and 4 parts of the ranks
+        ParallelFor(parts + 1, 1, [&](size_t i) {
+            if (i == 0) return WriteFlows();
+            const auto rank = [&](size_t k) { return static_cast<int>(static_cast<size_t>(p) * k / parts); };
+            WriteSpans(rank(i - 1), rank(i));
+        });
+    }
+    m_sent = {};
+    m_reduced = {};
 }
 
 Trace TraceRecorder::Finish(const SimResult& result, std::shared_ptr<const Plan> plan, const ClusterModel& cluster)
@@ -200,6 +252,7 @@ Trace TraceRecorder::Finish(const SimResult& result, std::shared_ptr<const Plan>
     Prediction pred = PredictSeconds(spec, params);
     m.results.Set("predictedSeconds", pred.seconds);
     m.results.Set("predictionExact", pred.exact);
+    WriteAll();
     m_b.SetDependencySource(std::make_shared<PlanDependencies>(std::move(plan), cluster, std::move(m_tracks)));
     return std::move(m_b).Finish();
 }

@@ -1,6 +1,7 @@
 #include "trace/TraceBuilder.hpp"
 
 #include "common/Error.hpp"
+#include "common/Parallel.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -59,7 +60,12 @@ void TraceBuilder::AddSpan(uint32_t track, const Span& span)
     if (span.endNs < span.startNs)
         throw Error("span '" + std::string(Str(span.name)) + "' ends (" + std::to_string(span.endNs) +
                     " ns) before it starts (" + std::to_string(span.startNs) + " ns)");
-    m_trace.m_tracks[track].spans.push_back(span);
+    std::vector<Span>& spans = m_trace.m_tracks[track].spans;
+    spans.push_back(span);
+    // A simulation feeds thousands of tracks in turn (each rank's send, receive and reduce
+    // lanes), so a track's next slot is written long after its last and would miss the cache:
+    // ask for it now, within what was reserved.
+    if (spans.size() < spans.capacity()) __builtin_prefetch(spans.data() + spans.size(), 1);
 }
 
 void TraceBuilder::AddSpans(uint32_t track, std::vector<Span>&& spans)
@@ -196,13 +202,26 @@ Trace TraceBuilder::Finish() &&
     int64_t begin = std::numeric_limits<int64_t>::max();
     int64_t end = std::numeric_limits<int64_t>::min();
     t.m_spanCount = 0;
-    for (Track& track : t.m_tracks) {
-        auto [b, e] = FinishTrack(track);
-        t.m_spanCount += track.spans.size();
+    for (const Track& track : t.m_tracks) t.m_spanCount += track.spans.size();
+    // The tracks are independent: a large trace's are finished on every core, the flows sorted
+    // beside them.
+    std::vector<std::pair<int64_t, int64_t>> extent(t.m_tracks.size());
+    constexpr size_t kAlone = size_t{1} << 16; // fewer spans and flows than this: threads would cost more
+    if (t.m_spanCount + t.m_flows.size() < kAlone) {
+        for (size_t k = 0; k < t.m_tracks.size(); ++k) extent[k] = FinishTrack(t.m_tracks[k]);
+        SortFlows(t.m_flows);
+    } else {
+        constexpr size_t kRun = 8; // tracks a task
+        const size_t runs = (t.m_tracks.size() + kRun - 1) / kRun;
+        ParallelFor(runs + 1, 1, [&](size_t i) { // the flows first: the largest task
+            if (i == 0) return SortFlows(t.m_flows);
+            for (size_t k = (i - 1) * kRun; k < std::min(t.m_tracks.size(), i * kRun); ++k) extent[k] = FinishTrack(t.m_tracks[k]);
+        });
+    }
+    for (const auto& [b, e] : extent) {
         begin = std::min(begin, b);
         end = std::max(end, e);
     }
-    SortFlows(t.m_flows);
     for (const Flow& f : t.m_flows) {
         begin = std::min({begin, f.srcNs, f.dstNs});
         end = std::max({end, f.srcNs, f.dstNs});

@@ -185,3 +185,49 @@ TEST_CASE("a large ring's trace stores no per-transfer dependency: they are deri
         return a.from.track == b.from.track && a.from.startNs == b.from.startNs && a.to.track == b.to.track && a.to.endNs == b.to.endNs;
     }));
 }
+
+TEST_CASE("a large collective's trace, written on every core, holds each transfer once in plan order", "[sim]")
+{
+    // Past 65,536 transfers the recorder notes the run's times and writes the spans afterwards,
+    // a thread per part of the ranks and one for the flows: each rank's send, receive and reduce
+    // lanes must hold its own transfers, each once, in the plan's order, and each flow its ends.
+    const ClusterModel m = ClusterModel::FromUnits(5, 100, 50);
+    const auto plan = std::make_shared<const Plan>(BuildPlan({Collective::AllReduce, Algorithm::Ring, 192, 48ull << 20, 0, 8}));
+    REQUIRE(plan->transfers.size() > 65536);
+    const SimResult r = Simulate(plan, m);
+    REQUIRE(r.trace);
+    const Trace& t = *r.trace;
+    const int p = plan->spec.ranks;
+    std::vector<std::vector<int>> sendSteps(static_cast<size_t>(p)), recvSteps(static_cast<size_t>(p));
+    for (size_t k = 0; k < plan->steps.size(); ++k)
+        for (uint32_t i = 0; i < plan->steps[k].transferCount; ++i) {
+            const Transfer& tr = plan->transfers[plan->steps[k].firstTransfer + i];
+            if (tr.src == tr.dst) continue;
+            sendSteps[static_cast<size_t>(tr.src)].push_back(static_cast<int>(k));
+            recvSteps[static_cast<size_t>(tr.dst)].push_back(static_cast<int>(k));
+        }
+    REQUIRE(t.Devices().size() == static_cast<size_t>(p));
+    auto steps = [&](uint32_t track) {
+        std::vector<int> out;
+        for (const Span& s : t.Tracks()[track].spans) out.push_back(s.step);
+        return out;
+    };
+    for (int rank = 0; rank < p; ++rank) {
+        const Device& d = t.Devices()[static_cast<size_t>(rank)];
+        REQUIRE(d.tracks.size() == 3); // send, recv, reduce
+        INFO("rank " << rank);
+        CHECK(steps(d.tracks[0]) == sendSteps[static_cast<size_t>(rank)]); // time order is step order on a ring
+        CHECK(steps(d.tracks[1]) == recvSteps[static_cast<size_t>(rank)]);
+        CHECK(t.Tracks()[d.tracks[2]].spans.size() == recvSteps[static_cast<size_t>(rank)].size() / 2); // the reduce-scatter half
+        for (const Span& s : t.Tracks()[d.tracks[0]].spans) CHECK(s.category == SpanCategory::Send);
+        for (const Span& s : t.Tracks()[d.tracks[1]].spans) CHECK(s.category == SpanCategory::Recv);
+    }
+    REQUIRE(t.Flows().size() == r.transfers);
+    for (size_t i = 0; i < t.Flows().size(); i += 101) {
+        const Flow& f = t.Flows()[i];
+        const auto& sends = t.Tracks()[f.srcTrack].spans;
+        const auto& recvs = t.Tracks()[f.dstTrack].spans;
+        CHECK(std::any_of(sends.begin(), sends.end(), [&](const Span& s) { return s.startNs == f.srcNs && s.step == f.step; }));
+        CHECK(std::any_of(recvs.begin(), recvs.end(), [&](const Span& s) { return s.endNs == f.dstNs && s.step == f.step; }));
+    }
+}

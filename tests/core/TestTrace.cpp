@@ -1,7 +1,11 @@
 #include "common/Error.hpp"
+#include "common/Parallel.hpp"
 #include "trace/TraceBuilder.hpp"
 
 #include <catch2/catch.hpp>
+#include <atomic>
+#include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -55,6 +59,81 @@ TEST_CASE("overlapping spans on one track get separate depths and none is droppe
     CHECK(trace.BeginNs() == 0);
     CHECK(trace.EndNs() == 60);
     CHECK(trace.SpanCount() == 5);
+}
+
+TEST_CASE("a large trace is finished on every core: each track sorted into valid lanes, flows by time", "[core][trace]")
+{
+    // Past 65,536 spans and flows Finish() shares the tracks and the flows' sort between threads:
+    // every span must come out once, on its own track, in lanes that do not overlap.
+    TraceBuilder b;
+    std::mt19937_64 rng(7);
+    constexpr int kTracks = 100, kPerTrack = 800;
+    std::vector<uint32_t> tracks;
+    for (int k = 0; k < kTracks; ++k) tracks.push_back(b.AddTrack(b.AddDevice("rank " + std::to_string(k), DeviceKind::Modelled, k), "t"));
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    std::vector<int64_t> sums(kTracks, 0);
+    for (int k = 0; k < kTracks; ++k)
+        for (int i = 0; i < kPerTrack; ++i) {
+            const int64_t start = static_cast<int64_t>(rng() % 1'000'000), length = static_cast<int64_t>(rng() % (k % 3 == 0 ? 5000 : 50));
+            Span s;
+            s.startNs = start;
+            s.endNs = start + length;
+            s.step = k; // which track it was given to
+            b.AddSpan(tracks[static_cast<size_t>(k)], s);
+            sums[static_cast<size_t>(k)] += start;
+            lo = std::min(lo, start);
+            hi = std::max(hi, start + length);
+        }
+    for (int i = 0; i < 30000; ++i) {
+        Flow f;
+        f.srcTrack = tracks[static_cast<size_t>(i % kTracks)];
+        f.dstTrack = tracks[static_cast<size_t>((i + 1) % kTracks)];
+        f.srcNs = static_cast<int64_t>(rng() % 1'000'000);
+        f.dstNs = f.srcNs;
+        b.AddFlow(f);
+    }
+    const Trace trace = std::move(b).Finish();
+    CHECK(trace.SpanCount() == size_t{kTracks} * kPerTrack);
+    CHECK(trace.BeginNs() == lo);
+    CHECK(trace.EndNs() == hi);
+    for (int k = 0; k < kTracks; ++k) {
+        const Track& tr = trace.Tracks()[tracks[static_cast<size_t>(k)]];
+        REQUIRE(tr.spans.size() == size_t{kPerTrack});
+        int64_t sum = 0;
+        for (int dpt = 0; dpt < tr.DepthCount(); ++dpt) {
+            const auto lane = tr.Lane(dpt);
+            for (size_t i = 0; i < lane.size(); ++i) {
+                CHECK(lane[i].step == k);
+                CHECK(lane[i].depth == dpt);
+                sum += lane[i].startNs;
+                if (i > 0) CHECK(lane[i - 1].endNs <= lane[i].startNs);
+            }
+        }
+        CHECK(sum == sums[static_cast<size_t>(k)]);
+        if (k % 3 == 0) CHECK(tr.DepthCount() > 1); // long spans overlap
+    }
+    const auto& flows = trace.Flows();
+    REQUIRE(flows.size() == 30000);
+    CHECK(std::is_sorted(flows.begin(), flows.end(), [](const Flow& a, const Flow& x) { return a.srcNs < x.srcNs; }));
+}
+
+TEST_CASE("ParallelFor runs every index once and rethrows the first failure", "[core][trace]")
+{
+    std::vector<std::atomic<int>> hits(1000);
+    ParallelFor(hits.size(), 7, [&](size_t i) { ++hits[i]; });
+    CHECK(std::all_of(hits.begin(), hits.end(), [](const std::atomic<int>& h) { return h == 1; }));
+    std::atomic<int> ran{0};
+    CHECK_THROWS_WITH(ParallelFor(1000, 1,
+                                  [&](size_t i) {
+                                      ++ran;
+                                      if (i == 500) throw std::runtime_error("index 500 failed");
+                                  }),
+                      "index 500 failed");
+    CHECK(ran >= 1);
+    CHECK(ran <= 1000);
+    int none = 0;
+    ParallelFor(0, 4, [&](size_t) { ++none; });
+    CHECK(none == 0);
 }
 
 TEST_CASE("zero-length spans stay on the lane of their neighbours", "[core][trace]")
