@@ -1,6 +1,7 @@
 #include "trace/NsysReader.hpp"
 
 #include "common/Error.hpp"
+#include "common/Parallel.hpp"
 #include "trace/CollectiveTag.hpp"
 #include "trace/KinetoSupport.hpp"
 #include "trace/NcclKernelName.hpp"
@@ -15,11 +16,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -152,6 +156,68 @@ struct HostCall {
     uint32_t track = kNoTrack; // where it was kept (apiSpans)
 };
 
+// One row of a GPU activity table, copied out of SQLite: `name` is a kernel's name id (its
+// demangled name, else its short one) or a copy's bytes, `kind` a copy's kind.
+struct GpuRow {
+    int64_t start, end, device, stream, globalPid, correlation, name, kind;
+};
+
+std::vector<GpuRow> FetchGpuRows(const Database& db, const std::string& table, bool kernel, const std::atomic<bool>& stop)
+{
+    Statement s(db, Select(db, table, {"start|", "end|", "deviceId|", "streamId|", "globalPid", "correlationId",
+                                       kernel ? "demangledName" : "bytes", kernel ? "shortName" : "copyKind"}));
+    std::vector<GpuRow> rows;
+    while (!stop.load(std::memory_order_relaxed) && s.Step())
+        rows.push_back({s.Int(0), s.Int(1), s.Int(2), s.Int(3, -1), s.Int(4), s.Int(5, -1),
+                        kernel && s.Null(6) ? s.Int(7, -1) : s.Int(6), kernel ? 0 : s.Int(7)});
+    return rows;
+}
+
+// The kernels' rows (an export's largest table beside the runtime calls) fetched on a second
+// connection and core while the reader reads the rest: SQLite's own work is most of a read.
+// Take() waits for them and rethrows what the fetch threw; a reader that stops early stops it.
+// With one core (or no kernel table) Take() fetches them itself.
+class KernelFetch {
+public:
+    KernelFetch(const Database& db, const std::string& path, bool present) : m_db(db), m_present(present)
+    {
+        if (!present || UsableThreads() < 2) return;
+        m_thread = std::thread([this, path] {
+            try {
+                Database own(path, m_db.Origin());
+                m_rows = FetchGpuRows(own, kTable, true, m_stop);
+            } catch (...) {
+                m_failure = std::current_exception();
+            }
+        });
+    }
+    ~KernelFetch()
+    {
+        m_stop = true;
+        if (m_thread.joinable()) m_thread.join();
+    }
+    KernelFetch(const KernelFetch&) = delete;
+    KernelFetch& operator=(const KernelFetch&) = delete;
+
+    std::vector<GpuRow> Take()
+    {
+        if (!m_thread.joinable()) return m_present ? FetchGpuRows(m_db, kTable, true, m_stop) : std::vector<GpuRow>{};
+        m_thread.join();
+        if (m_failure) std::rethrow_exception(m_failure);
+        return std::move(m_rows);
+    }
+
+    static constexpr const char* kTable = "CUPTI_ACTIVITY_KIND_KERNEL";
+
+private:
+    const Database& m_db;
+    bool m_present;
+    std::atomic<bool> m_stop{false};
+    std::thread m_thread;
+    std::vector<GpuRow> m_rows;
+    std::exception_ptr m_failure;
+};
+
 class NsysReader {
 public:
     NsysReader(const std::string& path, const std::string& origin, const ReadOptions& options)
@@ -170,9 +236,12 @@ public:
         ReadThreadNames();
         ReadProcessesAndStreams();
         CountRows();
-        ReadNvtx();
-        ReadRuntime();
-        ReadGpuActivity("CUPTI_ACTIVITY_KIND_KERNEL", SpanCategory::Compute);
+        {
+            KernelFetch kernels(m_db, m_path, !Columns(m_db, KernelFetch::kTable).empty());
+            ReadNvtx();
+            ReadRuntime();
+            AddGpuRows(kernels.Take(), SpanCategory::Compute);
+        }
         ReadGpuActivity("CUPTI_ACTIVITY_KIND_MEMCPY", SpanCategory::Memcpy);
         ReadGpuActivity("CUPTI_ACTIVITY_KIND_MEMSET", SpanCategory::Memset);
         ReadGpuActivity("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", SpanCategory::Sync);
@@ -248,7 +317,9 @@ private:
                               "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"}) {
             if (Columns(m_db, t).empty()) continue;
             Statement s(m_db, std::string("SELECT max(rowid) FROM \"") + t + "\"");
-            if (s.Step()) m_rowsTotal += static_cast<uint64_t>(std::max<int64_t>(s.Int(0), 0));
+            const uint64_t rows = s.Step() ? static_cast<uint64_t>(std::max<int64_t>(s.Int(0), 0)) : 0;
+            m_rowsTotal += rows;
+            if (std::string_view(t) == "CUPTI_ACTIVITY_KIND_RUNTIME") m_calls.reserve(rows); // no rehash of a million calls
         }
     }
     // Called for every row read: progress every 64 Ki rows (a cancelled load throws from it).
@@ -376,13 +447,21 @@ private:
                 sp.startNs = c.startNs;
                 sp.endNs = std::max(c.endNs, c.startNs);
                 sp.category = SpanCategory::Other;
-                sp.name = m_b.Intern(Str(s.Int(4, -1)));
+                sp.name = ApiName(s.Int(4, -1));
                 c.track = HostTrack(c.globalTid, "CUDA API");
                 m_b.AddSpan(c.track, sp);
             }
             // Correlation ids are per process: key them with the process.
             m_calls[CallKey(PidOf(c.globalTid), s.Int(3))] = c;
         }
+    }
+
+    // A runtime call's name, interned once per name id (a million calls name a handful of functions).
+    StringId ApiName(int64_t nameId)
+    {
+        auto [it, fresh] = m_apiNames.try_emplace(nameId, 0);
+        if (fresh) it->second = m_b.Intern(Str(nameId));
+        return it->second;
     }
 
     // The innermost NVTX range open on `tid` at `timeNs`, or 0: the last range starting at or
@@ -413,29 +492,38 @@ private:
     void ReadGpuActivity(const std::string& table, SpanCategory category)
     {
         if (Columns(m_db, table).empty()) return;
+        const std::atomic<bool> never{false};
+        AddGpuRows(FetchGpuRows(m_db, table, category == SpanCategory::Compute, never), category);
+    }
+
+    void AddGpuRows(const std::vector<GpuRow>& rows, SpanCategory category)
+    {
         const bool kernel = category == SpanCategory::Compute;
-        Statement s(m_db, Select(m_db, table, {"start|", "end|", "deviceId|", "streamId|", "globalPid", "correlationId",
-                                               kernel ? "demangledName" : "bytes", kernel ? "shortName" : "copyKind"}));
-        while (s.Step()) {
+        for (const GpuRow& r : rows) {
             Row();
-            const int64_t pid = PidOf(s.Int(4));
+            const int64_t pid = PidOf(r.globalPid);
             Span sp;
-            const int64_t start = s.Int(0);
-            sp.startNs = start + m_sessionStartNs;
-            sp.endNs = std::max(s.Int(1), start) + m_sessionStartNs;
+            sp.startNs = r.start + m_sessionStartNs;
+            sp.endNs = std::max(r.end, r.start) + m_sessionStartNs;
             sp.category = category;
-            if (kernel) NameKernel(sp, s.Null(6) ? s.Int(7, -1) : s.Int(6));
+            if (kernel) NameKernel(sp, r.name);
             else {
-                sp.bytes = static_cast<uint64_t>(std::max<int64_t>(s.Int(6), 0));
-                sp.name = m_b.Intern(category == SpanCategory::Memcpy ? "memcpy " + std::string(CopyKindName(s.Int(7)))
-                                     : category == SpanCategory::Memset ? "memset"
-                                                                        : "synchronize");
+                sp.bytes = static_cast<uint64_t>(std::max<int64_t>(r.name, 0));
+                sp.name = category == SpanCategory::Memcpy ? CopyName(r.kind)
+                          : m_b.Intern(category == SpanCategory::Memset ? "memset" : "synchronize");
             }
-            const uint32_t track = StreamTrack(pid, s.Int(2), s.Int(3, -1));
-            LinkLaunch(sp, track, pid, s.Int(5, -1));
+            const uint32_t track = StreamTrack(pid, r.device, r.stream);
+            LinkLaunch(sp, track, pid, r.correlation);
             m_b.AddSpan(track, sp);
             ++m_gpuSpans;
         }
+    }
+
+    StringId CopyName(int64_t kind)
+    {
+        auto [it, fresh] = m_copyNames.try_emplace(kind, 0);
+        if (fresh) it->second = m_b.Intern("memcpy " + std::string(CopyKindName(kind)));
+        return it->second;
     }
 
     // A kernel's name and, for NCCL's, its collective: worked out once per distinct name.
@@ -479,7 +567,8 @@ private:
         f.dstTrack = track;
         f.srcNs = c.startNs;
         f.dstNs = sp.startNs;
-        f.name = m_b.Intern("launch");
+        if (m_launchName == 0) m_launchName = m_b.Intern("launch");
+        f.name = m_launchName;
         m_b.AddFlow(f);
     }
 
@@ -503,6 +592,8 @@ private:
         bool nccl = false;
     };
     std::unordered_map<int64_t, KernelName> m_kernelNames;
+    std::unordered_map<int64_t, StringId> m_apiNames, m_copyNames;
+    StringId m_launchName = 0; // "launch", once interned
     std::map<int64_t, std::vector<OpenRange>> m_ranges;
     int64_t m_sessionStartNs = 0;
     size_t m_gpuSpans = 0, m_nvtxRanges = 0;
