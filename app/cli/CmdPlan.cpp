@@ -238,13 +238,24 @@ void PrintCalibration(const core::Calibration& c)
     for (const std::string& n : c.notes) std::printf("#   %s\n", n.c_str());
 }
 
+// The table's "split" cell: how a pipeline's layers are spread over its stages ("-" without one;
+// "even"; the end stages' layers of an uneven split, "1+..+1"; "layout" for a --pp-layout).
+std::string SplitCell(const core::TrainingConfig& c)
+{
+    if (c.pp == 1) return "-";
+    if (c.layout) return "layout";
+    if (!c.Uneven()) return "even";
+    return (c.firstStageLayers > 0 ? std::to_string(c.firstStageLayers) + "+" : std::string()) + ".." +
+           (c.lastStageLayers > 0 ? "+" + std::to_string(c.lastStageLayers) : std::string());
+}
+
 void PrintRow(size_t rank, const core::PlanRow& row)
 {
     const core::TrainingConfig& c = row.config;
     const core::StepBreakdown& t = row.time;
     auto pct = [&](double part) { return t.step > 0 ? 100.0 * part / t.step : 0.0; };
-    std::printf("%4zu %5d %3d %4d %3d %3d %3d %5d  %-15s %-9s %4d %-3s %10s %11.0f %5.1f%% %5.1f%% %9s   %4.0f %4.0f %4.0f %4.0f %4.0f %4.0f\n",
-                rank, c.dp, c.tp, c.pp, c.cp, c.ep, c.microBatch, row.microBatches, core::ScheduleText(c).c_str(), std::string(core::Name(c.recompute)).c_str(),
+    std::printf("%4zu %5d %3d %4d %-8s %3d %3d %3d %5d  %-15s %-9s %4d %-3s %10s %11.0f %5.1f%% %5.1f%% %9s   %4.0f %4.0f %4.0f %4.0f %4.0f %4.0f\n",
+                rank, c.dp, c.tp, c.pp, SplitCell(c).c_str(), c.cp, c.ep, c.microBatch, row.microBatches, core::ScheduleText(c).c_str(), std::string(core::Name(c.recompute)).c_str(),
                 c.zero, c.sequenceParallel ? "on" : "off", core::FormatSeconds(t.step).c_str(), row.tokensPerSecond, row.mfu * 100, row.hfu * 100,
                 core::GbText(row.memory.Total()).c_str(), pct(t.compute), pct(t.tpComm + t.cpComm + t.epComm), pct(t.bubble), pct(t.ppComm), pct(t.dpComm),
                 pct(t.optimizer));
@@ -278,8 +289,8 @@ void PrintLayout(const core::PipelineLayout& layout)
 
 void PrintHeader()
 {
-    std::printf("%4s %5s %3s %4s %3s %3s %3s %5s  %-15s %-9s %4s %-3s %10s %11s %6s %6s %9s   %% of step: comp tp/cp/ep bubl send dp opt\n",
-                "rank", "dp", "tp", "pp", "cp", "ep", "mb", "N", "schedule", "recompute", "zero", "sp", "step", "tokens/s", "MFU", "HFU", "mem/GPU");
+    std::printf("%4s %5s %3s %4s %-8s %3s %3s %3s %5s  %-15s %-9s %4s %-3s %10s %11s %6s %6s %9s   %% of step: comp tp/cp/ep bubl send dp opt\n",
+                "rank", "dp", "tp", "pp", "split", "cp", "ep", "mb", "N", "schedule", "recompute", "zero", "sp", "step", "tokens/s", "MFU", "HFU", "mem/GPU");
 }
 
 std::string Joined(const std::vector<std::string>& parts)

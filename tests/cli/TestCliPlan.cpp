@@ -76,6 +76,7 @@ TEST_CASE("plan: --pp-layout places the layers as Megatron-Core's layout string 
         CHECK(row["layout"] == "Et*4|(t*4|)*14tmL");
     }
     const CliResult text = RunParalens(args);
+    CHECK_THAT(text.out, Catch::Contains("    2 layout   "));
     CHECK_THAT(text.out, Catch::Contains("# pipeline layout 'Et*4|(t*4|)*14tmL' (pp 2, v 8): stage 0 the embedding, 32 layers; "
                                          "stage 1 29 layers, 1 MTP module, the output layer and loss"));
     CHECK(j["balancedLayout"].is_null()); // laid out already
@@ -398,6 +399,8 @@ TEST_CASE("plan: --first-stage-layers and --last-stage-layers fix uneven stages,
     const CliResult text = RunParalens("plan --model llama3-405b --gpus 1024 --global-batch 512 --tp 8 --pp 8 --cp 2 --fp8 "
                                        "--first-stage-layers 15 --last-stage-layers 15 --top 1");
     CHECK_THAT(text.out, Catch::Contains("layers 15+..+15"));
+    CHECK_THAT(text.out, Catch::Contains("  pp split  ")); // the table's column: each row's split
+    CHECK_THAT(text.out, Catch::Contains("    8 15+..+15 "));
     const CliResult bad = RunParalens("plan --model llama3-8b --gpus 8 --pp 4 --first-stage-layers 31");
     CHECK(bad.exitCode == 2);
     CHECK_THAT(bad.err, Catch::Contains("--first/--last-stage-layers"));
