@@ -84,6 +84,7 @@ void TimelineView::DrawSection(Section& s, DrawContext& dc)
             DrawLane(s, r.run, r.track, r.depth, y + pad, y + r.h - pad, dc);
         }
     }
+    s.noteY0 = -1;
     if (dc.settings.showFlows) DrawFlows(s, dc);
     if (dc.settings.showCriticalPath) DrawCriticalPath(s, dc);
     DrawMeasure(s, dc);
@@ -309,7 +310,7 @@ void TimelineView::DrawBubbles(const Section& s, uint16_t run, uint32_t device, 
         [](const core::Interval& i) { return i.end; }, onGap, [](int64_t, int64_t, size_t, size_t) {}, index);
 }
 
-void TimelineView::DrawFlows(const Section& s, DrawContext& dc)
+void TimelineView::DrawFlows(Section& s, DrawContext& dc)
 {
     const Theme& th = dc.theme;
     int drawn = 0;
@@ -346,10 +347,26 @@ void TimelineView::DrawFlows(const Section& s, DrawContext& dc)
         }
     }
     if (drawn > kMaxArrowsPerSection) {
+        // On the right of the first run's title row in view (its right side is free), on its own
+        // background; in the ruler when no title row is in view. (Drawn in the ruler always, it
+        // overlapped the time labels.)
         std::snprintf(dc.text, sizeof dc.text, "%d messages in view: zoom in to see the arrows", drawn);
-        const float fontH = ImGui::GetFontSize();
-        dc.dl->AddText(ImVec2(s.plotX1 - ImGui::CalcTextSize(dc.text).x - th.Px(6), s.screenTop + (s.rows.front().y - fontH) / 2),
-                       th.textDim, dc.text);
+        const float fontH = ImGui::GetFontSize(), w = ImGui::CalcTextSize(dc.text).x;
+        float y = s.screenTop + (s.rows.front().y - fontH) / 2;
+        ImU32 back = th.panel;
+        for (const Row& r : s.rows)
+            if (r.kind == RowKind::Run && r.screenY >= dc.clipY0 && r.screenY + r.h <= dc.clipY1) {
+                y = r.screenY + std::max(0.0f, (std::min(r.h, fontH * 1.6f) - fontH) / 2);
+                back = th.rowHeader;
+                break;
+            }
+        const ImVec2 at(s.plotX1 - w - th.Px(6), y);
+        dc.dl->AddRectFilled(ImVec2(at.x - th.Px(6), y), ImVec2(s.plotX1, y + fontH), back);
+        dc.dl->AddText(at, th.textDim, dc.text);
+        s.noteX0 = at.x;
+        s.noteY0 = y;
+        s.noteX1 = at.x + w;
+        s.noteY1 = y + fontH;
     }
 }
 

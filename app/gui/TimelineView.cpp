@@ -393,6 +393,10 @@ nlohmann::json TimelineView::Layout() const
         js["plotX1"] = s.plotX1 - m_origin.x;
         js["windowBeginNs"] = s.window.beginNs;
         js["windowEndNs"] = s.window.endNs;
+        js["rulerY1"] = s.rows.empty() ? 0.0f : s.screenTop - m_origin.y + s.rows.front().y;
+        if (s.noteY0 >= 0) // too many messages in view to draw their arrows: where that is said
+            js["messagesNote"] = {{"x0", s.noteX0 - m_origin.x}, {"y0", s.noteY0 - m_origin.y}, {"x1", s.noteX1 - m_origin.x},
+                                  {"y1", s.noteY1 - m_origin.y}};
         for (const Row& r : s.rows) {
             if (r.kind == RowKind::Run) continue;
             const RunResult& run = *m_snapshot->runs[r.run];

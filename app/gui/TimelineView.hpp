@@ -70,6 +70,7 @@ private:
         float height = 0;                 // ruler + rows, last layout
         float screenTop = 0;
         float plotX0 = 0, plotX1 = 0;     // last frame
+        float noteX0 = 0, noteY0 = -1, noteX1 = 0, noteY1 = 0; // "N messages in view: ..." last frame (noteY0 < 0: none)
     };
     struct Hover {
         bool any = false;
@@ -92,7 +93,7 @@ private:
     void DrawDeviceRow(const Section& s, const Row& row, DrawContext& dc, float y);
     void DrawLane(const Section& s, uint16_t run, uint32_t track, int depth, float y0, float y1, DrawContext& dc);
     void DrawBubbles(const Section& s, uint16_t run, uint32_t device, float y0, float y1, DrawContext& dc);
-    void DrawFlows(const Section& s, DrawContext& dc);
+    void DrawFlows(Section& s, DrawContext& dc);
     void DrawMeasure(const Section& s, DrawContext& dc);
     void DrawCriticalPath(const Section& s, DrawContext& dc); // TimelineCritical.cpp
     // The screen band [y0, y1] of a track's lane at `depth` in this frame's layout (false: not shown).

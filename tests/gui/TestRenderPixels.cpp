@@ -160,6 +160,34 @@ TEST_CASE("GPipe's timeline: bubble-grey pixels inside the step match the bubble
     CHECK(rows == 4);
 }
 
+TEST_CASE("too many messages to draw: the note says so on the run's title row, clear of the time axis", "[gui]")
+{
+    REQUIRE_DISPLAY();
+    CliTempDir dir;
+    const std::string png = dir.File("ring256.png");
+    nlohmann::json j = Render("--link 'scenario=default&ranks=256' --view timeline --size 1280x720", png);
+    const Image img = Load(png);
+    const auto& section = j["sections"][0];
+    REQUIRE(section.contains("messagesNote")); // 130,560 messages: more than are drawn
+    const auto& note = section["messagesNote"];
+    const double rulerY1 = section["rulerY1"];
+    // Below the ruler (drawn in it, it covered the time labels), above the first rank's row.
+    CHECK(note["y0"].get<double>() >= rulerY1);
+    CHECK(note["y1"].get<double>() <= section["rows"][0]["y0"].get<double>());
+    CHECK(note["x1"].get<double>() <= section["plotX1"].get<double>());
+    // Its words are there, and so are the time labels above them.
+    auto darkIn = [&](int x0, int x1, int y0, int y1) {
+        size_t dark = 0;
+        for (int y = std::max(0, y0); y < std::min(img.height, y1); ++y)
+            for (int x = std::max(0, x0); x < std::min(img.width, x1); ++x)
+                dark += img.At(x, y)[1] < 140 ? 1 : 0;
+        return dark;
+    };
+    const int nx0 = static_cast<int>(note["x0"].get<double>()), nx1 = static_cast<int>(note["x1"].get<double>());
+    CHECK(darkIn(nx0, nx1, static_cast<int>(note["y0"].get<double>()), static_cast<int>(note["y1"].get<double>())) > 100);
+    CHECK(darkIn(nx0, nx1, 0, static_cast<int>(rulerY1)) > 50);
+}
+
 TEST_CASE("coloured by micro-batch, every micro-batch's colour appears in every stage's row", "[gui]")
 {
     REQUIRE_DISPLAY();
