@@ -1,6 +1,8 @@
 // TraceBuilder: collects devices, tracks, spans, flows and counters in any order, then Finish()
 // sorts each track, assigns overlap depths and hands out an immutable Trace.
-// Not thread-safe: one builder per worker thread; publish the finished Trace.
+// Not thread-safe, with one exception: AddSpan on distinct tracks (whose tracks were added before)
+// may run on several threads at once, beside AddFlow on one of them (a simulation writes its
+// ranks' lanes so). Otherwise one builder per worker thread; publish the finished Trace.
 #pragma once
 
 #include "trace/Trace.hpp"
@@ -49,7 +51,8 @@ public:
 
     // Sorts spans by start (longer first on ties, so parents precede children), gives overlapping
     // spans separate depth levels (never drops one; each span takes the lowest free level, in
-    // O(n log depth)), sorts flows and samples, computes the extent.
+    // O(n log depth)), sorts flows and samples, computes the extent. A large trace's tracks are
+    // finished on every core (core/common/Parallel.hpp), beside the flows' sort.
     Trace Finish() &&;
 
     // The same trace under other metadata (a merge's result given its run's title and sections);
