@@ -145,11 +145,13 @@ int ChunkableLayers(int layers, const TrainingConfig& c);
 // stages, the ends one layer lighter), as Megatron-Bridge's Llama 3.1 405B recipe runs it.
 bool EndsCountedAsLayers(int layers, const TrainingConfig& c);
 
-// "dp 6 tp 8 pp 64 cp 2 mb 1 interleaved v2 full zero1 sp"; uneven stages as "pp 16 stages 7-8-7"
-// (first, the others, last)
+// "dp 6 tp 8 pp 64 cp 2 mb 1 interleaved v2 full zero1 sp"; uneven stages as "pp 16 layers 7+..+7"
+// (the first and last stages' layers, the others sharing the rest), a layout by its text
 std::string ConfigText(const TrainingConfig& c);
 // The stage split as ConfigText names it ("layers 15+..+15", "layers ..+7", "layout Et*4|..."); empty for an even one.
 std::string StageSplitText(const TrainingConfig& c);
+// An uneven split's end stages alone ("15+..+15", "..+7"); empty for an even split or a layout.
+std::string EndStagesText(const TrainingConfig& c);
 // "interleaved v2", "1f1b", "-" without a pipeline.
 std::string ScheduleText(const TrainingConfig& c);
 // "69.4 GB" (decimal gigabytes, as HBM sizes are quoted).

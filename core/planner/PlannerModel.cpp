@@ -603,15 +603,20 @@ std::string ScheduleText(const TrainingConfig& c)
     return std::string(Name(c.schedule)) + (c.chunks > 1 ? " v" + Num(c.chunks) : "");
 }
 
-std::string StageSplitText(const TrainingConfig& c)
+std::string EndStagesText(const TrainingConfig& c)
 {
-    if (c.layout) return "layout " + c.layout->text;
-    if (!c.Uneven()) return "";
-    std::string s = "layers "; // the fixed ends; the other stages share the rest
+    if (c.layout || !c.Uneven()) return "";
+    std::string s; // the fixed ends; the other stages share the rest
     if (c.firstStageLayers > 0) s.append(Num(c.firstStageLayers)).append("+");
     s.append("..");
     if (c.lastStageLayers > 0) s.append("+").append(Num(c.lastStageLayers));
     return s;
+}
+
+std::string StageSplitText(const TrainingConfig& c)
+{
+    if (c.layout) return "layout " + c.layout->text;
+    return c.Uneven() ? "layers " + EndStagesText(c) : "";
 }
 
 std::string ConfigText(const TrainingConfig& c)
