@@ -1,6 +1,7 @@
 #include "trace/TraceBuilder.hpp"
 
 #include "common/Error.hpp"
+#include "common/KeyOrder.hpp"
 #include "common/Parallel.hpp"
 
 #include <algorithm>
@@ -161,36 +162,17 @@ std::pair<int64_t, int64_t> FinishTrack(Track& track)
     return {begin, end};
 }
 
-// Flows by source time: an LSD radix sort of (key, index) pairs (stable), then one permutation;
-// much cheaper than moving the large structs through a comparison sort. Keys are taken relative
-// to the earliest time, so only the digits the span of times needs are sorted; digits of 11 bits
-// keep each pass's counters in the L1 cache.
+// Flows by source time, ties in the order they were added (StableOrderByKey: the keys sorted,
+// then one permutation; much cheaper than moving the large structs through a comparison sort).
 void SortFlows(std::vector<Flow>& flows)
 {
     auto bySrc = [](const Flow& a, const Flow& b) { return a.srcNs < b.srcNs; };
     if (std::is_sorted(flows.begin(), flows.end(), bySrc)) return;
-    const size_t n = flows.size();
-    int64_t lo = flows[0].srcNs;
-    for (const Flow& f : flows) lo = std::min(lo, f.srcNs);
-    std::vector<std::pair<uint64_t, uint32_t>> a(n), b(n);
-    uint64_t top = 0;
-    for (size_t i = 0; i < n; ++i) {
-        a[i] = {static_cast<uint64_t>(flows[i].srcNs) - static_cast<uint64_t>(lo), static_cast<uint32_t>(i)};
-        top |= a[i].first;
-    }
-    constexpr int kBits = 11;
-    constexpr size_t kBuckets = size_t{1} << kBits;
-    std::vector<size_t> count(kBuckets + 1);
-    for (int shift = 0; shift < 64 && (top >> shift) != 0; shift += kBits) {
-        std::fill(count.begin(), count.end(), 0);
-        for (const auto& x : a) ++count[((x.first >> shift) & (kBuckets - 1)) + 1];
-        for (size_t k = 1; k < count.size(); ++k) count[k] += count[k - 1];
-        for (const auto& x : a) b[count[(x.first >> shift) & (kBuckets - 1)]++] = x;
-        a.swap(b);
-    }
+    std::vector<int64_t> keys(flows.size());
+    for (size_t i = 0; i < flows.size(); ++i) keys[i] = flows[i].srcNs;
     std::vector<Flow> sorted;
-    sorted.reserve(n);
-    for (const auto& k : a) sorted.push_back(flows[k.second]);
+    sorted.reserve(flows.size());
+    for (uint32_t i : StableOrderByKey(keys)) sorted.push_back(flows[i]);
     flows.swap(sorted);
 }
 

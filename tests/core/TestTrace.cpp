@@ -1,9 +1,13 @@
 #include "common/Error.hpp"
+#include "common/KeyOrder.hpp"
 #include "common/Parallel.hpp"
 #include "trace/TraceBuilder.hpp"
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <atomic>
+#include <limits>
+#include <numeric>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -218,4 +222,32 @@ TEST_CASE("metadata sections keep order and types", "[core][trace]")
     CHECK(s.GetNumber("b") == 2.5);
     CHECK(s.GetString("a") == "x");
     CHECK(s.GetString("missing", "fallback") == "fallback");
+}
+
+TEST_CASE("StableOrderByKey sorts by key and keeps equal keys in their order", "[core][trace]")
+{
+    // Against std::stable_sort on keys spread over a range, crowded into few values, in two
+    // clusters far apart, negative, at both ends of int64, and none or one.
+    std::mt19937_64 rng(7);
+    std::vector<std::vector<int64_t>> cases;
+    auto add = [&](size_t n, auto draw) {
+        std::vector<int64_t> k(n);
+        for (int64_t& x : k) x = draw();
+        cases.push_back(std::move(k));
+    };
+    add(20000, [&] { return static_cast<int64_t>(rng() % 1'000'000'000); });
+    add(20000, [&] { return static_cast<int64_t>(rng() % 5); });
+    add(20000, [&] { return static_cast<int64_t>(rng() % 100) + (rng() % 2 ? int64_t{1'700'000'000'000'000'000} : 0); });
+    add(5000, [&] { return -static_cast<int64_t>(rng() % 3000); });
+    add(3, [] { return int64_t{42}; });
+    cases.push_back({std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min(), 0, std::numeric_limits<int64_t>::min()});
+    cases.push_back({});
+    cases.push_back({-1});
+    for (const std::vector<int64_t>& keys : cases) {
+        INFO(keys.size() << " keys");
+        std::vector<uint32_t> want(keys.size());
+        std::iota(want.begin(), want.end(), 0u);
+        std::stable_sort(want.begin(), want.end(), [&](uint32_t a, uint32_t b) { return keys[a] < keys[b]; });
+        CHECK(StableOrderByKey(keys) == want);
+    }
 }
