@@ -189,15 +189,22 @@ double MemoryOpBytes(std::string_view name, std::string_view dimsText, std::stri
     return 0.0;
 }
 
-void KinetoGemms::OnKernel(const ChromeEvent& e, size_t track, size_t span)
+void KinetoGemms::OnKernel(const ChromeEvent& e, size_t track, size_t span, StringId name)
 {
     Kernel k;
     k.track = track;
     k.span = span;
     if (const ChromeArg* c = e.Arg("correlation")) c->AsInt64(k.correlation);
-    const std::string s = LowerAscii(e.name);
-    k.tf32 = Has(s, "tf32") || Has(s, "s1688") || Has(s, "s16816");
-    k.kind = IsAttentionKernelName(e.name) ? Kind::Attention : IsGemmKernelName(e.name) ? Kind::Gemm : Kind::Memory;
+    if (name >= m_nameClass.size()) m_nameClass.resize(name + size_t{1} + name / 2, 0);
+    uint8_t& known = m_nameClass[name];
+    if (known == 0) { // a trace runs the same few hundred kernels again and again
+        const std::string s = LowerAscii(e.name);
+        const bool tf32 = Has(s, "tf32") || Has(s, "s1688") || Has(s, "s16816");
+        const Kind kind = IsAttentionKernelName(e.name) ? Kind::Attention : IsGemmKernelName(e.name) ? Kind::Gemm : Kind::Memory;
+        known = static_cast<uint8_t>(1 + static_cast<int>(kind) + (tf32 ? 8 : 0));
+    }
+    k.kind = static_cast<Kind>((known & 7) - 1);
+    k.tf32 = (known & 8) != 0;
     m_kernels.push_back(k);
 }
 

@@ -51,7 +51,8 @@ class KinetoGemms {
 public:
     // `threads`: the collectives' thread ids, so that launches are found on the same threads.
     explicit KinetoGemms(KinetoCollectives& threads) : m_threads(threads) {}
-    void OnKernel(const ChromeEvent& e, size_t track, size_t span);
+    // `name`: the kernel's name as the trace interned it (a name's kind is found once).
+    void OnKernel(const ChromeEvent& e, size_t track, size_t span, StringId name);
     void OnFlopsOp(const ChromeEvent& e);
     void OnMemoryOp(const ChromeEvent& e);
     // After KinetoCollectives::Resolve (its launches sorted): sets flops and detail of each kernel
@@ -81,6 +82,7 @@ private:
 
     KinetoCollectives& m_threads;
     std::vector<Kernel> m_kernels;
+    std::vector<uint8_t> m_nameClass; // by StringId: 0 not seen yet, else 1 + Kind, + 8 when tf32
     size_t m_resolved[3] = {0, 0, 0}; // by Kind
     std::vector<Op> m_ops;
 };

@@ -186,7 +186,7 @@ void KinetoReader::OnComplete(const ChromeEvent& e)
         if ((e.cat == "kernel" || e.cat == "Kernel") && e.name.find("ccl") != std::string_view::npos)
             m_collectives.OnKernel(e, track, index);
         else if (e.cat == "kernel" || e.cat == "Kernel") // GEMMs, attention, and the memory-bound rest
-            m_gemms.OnKernel(e, track, index);
+            m_gemms.OnKernel(e, track, index, m_assembly.Tracks()[track].spans[index].name);
         return;
     }
     if (!m_options.executionTraces.empty() && (e.cat == "cpu_op" || e.cat == "user_annotation")) {
