@@ -37,15 +37,16 @@ void ChromeAssembly::RequireTs(const ChromeEvent& e) const
 
 size_t ChromeAssembly::TrackIndex(std::string_view pid, std::string_view tid)
 {
-    std::string& key = m_lastKey;
-    size_t keyLength = pid.size() + 1 + tid.size();
-    if (!m_tracks.empty() && key.size() == keyLength && key.compare(0, pid.size(), pid) == 0 &&
-        key[pid.size()] == kSep && key.compare(pid.size() + 1, tid.size(), tid) == 0)
-        return m_lastTrack;
+    // A few threads' events interleave (a CPU op, its launch's flow, the kernel on a stream): the
+    // last few tracks the map gave are looked at first, by their pid and tid.
+    for (const RecentTrack& r : m_recent)
+        if (r.track != kNoRecent && r.pid == pid && r.tid == tid) return r.track;
+    std::string key;
+    key.reserve(pid.size() + 1 + tid.size());
     key.assign(pid);
     key += kSep;
     key.append(tid);
-    auto [it, inserted] = m_trackIndex.emplace(key, m_tracks.size());
+    auto [it, inserted] = m_trackIndex.emplace(std::move(key), m_tracks.size());
     if (inserted) {
         PendingTrack& t = m_tracks.emplace_back();
         t.pid = pid;
@@ -56,8 +57,12 @@ size_t ChromeAssembly::TrackIndex(std::string_view pid, std::string_view tid)
             while (!t.name.empty() && t.name.back() == ' ') t.name.pop_back();
         }
     }
-    m_lastTrack = it->second;
-    return m_lastTrack;
+    RecentTrack& slot = m_recent[m_nextRecent]; // in place of the one found longest ago
+    m_nextRecent = (m_nextRecent + 1) % m_recent.size();
+    slot.pid.assign(pid);
+    slot.tid.assign(tid);
+    slot.track = it->second;
+    return it->second;
 }
 
 std::pair<size_t, size_t> ChromeAssembly::AddSpan(std::string_view pid, std::string_view tid, const Span& span)
@@ -233,10 +238,8 @@ void ChromeAssembly::PairFlows()
         if (open && !sameKey(*open, p)) open = nullptr; // a start left without an end
         if (p.ph != 's' && open) {
             PendingFlow f;
-            f.srcPid = m_tracks[open->track].pid;
-            f.srcTid = m_tracks[open->track].tid;
-            f.dstPid = m_tracks[p.track].pid;
-            f.dstTid = m_tracks[p.track].tid;
+            f.srcTrack = open->track;
+            f.dstTrack = p.track;
             f.srcNs = open->tsNs;
             f.dstNs = p.tsNs;
             f.bytes = open->bytes;
@@ -244,7 +247,7 @@ void ChromeAssembly::PairFlows()
             f.chunk = open->chunk;
             f.name = open->name;
             f.haveDst = true;
-            m_flows.push_back(std::move(f));
+            m_flows.push_back(f);
             open = nullptr;
         } else if (p.ph == 'f') {
             ++m_unmatchedEnds;

@@ -14,6 +14,7 @@
 #include "trace/ChromeEvents.hpp"
 #include "trace/TraceBuilder.hpp"
 
+#include <array>
 #include <functional>
 #include <map>
 #include <string>
@@ -34,7 +35,7 @@ struct PendingTrack {
 };
 
 struct PendingFlow {
-    std::string srcPid, srcTid, dstPid, dstTid;
+    uint32_t srcTrack = 0, dstTrack = 0; // indices into ChromeAssembly::Tracks(): their pid and tid
     int64_t srcNs = 0, dstNs = 0;
     uint64_t bytes = 0;
     int32_t step = kNone, chunk = kNone;
@@ -117,8 +118,13 @@ private:
     TraceBuilder& m_builder;
     std::vector<PendingTrack> m_tracks;
     std::unordered_map<std::string, size_t> m_trackIndex;
-    std::string m_lastKey; // one-entry cache: consecutive events often share a thread
-    size_t m_lastTrack = 0;
+    struct RecentTrack {
+        std::string pid, tid;
+        size_t track = kNoRecent;
+    };
+    static constexpr size_t kNoRecent = ~size_t{0};
+    std::array<RecentTrack, 4> m_recent; // the last tracks the map gave
+    size_t m_nextRecent = 0;             // the slot the next one takes
     std::unordered_map<size_t, std::vector<Span>> m_openBegins;         // track -> B stack
     std::unordered_map<std::string, std::vector<OpenAsync>> m_openAsync; // pid/cat/id -> b stack
     std::vector<PendingFlow> m_flows;

@@ -432,7 +432,7 @@ private:
         std::optional<uint64_t> resume;
         for (size_t i = 0; i < b.events.size() && !resume; ++i) {
             m_event = b.events[i];
-            m_event.args.assign(b.args.begin() + b.argBegin[i], b.args.begin() + b.argBegin[i + 1]);
+            m_event.args = std::span<const ChromeArg>(b.args).subspan(b.argBegin[i], b.argBegin[i + 1] - b.argBegin[i]);
             m_event.index = m_index;
             if (!b.tentative) {
                 onEvent(m_event);
@@ -498,7 +498,7 @@ private:
     bool m_guessCuts = true;
     bool m_exactNext = false; // the last guessed cut was wrong: cut the next block exactly
     int m_wrongGuesses = 0;
-    ChromeEvent m_event; // the event handed to onEvent, its args' capacity reused
+    ChromeEvent m_event; // the event handed to onEvent, its args in the block's
     size_t m_index = 0;  // events delivered
     ChromeBlockQueue m_blocks; // last: its workers stop before the rest goes
 };

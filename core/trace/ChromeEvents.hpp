@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,7 +45,7 @@ struct ChromeEvent {
     bool pidIsString = false, tidIsString = false;
     bool hasTs = false, hasDur = false;
     int64_t tsNs = 0, durNs = 0;
-    std::vector<ChromeArg> args; // the top-level fields of "args"
+    std::span<const ChromeArg> args; // the top-level fields of "args" (valid during the callback)
 
     const ChromeArg* Arg(std::string_view key) const;
 };

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 namespace paralens::core {
@@ -165,7 +166,7 @@ void ChromeReader::AddDevices(std::map<std::string, uint32_t>& deviceOf)
     for (const PendingTrack& t : m_assembly.Tracks()) pids.push_back(t.pid);
     for (const PendingCounter& c : m_assembly.Counters()) pids.push_back(c.pid);
     for (const PendingFlow& f : m_assembly.Flows())
-        if (f.haveDst) pids.insert(pids.end(), {f.srcPid, f.dstPid});
+        if (f.haveDst) pids.insert(pids.end(), {m_assembly.Tracks()[f.srcTrack].pid, m_assembly.Tracks()[f.dstTrack].pid});
     std::sort(pids.begin(), pids.end(), IdLess);
     pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
     const auto& names = m_assembly.ProcessNames();
@@ -209,17 +210,27 @@ void ChromeReader::AddTracks(std::map<std::string, uint32_t>& deviceOf, std::map
 void ChromeReader::AddFlowsAndCounters(std::map<std::string, uint32_t>& deviceOf,
                                        std::map<std::string, uint32_t>& trackOf)
 {
-    auto trackFor = [&](const std::string& pid, const std::string& tid) {
-        auto it = trackOf.find(pid + '\x1f' + tid);
-        return it == trackOf.end() ? kNoTrack : it->second;
+    // Each pending track's device and track, found when a flow first names it (a device for a pid
+    // only then, as before), instead of two lookups by text for each flow.
+    const std::vector<PendingTrack>& tracks = m_assembly.Tracks();
+    std::vector<std::optional<std::pair<uint32_t, uint32_t>>> ends(tracks.size());
+    auto endOf = [&](uint32_t i) {
+        if (!ends[i]) {
+            const uint32_t device = DeviceFor(deviceOf, tracks[i].pid);
+            auto it = trackOf.find(tracks[i].pid + '\x1f' + tracks[i].tid);
+            ends[i] = std::pair{device, it == trackOf.end() ? kNoTrack : it->second};
+        }
+        return *ends[i];
     };
     for (const PendingFlow& f : m_assembly.Flows()) {
         if (!f.haveDst) continue;
         Flow flow;
-        flow.srcDevice = DeviceFor(deviceOf, f.srcPid);
-        flow.dstDevice = DeviceFor(deviceOf, f.dstPid);
-        flow.srcTrack = trackFor(f.srcPid, f.srcTid);
-        flow.dstTrack = trackFor(f.dstPid, f.dstTid);
+        const auto [srcDevice, srcTrack] = endOf(f.srcTrack);
+        const auto [dstDevice, dstTrack] = endOf(f.dstTrack);
+        flow.srcDevice = srcDevice;
+        flow.dstDevice = dstDevice;
+        flow.srcTrack = srcTrack;
+        flow.dstTrack = dstTrack;
         flow.srcNs = f.srcNs;
         flow.dstNs = f.dstNs;
         flow.bytes = f.bytes;

@@ -295,17 +295,27 @@ void KinetoReader::AddDevices(std::map<std::string, uint32_t>& deviceOf, std::ma
 void KinetoReader::AddFlows(const std::map<std::string, uint32_t>& deviceOf, const std::map<std::string, uint32_t>& trackOf)
 {
     size_t dropped = 0;
+    // Each pending track's track, looked up by its text once, not twice for each flow.
+    const std::vector<PendingTrack>& tracks = m_assembly.Tracks();
+    constexpr uint32_t kUnknown = kNoTrack - 1;
+    std::vector<uint32_t> trackOfPending(tracks.size(), kUnknown);
+    auto trackOfEnd = [&](uint32_t i) {
+        if (trackOfPending[i] == kUnknown) {
+            auto it = trackOf.find(tracks[i].pid + '\x1f' + tracks[i].tid);
+            trackOfPending[i] = it == trackOf.end() ? kNoTrack : it->second;
+        }
+        return trackOfPending[i];
+    };
     for (const PendingFlow& f : m_assembly.Flows()) {
         if (!f.haveDst) continue;
-        auto src = trackOf.find(f.srcPid + '\x1f' + f.srcTid);
-        auto dst = trackOf.find(f.dstPid + '\x1f' + f.dstTid);
-        if (src == trackOf.end() || dst == trackOf.end()) {
+        const uint32_t src = trackOfEnd(f.srcTrack), dst = trackOfEnd(f.dstTrack);
+        if (src == kNoTrack || dst == kNoTrack) {
             ++dropped; // an end on a thread without spans, or on a dropped CPU device
             continue;
         }
         Flow flow;
-        flow.srcTrack = src->second;
-        flow.dstTrack = dst->second;
+        flow.srcTrack = src;
+        flow.dstTrack = dst;
         flow.srcDevice = m_builder.TrackAt(flow.srcTrack).device;
         flow.dstDevice = m_builder.TrackAt(flow.dstTrack).device;
         flow.srcNs = Based(f.srcNs);
