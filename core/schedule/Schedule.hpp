@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -79,6 +80,11 @@ struct ScheduleCheck {
 // done, until all are done or none can move).
 // When `order` is given and the schedule is valid, it receives ExecutionOrder's result.
 ScheduleCheck ValidateSchedule(const Schedule& schedule, std::vector<std::pair<int, int>>* order = nullptr);
+// The same, handing each op to `onRun(device, index)` as soon as it can run, in that order (so a
+// simulation times the ops in the same pass, while each is at hand). Ops are handed only once the
+// schedule's ops are known to be its own, each once; when it then deadlocks, those that could run
+// have been handed.
+ScheduleCheck ValidateSchedule(const Schedule& schedule, const std::function<void(int device, int index)>& onRun);
 
 // The order in which (device, op index) pairs can run given the dependencies: a topological order
 // consistent with each device's program order. Empty when the schedule deadlocks.

@@ -77,7 +77,7 @@ std::vector<std::pair<int, int>> ExecutionOrder(const Schedule& s)
     return order;
 }
 
-ScheduleCheck ValidateSchedule(const Schedule& s, std::vector<std::pair<int, int>>* order)
+ScheduleCheck ValidateSchedule(const Schedule& s, const std::function<void(int device, int index)>& onRun)
 {
     const int D = s.spec.stages, V = s.spec.VirtualStages(), M = s.spec.TotalMicroBatches();
     ScheduleCheck out;
@@ -118,15 +118,7 @@ ScheduleCheck ValidateSchedule(const Schedule& s, std::vector<std::pair<int, int
     std::vector<size_t> next;
     size_t total = 0;
     for (const auto& ops : s.stages) total += ops.size();
-    if (order) {
-        order->clear();
-        order->reserve(total);
-    }
-    auto record = [&](int d, int i) {
-        if (order) order->emplace_back(d, i);
-    };
-    if (Execute(s, record, next) != total) {
-        if (order) order->clear();
+    if (Execute(s, onRun, next) != total) {
         std::ostringstream os;
         os << "the schedule deadlocks:";
         for (int d = 0; d < D; ++d)
@@ -137,6 +129,18 @@ ScheduleCheck ValidateSchedule(const Schedule& s, std::vector<std::pair<int, int
     }
     out.ok = true;
     return out;
+}
+
+ScheduleCheck ValidateSchedule(const Schedule& s, std::vector<std::pair<int, int>>* order)
+{
+    if (!order) return ValidateSchedule(s, [](int, int) {});
+    order->clear();
+    size_t total = 0;
+    for (const auto& ops : s.stages) total += ops.size();
+    order->reserve(total);
+    ScheduleCheck check = ValidateSchedule(s, [&](int d, int i) { order->emplace_back(d, i); });
+    if (!check.ok) order->clear();
+    return check;
 }
 
 } // namespace paralens::core

@@ -78,15 +78,19 @@ public:
 // general task graph. Each op starts when its stage is free and its producers have ended.
 class DirectPipeline {
 public:
-    DirectPipeline(const Schedule& s, bool buildTrace) : m_spec(s.spec), m_trace(buildTrace), m_stageFree(static_cast<size_t>(s.spec.stages), 0.0)
+    DirectPipeline(const Schedule& s, bool buildTrace)
+        : m_s(s), m_spec(s.spec), m_trace(buildTrace), m_taskOf(s.spec.TotalMicroBatches(), s.spec.VirtualStages(), 0),
+          m_cost(static_cast<size_t>(s.spec.stages)), m_lastOfDevice(static_cast<size_t>(s.spec.stages), 0),
+          m_stageFree(static_cast<size_t>(s.spec.stages), 0.0)
     {
         const int D = m_spec.stages;
+        for (int d = 0; d < D; ++d)
+            for (PipeOpKind k : {PipeOpKind::Forward, PipeOpKind::Backward, PipeOpKind::WeightGrad})
+                m_cost[static_cast<size_t>(d)][static_cast<size_t>(k)] = CostOf(m_spec, k, d);
         size_t ops = 0;
         for (const auto& st : s.stages) ops += st.size();
         const size_t tasks = ops * (m_spec.recompute ? 2 : 1) + static_cast<size_t>(D);
-        m_end.reserve(tasks);
-        m_device.reserve(tasks);
-        m_name.reserve(tasks);
+        m_done.reserve(tasks);
         if (!m_trace) return;
         for (int d = 0; d < D; ++d) {
             const uint32_t dev = m_b.AddDevice("stage " + std::to_string(d), DeviceKind::Modelled, d);
@@ -103,7 +107,8 @@ public:
         m_optimizerName = m_b.Intern("optimizer");
     }
 
-    PipelineSimResult Run(const Schedule& s, const std::vector<std::pair<int, int>>& order, const ClusterModel& link);
+    void Step(int device, int index);
+    PipelineSimResult Finish(const ClusterModel& link);
 
 private:
     struct Task {
@@ -114,14 +119,24 @@ private:
         StringId name;
         int32_t microBatch, chunk, step;
     };
-    uint32_t Add(const Task& t, std::span<const uint32_t> deps);
+    // `local`: bit j set when deps[j] ran on t's own stage (known from the op's keys).
+    uint32_t Add(const Task& t, std::span<const uint32_t> deps, uint32_t local = 0);
+    static bool IsLocal(uint32_t local, size_t j) { return j < 32 && ((local >> j) & 1) != 0; }
 
+    const Schedule& m_s;
     const PipelineSpec& m_spec;
     bool m_trace;
+    OpTableOf<uint32_t> m_taskOf;                  // each op's task, once timed
+    std::vector<std::array<PipeOpCost, 3>> m_cost; // per stage, per op kind
+    std::vector<uint32_t> m_lastOfDevice;
+    double m_window = 0.0;
     std::vector<double> m_stageFree;
-    std::vector<double> m_end;        // per task
-    std::vector<int> m_device;        // per task
-    std::vector<StringId> m_name;     // per task
+    struct Done { // a task timed: what the ops waiting on it read, side by side (one cache line)
+        double end;
+        int32_t device;
+        StringId name;
+    };
+    std::vector<Done> m_done; // per task
     TraceBuilder m_b;
     std::vector<uint32_t> m_track;
     std::shared_ptr<TaskDependencies> m_deps;
@@ -129,16 +144,17 @@ private:
     StringId m_recomputeName = 0, m_optimizerName = 0;
 };
 
-uint32_t DirectPipeline::Add(const Task& t, std::span<const uint32_t> deps)
+uint32_t DirectPipeline::Add(const Task& t, std::span<const uint32_t> deps, uint32_t local)
 {
     const auto d = static_cast<size_t>(t.device);
     double start = m_stageFree[d];
-    for (uint32_t p : deps) start = std::max(start, m_end[p]);
+    // A producer on this stage ran before it, so it ended by the time the stage is free: only the
+    // others' ends are read (a backward's forward ran long ago, its record out of the cache).
+    for (size_t j = 0; j < deps.size(); ++j)
+        if (!IsLocal(local, j)) start = std::max(start, m_done[deps[j]].end);
     const double end = start + t.seconds;
-    const auto id = static_cast<uint32_t>(m_end.size());
-    m_end.push_back(end);
-    m_device.push_back(t.device);
-    m_name.push_back(t.name);
+    const auto id = static_cast<uint32_t>(m_done.size());
+    m_done.push_back({end, t.device, t.name});
     m_stageFree[d] = end;
     if (!m_trace) return id;
     Span s;
@@ -153,19 +169,21 @@ uint32_t DirectPipeline::Add(const Task& t, std::span<const uint32_t> deps)
     s.predictedNs = Ns(t.seconds);
     if (t.recompute) s.detail = m_recomputeName;
     m_b.AddSpan(m_track[d], s);
-    for (uint32_t p : deps) {
-        const auto from = static_cast<size_t>(m_device[p]);
+    for (size_t j = 0; j < deps.size(); ++j) {
+        if (IsLocal(local, j)) continue;
+        const uint32_t p = deps[j];
+        const auto from = static_cast<size_t>(m_done[p].device);
         if (from == d) continue;
         Flow f; // a producer on another stage: drawn as an arrow
         f.srcDevice = static_cast<uint32_t>(from);
         f.dstDevice = static_cast<uint32_t>(d);
         f.srcTrack = m_track[from];
         f.dstTrack = m_track[d];
-        f.srcNs = Ns(m_end[p]);
+        f.srcNs = Ns(m_done[p].end);
         f.dstNs = Ns(start);
         f.step = t.step;
         f.chunk = t.microBatch;
-        f.name = m_name[p];
+        f.name = m_done[p].name;
         m_b.AddFlow(f);
     }
     m_deps->spanOf.push_back({m_track[d], s.startNs, s.endNs});
@@ -174,51 +192,53 @@ uint32_t DirectPipeline::Add(const Task& t, std::span<const uint32_t> deps)
     return id;
 }
 
-PipelineSimResult DirectPipeline::Run(const Schedule& s, const std::vector<std::pair<int, int>>& order, const ClusterModel& link)
+// Times op `i` of stage `d`, which can run now (ValidateSchedule hands the ops so).
+void DirectPipeline::Step(int d, int i)
 {
-    const int D = m_spec.stages, V = m_spec.VirtualStages();
-    OpTableOf<uint32_t> taskOf(m_spec.TotalMicroBatches(), V, 0);
-    std::vector<std::array<PipeOpCost, 3>> cost(static_cast<size_t>(D)); // per stage, per op kind
-    for (int d = 0; d < D; ++d)
-        for (PipeOpKind k : {PipeOpKind::Forward, PipeOpKind::Backward, PipeOpKind::WeightGrad})
-            cost[static_cast<size_t>(d)][static_cast<size_t>(k)] = CostOf(m_spec, k, d);
+    const int D = m_spec.stages;
+    const PipeOp& op = m_s.stages[static_cast<size_t>(d)][static_cast<size_t>(i)];
+    const OpKey key = KeyOf(op, d, D);
+    const int batch = m_spec.kind == ScheduleKind::PipeDream ? op.microBatch / m_spec.microBatches : 0;
     std::array<OpKey, 2> keys{};
-    std::vector<uint32_t> lastOfDevice(static_cast<size_t>(D), 0);
-    double window = 0.0;
-    for (const auto& [d, i] : order) {
-        const PipeOp& op = s.stages[static_cast<size_t>(d)][static_cast<size_t>(i)];
-        const OpKey key = KeyOf(op, d, D);
-        const int batch = m_spec.kind == ScheduleKind::PipeDream ? op.microBatch / m_spec.microBatches : 0;
-        std::array<uint32_t, 2> need{};
-        size_t needCount = 0;
-        const int n = DependenciesOf(key, V, keys);
-        for (int j = 0; j < n; ++j) need[needCount++] = taskOf[keys[static_cast<size_t>(j)]];
-        if (op.kind == PipeOpKind::Backward && m_spec.recompute) { // as BuildPipelineWorkload: F again, then B
-            const PipeOpCost& f = cost[static_cast<size_t>(d)][static_cast<size_t>(PipeOpKind::Forward)];
-            const uint32_t rt = Add({d, f.seconds, f.flops, true, SpanCategory::Forward, m_recomputeName, op.microBatch, op.chunk, batch},
-                                    std::span<const uint32_t>(need.data(), needCount));
-            window = std::max(window, m_end[rt]);
-            need[0] = rt;
-            needCount = 1;
-        }
-        const PipeOpCost& c = cost[static_cast<size_t>(d)][static_cast<size_t>(op.kind)];
-        const uint32_t id = Add({d, c.seconds, c.flops, false, CategoryOf(op.kind), m_opName[static_cast<size_t>(op.kind)], op.microBatch,
-                                 op.chunk, batch},
-                                std::span<const uint32_t>(need.data(), needCount));
-        taskOf[key] = id;
-        window = std::max(window, m_end[id]);
-        lastOfDevice[static_cast<size_t>(d)] = id;
+    std::array<uint32_t, 2> need{};
+    size_t needCount = 0;
+    uint32_t local = 0;
+    const int n = DependenciesOf(key, m_spec.VirtualStages(), keys);
+    for (int j = 0; j < n; ++j) {
+        if (DeviceOf(keys[static_cast<size_t>(j)].virtualStage, D) == d) local |= 1u << needCount;
+        need[needCount++] = m_taskOf[keys[static_cast<size_t>(j)]];
     }
+    const auto& cost = m_cost[static_cast<size_t>(d)];
+    if (op.kind == PipeOpKind::Backward && m_spec.recompute) { // as BuildPipelineWorkload: F again, then B
+        const PipeOpCost& f = cost[static_cast<size_t>(PipeOpKind::Forward)];
+        const uint32_t rt = Add({d, f.seconds, f.flops, true, SpanCategory::Forward, m_recomputeName, op.microBatch, op.chunk, batch},
+                                std::span<const uint32_t>(need.data(), needCount), local);
+        m_window = std::max(m_window, m_done[rt].end);
+        need[0] = rt;
+        needCount = 1;
+        local = 1;
+    }
+    const PipeOpCost& c = cost[static_cast<size_t>(op.kind)];
+    const uint32_t id = Add({d, c.seconds, c.flops, false, CategoryOf(op.kind), m_opName[static_cast<size_t>(op.kind)], op.microBatch,
+                             op.chunk, batch},
+                            std::span<const uint32_t>(need.data(), needCount), local);
+    m_taskOf[key] = id;
+    m_window = std::max(m_window, m_done[id].end);
+    m_lastOfDevice[static_cast<size_t>(d)] = id;
+}
+
+PipelineSimResult DirectPipeline::Finish(const ClusterModel& link)
+{
     if (m_spec.optimizerSec > 0 && m_spec.kind != ScheduleKind::PipeDream)
-        for (int d = 0; d < D; ++d) // after the flush: every stage's last op
+        for (int d = 0; d < m_spec.stages; ++d) // after the flush: every stage's last op
             Add({d, m_spec.optimizerSec * m_spec.Slowdown(d), 0.0, false, SpanCategory::Compute, m_optimizerName, kNone, kNone, kNone},
-                lastOfDevice);
+                m_lastOfDevice);
     PipelineSimResult out;
     for (double e : m_stageFree) out.seconds = std::max(out.seconds, e);
-    out.pipelineSeconds = window;
+    out.pipelineSeconds = m_window;
     if (m_trace) {
         m_b.Meta() = PipelineMeta(m_spec, link);
-        FinishPipelineMeta(m_b.Meta(), m_spec, out.seconds, window);
+        FinishPipelineMeta(m_b.Meta(), m_spec, out.seconds, m_window);
         m_b.SetDependencySource(std::move(m_deps));
         out.trace = std::move(m_b).Finish();
     }
@@ -254,10 +274,10 @@ PipelineSimResult SimulatePipeline(const Schedule& schedule, const ClusterModel&
     const bool free = link.alphaSec == 0 && (s.activationBytes == 0 || link.betaSecPerByte == 0) && link.links.empty() &&
                       link.stragglers.empty();
     if (!free) return SimulatePipelineAsWorkload(schedule, link, buildTrace);
-    std::vector<std::pair<int, int>> order;
-    const ScheduleCheck check = ValidateSchedule(schedule, &order);
+    DirectPipeline direct(schedule, buildTrace);
+    const ScheduleCheck check = ValidateSchedule(schedule, [&](int d, int i) { direct.Step(d, i); }); // timed as validated
     if (!check.ok) throw Error(std::string(Name(s.kind)) + " schedule is invalid: " + check.message);
-    return DirectPipeline(schedule, buildTrace).Run(schedule, order, link);
+    return direct.Finish(link);
 }
 
 } // namespace paralens::core

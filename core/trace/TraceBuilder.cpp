@@ -162,17 +162,34 @@ std::pair<int64_t, int64_t> FinishTrack(Track& track)
     return {begin, end};
 }
 
-// Flows by source time, ties in the order they were added (StableOrderByKey: the keys sorted,
-// then one permutation; much cheaper than moving the large structs through a comparison sort).
-void SortFlows(std::vector<Flow>& flows)
+// The order that sorts flows by source time, ties in the order they were added (StableOrderByKey:
+// much cheaper than moving the large structs through a comparison sort), or none when they are
+// sorted already; and, in the same pass, their extent.
+std::vector<uint32_t> FlowOrder(const std::vector<Flow>& flows, std::pair<int64_t, int64_t>& extent)
 {
-    auto bySrc = [](const Flow& a, const Flow& b) { return a.srcNs < b.srcNs; };
-    if (std::is_sorted(flows.begin(), flows.end(), bySrc)) return;
     std::vector<int64_t> keys(flows.size());
-    for (size_t i = 0; i < flows.size(); ++i) keys[i] = flows[i].srcNs;
-    std::vector<Flow> sorted;
-    sorted.reserve(flows.size());
-    for (uint32_t i : StableOrderByKey(keys)) sorted.push_back(flows[i]);
+    bool sorted = true;
+    for (size_t i = 0; i < flows.size(); ++i) {
+        const Flow& f = flows[i];
+        keys[i] = f.srcNs;
+        sorted = sorted && (i == 0 || keys[i - 1] <= f.srcNs);
+        extent.first = std::min({extent.first, f.srcNs, f.dstNs});
+        extent.second = std::max({extent.second, f.srcNs, f.dstNs});
+    }
+    return sorted ? std::vector<uint32_t>() : StableOrderByKey(keys);
+}
+
+// The flows put in `order`, a slice of them at a time (`parts` slices, side by side on every core).
+void ApplyFlowOrder(std::vector<Flow>& flows, const std::vector<uint32_t>& order, size_t parts)
+{
+    if (order.empty()) return;
+    std::vector<Flow> sorted(flows.size());
+    const size_t slice = (flows.size() + parts - 1) / parts;
+    auto gather = [&](size_t part) {
+        for (size_t k = part * slice; k < std::min(flows.size(), (part + 1) * slice); ++k) sorted[k] = flows[order[k]];
+    };
+    if (parts == 1) gather(0);
+    else ParallelFor(parts, 1, gather);
     flows.swap(sorted);
 }
 
@@ -185,28 +202,29 @@ Trace TraceBuilder::Finish() &&
     int64_t end = std::numeric_limits<int64_t>::min();
     t.m_spanCount = 0;
     for (const Track& track : t.m_tracks) t.m_spanCount += track.spans.size();
-    // The tracks are independent: a large trace's are finished on every core, the flows sorted
-    // beside them.
+    // The tracks are independent: a large trace's are finished on every core, the flows' order
+    // found beside them, then the flows put in it on every core.
     std::vector<std::pair<int64_t, int64_t>> extent(t.m_tracks.size());
+    std::pair<int64_t, int64_t> flowExtent{begin, end};
+    std::vector<uint32_t> order;
     constexpr size_t kAlone = size_t{1} << 16; // fewer spans and flows than this: threads would cost more
     if (t.m_spanCount + t.m_flows.size() < kAlone) {
         for (size_t k = 0; k < t.m_tracks.size(); ++k) extent[k] = FinishTrack(t.m_tracks[k]);
-        SortFlows(t.m_flows);
+        order = FlowOrder(t.m_flows, flowExtent);
+        ApplyFlowOrder(t.m_flows, order, 1);
     } else {
         constexpr size_t kRun = 8; // tracks a task
         const size_t runs = (t.m_tracks.size() + kRun - 1) / kRun;
         ParallelFor(runs + 1, 1, [&](size_t i) { // the flows first: the largest task
-            if (i == 0) return SortFlows(t.m_flows);
+            if (i == 0) return void(order = FlowOrder(t.m_flows, flowExtent));
             for (size_t k = (i - 1) * kRun; k < std::min(t.m_tracks.size(), i * kRun); ++k) extent[k] = FinishTrack(t.m_tracks[k]);
         });
+        ApplyFlowOrder(t.m_flows, order, 4 * UsableThreads());
     }
+    extent.push_back(flowExtent);
     for (const auto& [b, e] : extent) {
         begin = std::min(begin, b);
         end = std::max(end, e);
-    }
-    for (const Flow& f : t.m_flows) {
-        begin = std::min({begin, f.srcNs, f.dstNs});
-        end = std::max({end, f.srcNs, f.dstNs});
     }
     for (Counter& c : t.m_counters) {
         std::stable_sort(c.samples.begin(), c.samples.end(),

@@ -90,6 +90,17 @@ TEST_CASE("the validator finds missing, doubled and deadlocking ops", "[core][sc
     Schedule deadlock = good; // stage 0 wants B(0) before it has sent F(0)
     std::swap(deadlock.stages[0][0], deadlock.stages[0][deadlock.stages[0].size() - 1]);
     CHECK_THAT(ValidateSchedule(deadlock).message, Catch::Contains("deadlocks") && Catch::Contains("stage 0 waits"));
+    // The simulator times the ops as the validator hands them over: each refused, in its words,
+    // the deadlocking one after some of its ops were timed.
+    for (const Schedule* bad : {&missing, &doubled, &deadlock})
+        for (bool trace : {false, true})
+            CHECK_THROWS_WITH(SimulatePipeline(*bad, FreeLinks(), trace), Catch::Contains("schedule is invalid"));
+    CHECK_THROWS_WITH(SimulatePipeline(deadlock, FreeLinks()), Catch::Contains("deadlocks"));
+    std::vector<std::pair<int, int>> order{{9, 9}};
+    CHECK_FALSE(ValidateSchedule(deadlock, &order).ok);
+    CHECK(order.empty());
+    CHECK(ValidateSchedule(good, &order).ok);
+    CHECK(order == ExecutionOrder(good));
 }
 
 TEST_CASE("measured bubbles equal the lectures' formulas with free communication and B = 2F", "[core][schedule]")
