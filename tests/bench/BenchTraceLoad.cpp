@@ -183,7 +183,7 @@ std::pair<double, double> PythonSeconds(const std::string& path)
     return {wall, cpu};
 }
 
-void Row(const char* what, const std::string& path, bool python)
+void Row(const char* what, const std::string& path, bool python, bool kineto)
 {
     uint64_t size = std::filesystem::file_size(path);
     LoadResult r = LoadInChild({path});
@@ -204,6 +204,10 @@ void Row(const char* what, const std::string& path, bool python)
     // The speed issue's targets: a large Chrome JSON at >= 400 MB/s in <= 0.6x its size; >= 20x Python's json.
     const std::string name = std::string(what) + " of " + Fixed(mb, 0, "MB");
     const double rss = static_cast<double>(r.maxRssKb) * 1024 / static_cast<double>(size);
+    // A PyTorch profiler trace at the large file's rate too: the Kineto reader's own work (kernel
+    // kinds, launches, NCCL kernels) once made it 4x slower than the same events as Chrome JSON,
+    // unseen for want of a row.
+    if (kineto) ReportTarget("loading: " + name, ">= 400 MB/s", Fixed(r.ok ? mb / r.seconds : 0.0, 0, "MB/s"), r.ok && mb / r.seconds >= 400);
     if (mb >= 512) {
         ReportTarget("loading: " + name, ">= 400 MB/s", Fixed(r.ok ? mb / r.seconds : 0.0, 0, "MB/s"), r.ok && mb / r.seconds >= 400);
         ReportTarget("loading: " + name + ", peak memory / file size", "<= 0.6x", Fixed(rss, 2, "x"), rss <= 0.6);
@@ -297,7 +301,7 @@ int main(int argc, char** argv)
         if (f.mb == 0) continue;
         std::string path = base + (f.kineto ? "-kineto" : "-chrome") + std::to_string(f.mb) + ".json";
         Generate(path, f.mb << 20, f.kineto);
-        Row(f.what, path, f.python);
+        Row(f.what, path, f.python, f.kineto);
         std::filesystem::remove(path);
     }
     if (pythonMb > 0) Scaling(base, pythonMb);
@@ -305,6 +309,7 @@ int main(int argc, char** argv)
     std::printf("\nload = ReadTraceFile in a fresh process (parse, assemble, sort, depths); cpu = its user + system time;\n"
                 "RSS/size = that process's peak resident memory / file size; py = json.load of the same file\n"
                 "(python3 -c 'import json ...'); x = python time / paralens time. MB = 10^6 bytes.\n"
-                "Targets (issue \"Speed\"): >= 400 MB/s and <= 0.6x its size in memory for the large file, >= 20x python.\n");
+                "Targets (issue \"Speed\"): >= 400 MB/s and <= 0.6x its size in memory for the large file, >= 20x python;\n"
+                "a Kineto trace >= 400 MB/s as well.\n");
     return 0;
 }
