@@ -184,6 +184,21 @@ TEST_CASE("microseconds text converts to exact nanoseconds", "[io]")
     CHECK(out == "42");
 }
 
+TEST_CASE("strings are written as JSON with every escape, plain runs as they are", "[io]")
+{
+    std::string out;
+    AppendJsonString(out, "say \"hi\"\\ to\nrank\r1\t\x01 and \x1f");
+    CHECK(out == R"("say \"hi\"\\ to\nrank\r1\t\u0001 and \u001f")");
+    out.clear();
+    const std::string kernel = "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_32x6_nn_align4>(Params) \xc3\xa9";
+    AppendJsonString(out, kernel);
+    CHECK(out == '"' + kernel + '"'); // UTF-8 and every other byte from 0x20 up as it is
+    out.clear();
+    AppendJsonString(out, "");
+    AppendJsonString(out, "\"");
+    CHECK(out == R"("""\"")");
+}
+
 TEST_CASE("a trace round-trips through JSON without loss", "[io]")
 {
     Trace original = RichTrace();
