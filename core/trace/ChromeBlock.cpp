@@ -214,9 +214,9 @@ ChromeBlock::~ChromeBlock() = default;
 void ChromeBlock::Assign(std::string_view body, uint64_t abs, char sep, bool isTentative)
 {
     const size_t need = body.size() + 2;
-    if (need > capacity) { // with room to spare: the next blocks are about as large; not zeroed
+    if (need > capacity) { // with room to spare: the next blocks are about as large
         capacity = need + need / 4;
-        text = std::make_unique_for_overwrite<char[]>(capacity + simdjson::SIMDJSON_PADDING);
+        text.reset(new char[capacity + simdjson::SIMDJSON_PADDING]); // default-initialised: not zeroed
     }
     text[0] = '[';
     std::memcpy(text.get() + 1, body.data(), body.size());
