@@ -1,7 +1,7 @@
 // How fast a collective plan is built and simulated: the GUI re-simulates while a slider moves.
 // Targets (issue "Foundation"): 1024-rank ring allreduce (about 2 million transfers) under 1 s;
 // 64-rank under 5 ms. Times are the best of several runs; "with trace" includes building the
-// Trace the views draw.
+// Trace the views draw. Also the speed issue's 1024-rank ring saved by the CLI as .json.gz in 3 s.
 #include "BenchMachine.hpp"
 
 #include "common/Memory.hpp"
@@ -9,10 +9,51 @@
 #include "plan/Plan.hpp"
 #include "sim/Simulator.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
+#include <string>
+#include <unistd.h>
 
 using namespace paralens::core;
+
+namespace {
+
+// The speed issue's `paralens simulate --ranks 1024 --out t.json.gz` in 3 s (plan, simulation,
+// trace, its dependencies and the JSON compressed into a file), timed as a user runs it: the
+// binary built beside this one, in a process of its own, best of two.
+void SavedByTheCli()
+{
+    std::error_code ec;
+    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    const std::filesystem::path cli = self.parent_path() / "paralens";
+    if (ec || !std::filesystem::exists(cli)) {
+        std::printf("not run: the 1024-rank ring saved by `paralens simulate --out` needs the paralens binary beside this one\n");
+        return;
+    }
+    const std::string out = "/tmp/paralens-bench-" + std::to_string(getpid()) + ".json.gz";
+    const std::string command = "'" + cli.string() + "' simulate --collective allreduce --ranks 1024 --out '" + out + "' > /dev/null";
+    double best = 1e9;
+    for (int run = 0; run < 2; ++run) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const int rc = std::system(command.c_str());
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (rc != 0) {
+            std::printf("paralens simulate --out failed (exit %d)\n", rc);
+            ReportTarget("simulator: 1024-rank ring saved by `paralens simulate --out t.json.gz`", "<= 3 s", "failed", false);
+            return;
+        }
+        best = std::min(best, s);
+    }
+    std::printf("%-36s %6d   saved by `paralens simulate --out t.json.gz`: %.2f s\n", "", 1024, best);
+    std::filesystem::remove(out, ec);
+    ReportTarget("simulator: 1024-rank ring saved by `paralens simulate --out t.json.gz`", "<= 3 s", Fixed(best, 2, "s"), best <= 3);
+}
+
+} // namespace
 
 int main()
 {
@@ -63,6 +104,7 @@ int main()
             }) - traceS;
             std::printf("%-36s %6d   its %zu dependencies derived when first asked: %.0f ms more\n", "", k.ranks,
                         Simulate(shared, cluster, {true}).trace->Dependencies().size(), depsS * 1e3);
+            SavedByTheCli();
         }
     }
     std::printf("\ntotal = plan + simulation with trace; target in ms (from the foundation issue)\n");
