@@ -22,6 +22,12 @@
 #                  `scripts/gpu-prepare.sh --check` made and tested on the development machine, at
 #                  /opt/paralens/build (with this tree linked at /opt/paralens/src, the paths CMake
 #                  wrote into it; needs root, as on the device machine)
+#   SKIP_CTEST=1   skip the whole suite (gpu-prepare.sh --check ran it on the prebuilt build); the GPU
+#                  tests still run
+#   STEP_TIMEOUT   stop any one step after this many seconds (default 0: no limit)
+#   DEADLINE_S     skip the steps that would start this many seconds after the script did (default
+#                  0: none), so that a lease of a few minutes still brings back logs; the steps
+#                  come in the order of what matters first
 #   STOP_AFTER     build or tests: stop after that step (the checks of gpu-prepare.sh --check, on
 #                  a machine without a GPU)
 #
@@ -40,21 +46,43 @@ mkdir -p "$OUT/logs" "$OUT/traces" || exit 2
 SUMMARY=$OUT/summary.txt
 : >"$SUMMARY"
 failures=0
+skipped=0
+STEP_TIMEOUT=${STEP_TIMEOUT:-0}
+DEADLINE_S=${DEADLINE_S:-0}
 
 note() { echo "gpu-validate: $*" | tee -a "$SUMMARY"; }
 
 # step NAME COMMAND...: runs the command with its output in $OUT/logs/NAME.log and records the result.
+# With STEP_TIMEOUT, a command is stopped after that many seconds; past DEADLINE_S (seconds since
+# the script started) the steps left are skipped, so that a short lease brings back what ran.
 step() {
   local name=$1
   shift
   local log=$OUT/logs/$name.log
+  if [ "$DEADLINE_S" -gt 0 ] && [ "$SECONDS" -ge "$DEADLINE_S" ]; then
+    note "SKIP  $name (past DEADLINE_S=$DEADLINE_S s)"
+    skipped=$((skipped + 1))
+    return 125
+  fi
+  local limit=$STEP_TIMEOUT
+  if [ "$DEADLINE_S" -gt 0 ]; then
+    local left=$((DEADLINE_S - SECONDS + 15))
+    if [ "$limit" -eq 0 ] || [ "$left" -lt "$limit" ]; then limit=$left; fi
+  fi
   local start=$SECONDS
   echo "== $name: $*" | tee "$log"
-  "$@" >>"$log" 2>&1
+  if [ "$limit" -gt 0 ]; then
+    timeout -k 10 "$limit" "$@" >>"$log" 2>&1
+  else
+    "$@" >>"$log" 2>&1
+  fi
   local rc=$?
   local took=$((SECONDS - start))
   if [ "$rc" -eq 0 ]; then
     note "PASS  $name (${took} s)"
+  elif [ "$limit" -gt 0 ] && { [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; }; then
+    note "FAIL  $name (stopped after its ${limit} s): see logs/$name.log"
+    failures=$((failures + 1))
   else
     note "FAIL  $name (exit $rc, ${took} s): see logs/$name.log"
     failures=$((failures + 1))
@@ -174,8 +202,11 @@ if [ ! -x "$PARALENS" ]; then
 fi
 step version "$PARALENS" --version --json
 
-# ---- tests: the whole suite (GPU tests included), then the GPU tests verbosely ----
-step ctest ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" --timeout 1200 "${CTEST_EXCLUDE[@]}"
+# ---- tests: the whole suite (GPU tests included; SKIP_CTEST=1 leaves it to gpu-prepare.sh --check,
+# which ran it on the same prebuilt build), then the GPU tests verbosely ----
+if [ "${SKIP_CTEST:-0}" != 1 ]; then
+  step ctest ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" --timeout 1200 "${CTEST_EXCLUDE[@]}"
+fi
 if [ "${STOP_AFTER:-}" = tests ]; then
   note "stopped after the tests (STOP_AFTER=tests); $failures step(s) failed"
   [ "$failures" -eq 0 ]
@@ -194,46 +225,17 @@ run() { # run NAME ARGS...: paralens run with CUPTI capture; JSON report in the 
   shift
   step "$name" "$PARALENS" run "$@" --profile cupti --json --out "$T/$name.json.gz"
 }
+# The steps come in the order of what a short lease should bring back first (see DEADLINE_S).
 
 # ---- GEMM probe: the measured peak beside the spec sheet's ----
 run gemm-probe --workload gemm --dtype bf16,fp16,fp32 --shapes 8192x8192x8192,4096x4096x4096,16384x8192x1024,2048x2048x2048
 
-# ---- Plan executor: allreduce over 8 virtual ranks, three algorithms, 8 B .. MAX_BYTES ----
-for algo in ring tree halving-doubling; do
-  run "plan-allreduce-$algo-8vranks" --workload plan --collective allreduce --algorithm "$algo" --ranks 8 --virtual \
-    --min-bytes 8 --max-bytes "$MAX_BYTES" --iters 5 --warmup 1
-done
-# The same with CUDA events (the fallback), to compare the two timelines.
-step plan-allreduce-ring-events "$PARALENS" run --workload plan --collective allreduce --algorithm ring --ranks 8 --virtual \
-  --bytes 64MiB --iters 5 --profile events --json --out "$T/plan-allreduce-ring-8vranks-events.json.gz"
-if [ "$NGPUS" -ge 2 ]; then
-  run plan-allreduce-ring-gpus --workload plan --collective allreduce --algorithm ring --min-bytes 1KiB --max-bytes "$MAX_BYTES" --iters 5
-  run plan-allreduce-ring-gpus-nccl --workload plan --collective allreduce --algorithm ring --transport nccl --bytes 64MiB --iters 5
-fi
-
-# ---- NCCL on the available GPUs (a 1-rank communicator on one GPU), with NCCL's own events ----
-run nccl-allreduce --workload collective --collective allreduce --min-bytes 8 --max-bytes "$MAX_BYTES" --nccl-profiler
-run nccl-allgather --workload collective --collective allgather --min-bytes 1KiB --max-bytes "$MAX_BYTES" --dtype bfloat16
-run nccl-reduce-scatter --workload collective --collective reduce-scatter --min-bytes 1KiB --max-bytes "$MAX_BYTES"
-if [ "$NGPUS" -ge 2 ]; then
-  for algo in Ring Tree; do
-    run "nccl-allreduce-$algo" --workload collective --collective allreduce --bytes 256MiB --nccl-algo "$algo"
-  done
-fi
-
-# ---- NCCL across processes: one process per GPU, the unique id over MPI (when mpirun is here) ----
-if command -v mpirun >/dev/null 2>&1 && [ "$NGPUS" -ge 1 ] && "$PARALENS" --version --json | grep -q '"mpi": true'; then
-  step "mpi-nccl-allreduce-${NGPUS}procs" env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-    mpirun --oversubscribe -np "$NGPUS" "$PARALENS" run --backend mpi --workload collective --collective allreduce \
-    --min-bytes 8 --max-bytes "$MAX_BYTES" --profile cupti --json --out "$T/mpi-nccl-allreduce-${NGPUS}procs.json.gz"
-else
-  note "skipped: NCCL across processes (mpirun not found, or paralens built without MPI)"
-fi
-
-# ---- pipelines: GPipe and 1F1B, 4 stages, 8 micro-batches (virtual stages in green contexts) ----
-for schedule in gpipe 1f1b; do
+# ---- pipelines, 4 stages, 8 micro-batches (virtual stages in green contexts): the measured bubble
+# beside (D-1)/(D-1+N) (v chunks: (D-1)/(v*N+D-1)), MFU beside the spec sheet's peak ----
+for schedule in 1f1b gpipe; do
   run "pipeline-$schedule-4x8-virtual" --workload pipeline --schedule "$schedule" --stages 4 --microbatches 8 --virtual
 done
+run pipeline-interleaved-4x8x2-virtual --workload pipeline --schedule interleaved --chunks 2 --stages 4 --microbatches 8 --virtual
 run pipeline-1f1b-4x8-virtual-shared-sms --workload pipeline --schedule 1f1b --stages 4 --microbatches 8 --virtual \
   --sm-partition none
 if [ "$NGPUS" -ge 4 ]; then
@@ -245,10 +247,61 @@ fi
 # ---- CUPTI overhead ----
 step bench-cupti "$BUILD_DIR/bin/paralens_bench_cupti"
 
-note "$failures step(s) failed"
+# ---- NCCL on the available GPUs (one GPU: a 1-rank communicator), with NCCL's own events ----
+run nccl-allreduce --workload collective --collective allreduce --min-bytes 8 --max-bytes "$MAX_BYTES" --nccl-profiler
+for c in broadcast reduce allgather reduce-scatter alltoall sendrecv scatter gather; do
+  run "nccl-$c" --workload collective --collective "$c" --min-bytes 1KiB --max-bytes 64MiB --step-factor 8 --iters 5 --warmup 2
+done
+if [ "$NGPUS" -ge 2 ]; then
+  for algo in Ring Tree; do
+    run "nccl-allreduce-$algo" --workload collective --collective allreduce --bytes 256MiB --nccl-algo "$algo"
+  done
+fi
+
+# ---- Plan executor: allreduce over 8 virtual ranks, three algorithms, 8 B .. MAX_BYTES ----
+for algo in ring tree halving-doubling; do
+  run "plan-allreduce-$algo-8vranks" --workload plan --collective allreduce --algorithm "$algo" --ranks 8 --virtual \
+    --min-bytes 8 --max-bytes "$MAX_BYTES" --iters 5 --warmup 1
+done
+# The same with CUDA events (the fallback), to compare the two timelines.
+step plan-allreduce-ring-events "$PARALENS" run --workload plan --collective allreduce --algorithm ring --ranks 8 --virtual \
+  --bytes 64MiB --iters 5 --profile events --json --out "$T/plan-allreduce-ring-8vranks-events.json.gz"
+
+# ---- Plan executor: every collective and algorithm of core on 8 virtual ranks, checked element by
+# element against the CPU reference (the list is core's AlgorithmsFor, hierarchical ones on 2 nodes) ----
+plan_matrix=(
+  "broadcast:tree ring halving-doubling naive" "reduce:tree ring halving-doubling naive"
+  "scatter:tree ring naive" "gather:tree ring naive"
+  "allgather:ring tree halving-doubling naive" "reduce-scatter:ring tree halving-doubling naive"
+  "allreduce:recursive-doubling naive" "alltoall:pairwise" "sendrecv:direct"
+)
+for entry in "${plan_matrix[@]}"; do
+  c=${entry%%:*}
+  for algo in ${entry#*:}; do
+    run "plan-$c-$algo-8vranks" --workload plan --collective "$c" --algorithm "$algo" --ranks 8 --virtual \
+      --min-bytes 1KiB --max-bytes 64MiB --step-factor 8 --iters 3 --warmup 1
+  done
+done
+if [ "$NGPUS" -ge 2 ]; then
+  run plan-allreduce-ring-gpus --workload plan --collective allreduce --algorithm ring --min-bytes 1KiB --max-bytes "$MAX_BYTES" --iters 5
+  run plan-allreduce-ring-gpus-nccl --workload plan --collective allreduce --algorithm ring --transport nccl --bytes 64MiB --iters 5
+fi
+
+# ---- NCCL across processes: one process per GPU, the unique id over MPI (when mpirun is here) ----
+if command -v mpirun >/dev/null 2>&1 && [ "$NGPUS" -ge 1 ] && "$PARALENS" --version --json | grep -q '"mpi": true'; then
+  step "mpi-nccl-allreduce-${NGPUS}procs" env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    mpirun --oversubscribe -np "$NGPUS" "$PARALENS" run --backend mpi --workload collective --collective allreduce \
+    --min-bytes 8 --max-bytes "$MAX_BYTES" --profile cupti --json --out "$T/mpi-nccl-allreduce-${NGPUS}procs.json.gz"
+else
+  note "skipped: NCCL across processes (mpirun not found, or paralens built without MPI)"
+fi
+
+note "$failures step(s) failed, $skipped skipped (after ${SECONDS} s)"
 if [ "${PACK:-0}" = 1 ]; then
+  # A tool that brings back a few files of at most 16 MiB each: the traces in pieces of 15 MiB
+  # (cat gpu-validate-traces.tar.part-* | tar -x).
   tar -C "$OUT" -czf "$OUT/gpu-validate-logs.tar.gz" logs && rm -rf "$OUT/logs"
-  tar -C "$OUT" -cf "$OUT/gpu-validate-traces.tar" traces && rm -rf "$OUT/traces"
-  note "packed: gpu-validate-logs.tar.gz, gpu-validate-traces.tar"
+  tar -C "$OUT" -cf - traces | split -b 15m -d - "$OUT/gpu-validate-traces.tar.part-" && rm -rf "$OUT/traces"
+  note "packed: gpu-validate-logs.tar.gz, $(cd "$OUT" && ls gpu-validate-traces.tar.part-* | paste -sd' ')"
 fi
 [ "$failures" -eq 0 ]
