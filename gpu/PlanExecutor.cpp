@@ -14,6 +14,7 @@
 #include "model/CostModel.hpp"
 #include "model/Hardware.hpp"
 #include "plan/Reference.hpp"
+#include "plan/SharedMemoryCost.hpp"
 
 #include <algorithm>
 #include <map>
@@ -62,6 +63,7 @@ private:
     bool m_virtual = false;
     bool m_nccl = false;
     double m_alphaSec = 0, m_betaSecPerByte = 0;
+    double m_memoryBytesPerSec = 0; // virtual ranks: the GPU memory their copies share
     std::vector<RankMem> m_ranks;
     Stream m_control;
     Event m_begin, m_end;
@@ -113,6 +115,12 @@ void PlanRun::Setup(RunReport& report)
     }
     m_alphaSec = m_req.alphaUs * 1e-6;
     m_betaSecPerByte = bw > 0 ? 1.0 / (bw * 1e9) : 0.0;
+    // Virtual ranks' copies all go through the one GPU's memory (a copy alone gets half of it: it
+    // reads and writes): a step's prediction shares that memory among its transfers.
+    m_memoryBytesPerSec = m_virtual && bw > 0 ? 2 * bw * 1e9 : 0.0;
+    if (m_memoryBytesPerSec > 0)
+        report.notes.push_back("virtual ranks: predicted with the shared-memory model (each step alpha plus the bytes its copies "
+                               "and reductions read and write, over " + std::to_string(static_cast<int>(2 * bw)) + " GB/s of GPU memory)");
 
     const std::string title = std::string(core::Name(pr.collective)) + " / " + std::string(core::Name(pr.algorithm)) + " on " +
                               std::to_string(m_p) + (m_virtual ? " virtual ranks" : " GPUs");
@@ -144,6 +152,7 @@ void PlanRun::Setup(RunReport& report)
         m.workload.Set("iters", static_cast<int64_t>(m_req.iters));
         m.model.Set("alphaUs", m_req.alphaUs);
         m.model.Set("bandwidthGBps", bw);
+        if (m_memoryBytesPerSec > 0) m.model.Set("sharedMemoryGBps", m_memoryBytesPerSec / 1e9);
         DescribeHardware(m.hardware, m_gpus);
     });
 }
@@ -304,7 +313,9 @@ core::MetaSection PlanRun::RunSize(const core::Plan& plan, const PlanProgram& pr
     }
     const double mean = std::accumulate(seconds.begin(), seconds.end(), 0.0) / static_cast<double>(seconds.size());
     const double best = *std::min_element(seconds.begin(), seconds.end());
-    const core::Prediction pred = core::PredictSeconds(plan.spec, core::CostParams{m_alphaSec, m_betaSecPerByte, 0.0});
+    const double predicted = m_memoryBytesPerSec > 0
+                                 ? core::SharedMemoryPlanCost(plan, m_alphaSec, m_memoryBytesPerSec).seconds
+                                 : core::PredictSeconds(plan.spec, core::CostParams{m_alphaSec, m_betaSecPerByte, 0.0}).seconds;
     core::MetaSection row;
     row.Set("bytes", static_cast<int64_t>(plan.spec.bytes));
     row.Set("steps", static_cast<int64_t>(plan.steps.size()));
@@ -313,7 +324,7 @@ core::MetaSection PlanRun::RunSize(const core::Plan& plan, const PlanProgram& pr
     row.Set("minTimeUs", best * 1e6);
     row.Set("algbwGBps", core::AlgBwGBps(plan.spec.bytes, mean));
     row.Set("busbwGBps", core::AlgBwGBps(plan.spec.bytes, mean) * core::BusBwFactor(plan.spec.collective, m_p));
-    if (m_betaSecPerByte > 0) row.Set("predictedUs", pred.seconds * 1e6);
+    if (m_betaSecPerByte > 0) row.Set("predictedUs", predicted * 1e6);
     row.Set("checked", m_req.check);
     row.Set("wrong", static_cast<int64_t>(wrong));
     return row;

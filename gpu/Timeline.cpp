@@ -33,6 +33,7 @@ Timeline::Timeline(Timing requested, JobContext& job, prof::AssemblerOptions opt
         }
     }
     std::lock_guard<std::mutex> lock(m_mutex);
+    m_assembler.SetSource(m_capture ? core::TraceSource::Cupti : core::TraceSource::CudaEvents);
     core::Metadata& meta = m_assembler.Meta();
     meta.extra.Set("timing", std::string(m_capture ? "cupti" : "cuda-events"));
     if (m_capture) meta.extra.Set("cupti", m_capture->Describe());

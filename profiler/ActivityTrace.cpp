@@ -371,15 +371,21 @@ core::Trace TraceAssembler::Build() const
         p.activity = &a;
         p.startNs = m_clock.ToHost(a.startNs);
         p.endNs = m_clock.ToHost(a.endNs);
+        // A synchronisation record is a wait (the host's, or a stream's on an event), not work of
+        // the GPU: it stays on its rank's track beside the ops and never makes or widens one (its
+        // times are the host's), and one on a stream no rank uses is left out.
+        const bool sync = a.kind == ActivityKind::Sync;
         if (const Placement* pl = FindPlacement(a)) {
             p.track = layout.Track(layout.RankDevice(pl->rank), pl->track);
+        } else if (sync) {
+            continue;
         } else {
             ++stats.unplaced;
             const std::string name = a.streamId == kNoId ? "context" : "stream " + std::to_string(a.streamId);
             p.track = layout.Track(layout.GpuDevice(a.deviceId), name);
         }
         const NvtxRange* range = nullptr;
-        if (auto api = apiByCorrelation.find(a.correlationId); api != apiByCorrelation.end()) {
+        if (auto api = sync ? apiByCorrelation.end() : apiByCorrelation.find(a.correlationId); api != apiByCorrelation.end()) {
             if (auto th = rangesByThread.find(api->second->threadId); th != rangesByThread.end())
                 range = InnermostRange(th->second, api->second->startNs);
         }

@@ -92,6 +92,8 @@ public:
 
     core::Metadata& Meta() { return m_meta; }
     const AssemblyStats& Stats() const { return m_stats; }
+    // What timed the activities, once known (a CUPTI capture that could not start leaves CUDA events).
+    void SetSource(core::TraceSource source) { m_options.source = source; }
 
     // Everything so far as an immutable Trace. Throws Error only on internal inconsistencies.
     core::Trace Build() const;

@@ -2,6 +2,7 @@
 #include "common/Error.hpp"
 #include "plan/Plan.hpp"
 #include "plan/Reference.hpp"
+#include "plan/SharedMemoryCost.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -128,4 +129,25 @@ TEST_CASE("expected regions state each collective's result for other executors",
     CHECK(sum.kind == ExpectedRegion::Kind::SumOfAll);
     CHECK(ExpectedValue(sum, 7, 3, 9) == ReferenceValue(9, 0, 7) + ReferenceValue(9, 1, 7) + ReferenceValue(9, 2, 7));
     CHECK(ExpectedRegions(BuildPlan({Collective::Reduce, Algorithm::Tree, 3, 30, 2, 1}), 0).empty()); // only the root
+}
+
+TEST_CASE("virtual ranks share one memory: a step costs alpha plus its bytes read and written", "[core][plan]")
+{
+    // Ring allreduce, p = 4, n = 4 MiB: 3 reduce-scatter steps of 4 reductions of n/4 (3 bytes of
+    // traffic each: two operands read, the sum written), then 3 allgather steps of 4 copies of n/4
+    // (2 bytes each): 15 n bytes through memory, and 6 alphas.
+    const uint64_t n = 4 << 20;
+    const Plan ring = BuildPlan({Collective::AllReduce, Algorithm::Ring, 4, n, 0, 1});
+    const SharedMemoryCost c = SharedMemoryPlanCost(ring, 1e-5, 1e12);
+    CHECK(c.memoryBytes == 15 * n);
+    CHECK(c.seconds == Approx(6 * 1e-5 + 15.0 * static_cast<double>(n) / 1e12));
+    // A binomial-tree broadcast moves the whole vector p-1 times, one step per level, whatever
+    // the number of copies a step holds: the steps differ in bytes, not in time per byte.
+    const Plan tree = BuildPlan({Collective::Broadcast, Algorithm::Tree, 8, n, 0, 1});
+    const SharedMemoryCost t = SharedMemoryPlanCost(tree, 0.0, 1e12);
+    CHECK(t.memoryBytes == 7 * 2 * n);
+    // All-to-all's local copy costs nothing, as in the alpha-beta model.
+    const Plan a2a = BuildPlan({Collective::AllToAll, Algorithm::Pairwise, 4, n, 0, 1});
+    CHECK(SharedMemoryPlanCost(a2a, 0.0, 1e12).memoryBytes == 3 * 4 * (n / 4) * 2);
+    CHECK(SharedMemoryPlanCost(ring, 1e-5, 0.0).seconds == Approx(6 * 1e-5));
 }

@@ -293,13 +293,62 @@ TEST_CASE("synchronisation records find their device through their context", "[p
     CHECK(t.SpanCount() == 2);
 }
 
+TEST_CASE("waits inside an op's range neither make nor widen op spans, and waits on unused streams are left out", "[prof]")
+{
+    // Seen on an H100 (virtual pipeline stages sharing the SMs): cudaStreamWaitEvent inside F0's
+    // range stretched F0 to the wait's host time, and a wait on the runner's own stream made an
+    // F0 op, with an MFU counter, on a device "GPU 0".
+    TraceAssembler a = TwoRanks();
+    OpLabel f;
+    f.name = "F0";
+    f.category = core::SpanCategory::Forward;
+    f.microBatch = 0;
+    f.flops = 1e12;
+    ActivityBatch b;
+    b.ranges.push_back(Range(100, 1000, 2000, f, 1));
+    b.apiCalls.push_back(Launch(100, 55, 1100));
+    b.apiCalls.push_back(Launch(100, 56, 1200)); // the cudaStreamWaitEvent
+    b.apiCalls.push_back(Launch(100, 57, 1300)); // a wait on a stream no rank uses
+    b.activities.push_back(Kernel(0, 7, 55, 3000, 5000, "gemm"));
+    GpuActivity wait;
+    wait.kind = ActivityKind::Sync;
+    wait.deviceId = kNoId;
+    wait.contextId = 10;
+    wait.streamId = 7;
+    wait.correlationId = 56;
+    wait.startNs = 1200;
+    wait.endNs = 1210;
+    wait.syncKind = SyncKind::StreamWaitEvent;
+    b.activities.push_back(wait);
+    GpuActivity elsewhere = wait;
+    elsewhere.streamId = 21;
+    elsewhere.correlationId = 57;
+    b.activities.push_back(elsewhere);
+    a.Add(std::move(b));
+    const core::Trace t = a.Build();
+
+    CHECK(t.Devices().size() == 2); // no device for the unused stream
+    const core::Track* tr = FindTrack(t, 0, "compute");
+    REQUIRE(tr);
+    auto ops = tr->Lane(0);
+    REQUIRE(ops.size() == 2); // the wait, beside F0
+    CHECK(ops[0].category == core::SpanCategory::Sync);
+    CHECK(ops[0].startNs == 1200);
+    CHECK(t.Str(ops[1].name) == "F0");
+    CHECK(ops[1].startNs == 3000); // the kernel's start, not the wait's
+    CHECK(ops[1].endNs == 5000);
+    CHECK(a.Stats().attributed == 1);
+    CHECK(a.Stats().unplaced == 0);
+    CHECK(t.SpanCount() == 3);
+}
+
 TEST_CASE("op spans timed by CUDA events need no CUPTI record and feed the MFU counter", "[prof]")
 {
-    AssemblerOptions o;
-    o.source = core::TraceSource::CudaEvents;
+    AssemblerOptions o; // source: CUPTI, until the Timeline finds that no capture started
     o.peakFlopsPerDevice = 1e15;
     o.mfuBins = 4;
     TraceAssembler a(o);
+    a.SetSource(core::TraceSource::CudaEvents);
     a.AddRank({0, 0, true, "GPU"});
     a.AddRank({1, 0, true, "GPU"});
     OpSpan f;
@@ -319,6 +368,7 @@ TEST_CASE("op spans timed by CUDA events need no CUPTI record and feed the MFU c
     a.AddOpSpan(g);
     const core::Trace t = a.Build();
     CHECK(t.Meta().source == core::TraceSource::CudaEvents);
+    CHECK(t.Meta().results.Find("cuptiDroppedRecords") == nullptr);
     CHECK(t.Devices()[0].kind == core::DeviceKind::VirtualGpu);
     CHECK(t.Str(t.Devices()[1].name) == "virtual rank 1 (GPU 0 GPU)");
     REQUIRE(t.Counters().size() == 2);
