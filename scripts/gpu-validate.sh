@@ -249,6 +249,9 @@ step bench-cupti "$BUILD_DIR/bin/paralens_bench_cupti"
 
 # ---- NCCL on the available GPUs (one GPU: a 1-rank communicator), with NCCL's own events ----
 run nccl-allreduce --workload collective --collective allreduce --min-bytes 8 --max-bytes "$MAX_BYTES" --nccl-profiler
+# NCCL's own log of loading paralens' profiler plugin (and what it reports on one GPU).
+step nccl-profiler-plugin env NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV,PROFILE "$PARALENS" run --workload collective \
+  --collective allreduce --bytes 64MiB --iters 5 --nccl-profiler --profile cupti --json --out "$T/nccl-profiler-plugin.json.gz"
 for c in broadcast reduce allgather reduce-scatter alltoall sendrecv scatter gather; do
   run "nccl-$c" --workload collective --collective "$c" --min-bytes 1KiB --max-bytes 64MiB --step-factor 8 --iters 5 --warmup 2
 done
