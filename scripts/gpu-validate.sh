@@ -238,6 +238,10 @@ done
 run pipeline-interleaved-4x8x2-virtual --workload pipeline --schedule interleaved --chunks 2 --stages 4 --microbatches 8 --virtual
 run pipeline-1f1b-4x8-virtual-shared-sms --workload pipeline --schedule 1f1b --stages 4 --microbatches 8 --virtual \
   --sm-partition none
+# The bubble as N grows, beside (D-1)/(D-1+N): 1F1B with 4, 16 and 32 micro-batches.
+for mb in 4 16 32; do
+  run "pipeline-1f1b-4x$mb-virtual" --workload pipeline --schedule 1f1b --stages 4 --microbatches "$mb" --virtual --iters 2
+done
 if [ "$NGPUS" -ge 4 ]; then
   for schedule in gpipe 1f1b; do
     run "pipeline-$schedule-4x8-gpus" --workload pipeline --schedule "$schedule" --stages 4 --microbatches 8
