@@ -238,10 +238,15 @@ done
 run pipeline-interleaved-4x8x2-virtual --workload pipeline --schedule interleaved --chunks 2 --stages 4 --microbatches 8 --virtual
 run pipeline-1f1b-4x8-virtual-shared-sms --workload pipeline --schedule 1f1b --stages 4 --microbatches 8 --virtual \
   --sm-partition none
-# The bubble as N grows, beside (D-1)/(D-1+N): 1F1B with 4, 16 and 32 micro-batches.
-for mb in 4 16 32; do
-  run "pipeline-1f1b-4x$mb-virtual" --workload pipeline --schedule 1f1b --stages 4 --microbatches "$mb" --virtual --iters 2
+# The bubble as N grows, beside (D-1)/(D-1+N): 1F1B with 4 to 32 micro-batches of 2048 tokens
+# (32 of 4096 need more than 80 GB).
+for mb in 4 8 16 32; do
+  run "pipeline-1f1b-4x$mb-virtual-2048tokens" --workload pipeline --schedule 1f1b --stages 4 --microbatches "$mb" \
+    --tokens 2048 --virtual --iters 2
 done
+# What CUPTI costs a real workload: the same 1F1B timed by CUDA events.
+step pipeline-1f1b-4x8-virtual-events "$PARALENS" run --workload pipeline --schedule 1f1b --stages 4 --microbatches 8 \
+  --virtual --profile events --json --out "$T/pipeline-1f1b-4x8-virtual-events.json.gz"
 if [ "$NGPUS" -ge 4 ]; then
   for schedule in gpipe 1f1b; do
     run "pipeline-$schedule-4x8-gpus" --workload pipeline --schedule "$schedule" --stages 4 --microbatches 8
@@ -270,9 +275,11 @@ for algo in ring tree halving-doubling; do
   run "plan-allreduce-$algo-8vranks" --workload plan --collective allreduce --algorithm "$algo" --ranks 8 --virtual \
     --min-bytes 8 --max-bytes "$MAX_BYTES" --iters 5 --warmup 1
 done
-# The same with CUDA events (the fallback), to compare the two timelines.
+# The same with CUDA events (the fallback), to compare the two timelines and what CUPTI adds to
+# the small sizes, where the host's issuing of 112 transfers bounds the step.
 step plan-allreduce-ring-events "$PARALENS" run --workload plan --collective allreduce --algorithm ring --ranks 8 --virtual \
-  --bytes 64MiB --iters 5 --profile events --json --out "$T/plan-allreduce-ring-8vranks-events.json.gz"
+  --min-bytes 8 --max-bytes 64MiB --step-factor 8 --iters 5 --warmup 1 --profile events --json \
+  --out "$T/plan-allreduce-ring-8vranks-events.json.gz"
 
 # ---- Plan executor: every collective and algorithm of core on 8 virtual ranks, checked element by
 # element against the CPU reference (the list is core's AlgorithmsFor, hierarchical ones on 2 nodes) ----
