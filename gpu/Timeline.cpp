@@ -110,12 +110,10 @@ Timeline::Op Timeline::Begin(const std::vector<Place>& places, const prof::OpLab
 void Timeline::End(Op& op)
 {
     for (size_t i = 0; i < op.pending.size(); ++i) {
-        cudaEvent_t end;
-        {
-            std::lock_guard<std::mutex> lock(m_mutex);
-            end = m_pending[static_cast<size_t>(op.pending[i])].end.Get();
-        }
-        PARALENS_CUDA(cudaEventRecord(end, op.streams[i]));
+        std::lock_guard<std::mutex> lock(m_mutex);
+        Pending& p = m_pending[static_cast<size_t>(op.pending[i])];
+        PARALENS_CUDA(cudaEventRecord(p.end.Get(), op.streams[i]));
+        p.ended = true;
     }
     op.pending.clear();
     op.range.reset();
@@ -133,7 +131,10 @@ void Timeline::Harvest(bool all)
     for (size_t i = m_firstUndone; i < m_pending.size(); ++i) {
         Pending& p = m_pending[i];
         if (p.done) continue;
-        if (cudaEventQuery(p.end.Get()) != cudaSuccess) {
+        // An event never recorded queries as complete: an op still being issued is not harvested
+        // (seen on an H100: the collector took a B op between its start and end, and lost it).
+        if (!p.ended && !all) continue;
+        if (p.ended && cudaEventQuery(p.end.Get()) != cudaSuccess) {
             (void)cudaGetLastError(); // cudaErrorNotReady is not an error
             if (!all) continue;
         }

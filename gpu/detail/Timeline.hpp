@@ -89,6 +89,7 @@ private:
         int rank = 0;
         std::string track;
         prof::OpLabel label;
+        bool ended = false; // End() recorded `end`: until then a query of it says "complete"
         bool done = false;
     };
     void Anchor(int device);

@@ -222,11 +222,15 @@ TEST_CASE("a small 1F1B pipeline runs every op and reports MFU and bubbles", "[g
     const RunReport report = RunJob(r);
     REQUIRE(report.rows.size() == 2);
     CHECK(report.rows[0].GetNumber("timeUs") > 0);
-    size_t forwards = 0;
+    size_t forwards = 0, backwards = 0;
     for (const core::Track& t : report.trace->Tracks())
-        for (const core::Span& s : t.spans) forwards += s.category == core::SpanCategory::Forward && s.step >= 0;
+        for (const core::Span& s : t.spans) {
+            forwards += s.category == core::SpanCategory::Forward && s.step >= 0;
+            backwards += s.category == core::SpanCategory::Backward && s.step >= 0;
+        }
     CHECK(forwards == 2u * 4u * 2u); // D x N x iterations
-    CHECK(report.summary.GetString("peakActivations").size() > 0);
+    CHECK(backwards == forwards);    // none lost between its start and end events
+    CHECK(report.summary.GetString("peakActivations") == "2 1");
 }
 
 TEST_CASE("the GEMM probe measures TFLOPS per dtype", "[gpu][gemm]")
