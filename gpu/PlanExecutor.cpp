@@ -150,6 +150,8 @@ void PlanRun::Setup(RunReport& report)
         m.workload.Set("virtualRanks", m_virtual);
         m.workload.Set("transport", std::string(m_nccl ? "nccl send/recv" : (m_virtual ? "copies within one GPU" : "peer copies")));
         m.workload.Set("iters", static_cast<int64_t>(m_req.iters));
+        // One size: the window builds this Plan again for its flow view (a sweep has no one n).
+        if (m_req.sizes.size() == 1) m.workload.Set("bytes", static_cast<int64_t>(m_req.sizes.front()));
         m.model.Set("alphaUs", m_req.alphaUs);
         m.model.Set("bandwidthGBps", bw);
         if (m_memoryBytesPerSec > 0) m.model.Set("sharedMemoryGBps", m_memoryBytesPerSec / 1e9);

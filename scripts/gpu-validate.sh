@@ -275,6 +275,9 @@ for algo in ring tree halving-doubling; do
   run "plan-allreduce-$algo-8vranks" --workload plan --collective allreduce --algorithm "$algo" --ranks 8 --virtual \
     --min-bytes 8 --max-bytes "$MAX_BYTES" --iters 5 --warmup 1
 done
+# One size (the window builds the Plan again for its flow view).
+run plan-allreduce-ring-8vranks-64MiB --workload plan --collective allreduce --algorithm ring --ranks 8 --virtual \
+  --bytes 64MiB --iters 5 --warmup 1
 # The same with CUDA events (the fallback), to compare the two timelines and what CUPTI adds to
 # the small sizes, where the host's issuing of 112 transfers bounds the step.
 step plan-allreduce-ring-events "$PARALENS" run --workload plan --collective allreduce --algorithm ring --ranks 8 --virtual \

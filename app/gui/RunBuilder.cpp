@@ -140,10 +140,13 @@ namespace {
 
 // A trace of one collective made by paralens (its metadata names the collective, the algorithm,
 // p, n and the cluster): the Plan is built again by core so the flow and model views can show it.
+// A Plan run on GPUs (`paralens run --workload plan` of one size) holds several runs of it (the
+// check, warm-ups, iterations): its steps are timed by the model, the timeline shows the measured.
 void AttachCollective(RunResult& r)
 {
     const core::Metadata& m = r.trace->Meta();
-    if (m.workload.GetString("kind") != "collective") return;
+    const bool gpuPlan = m.workload.GetString("workload") == "plan";
+    if (m.workload.GetString("kind") != "collective" && !gpuPlan) return;
     const auto collective = core::ParseCollective(m.workload.GetString("collective"));
     const auto algorithm = core::ParseAlgorithm(m.workload.GetString("algorithm"));
     const double ranks = m.workload.GetNumber("ranks", 0), bytes = m.workload.GetNumber("bytes", -1);
@@ -161,7 +164,7 @@ void AttachCollective(RunResult& r)
     k.bandwidthGBps = m.model.GetNumber("bandwidthGBps", k.bandwidthGBps);
     k.gammaGBps = m.model.GetNumber("gammaGBps", 0.0);
     try {
-        AttachPlan(r, {c.collective, c.algorithm, c.ranks, c.bytes, c.root, 1}, k, r.trace.get());
+        AttachPlan(r, {c.collective, c.algorithm, c.ranks, c.bytes, c.root, 1}, k, gpuPlan ? nullptr : r.trace.get());
         r.algbwGBps = core::AlgBwGBps(c.bytes, r.simulatedSeconds);
         r.busbwGBps = r.algbwGBps * core::BusBwFactor(c.collective, c.ranks);
         r.model = BuildModelData(c, k, r.simulatedSeconds);
@@ -432,19 +435,37 @@ std::shared_ptr<const RunResult> AnalyzeTrace(const Experiment& experiment, std:
     if (pipelineSeconds > 0)
         r->windowEndNs = std::min(t.EndNs(), t.BeginNs() + static_cast<int64_t>(std::llround(pipelineSeconds * 1e9)));
     FillUsage(*r);
-    if (t.Meta().workload.GetString("kind") == "pipeline") {
+    const core::MetaSection& w = t.Meta().workload;
+    if (w.GetString("kind") == "pipeline" || w.GetString("workload") == "pipeline") { // simulated, or run on GPUs
         r->bubbleFraction = core::ComputeBubbleFraction(t, {r->windowBeginNs, r->windowEndNs});
         r->bubbleFormula = t.Meta().results.GetNumber("bubbleFractionFormula", -1.0);
+        const auto kind = core::ParseScheduleKind(w.GetString("schedule"));
+        if (r->bubbleFormula < 0 && kind) {
+            core::PipelineSpec spec;
+            spec.kind = *kind;
+            spec.stages = static_cast<int>(w.GetNumber("stages", 0));
+            spec.microBatches = static_cast<int>(w.GetNumber("microbatches", 0));
+            spec.chunks = static_cast<int>(w.GetNumber("chunks", 1));
+            if (spec.stages > 0 && spec.microBatches > 0) r->bubbleFormula = core::BubbleFractionFormula(spec);
+        }
         r->peakActivations = core::PeakActivations(t);
     }
     r->simulatedSeconds = (t.EndNs() - t.BeginNs()) * 1e-9;
     r->predictedSeconds = t.Meta().results.GetNumber("predictedSeconds", 0.0);
     AttachCollective(*r);
     AttachMeasurements(*r, experiment.label.empty() ? Describe(experiment) : experiment.label);
-    // A GPU named in the trace's hardware metadata gives the peak for MFU.
+    // The run's own peak per device (paralens run: virtual stages of one GPU share its peak), else a
+    // GPU named in the trace's hardware metadata gives the peak for MFU.
+    const double runPeak = t.Meta().model.GetNumber("peakFlopsPerStage", 0.0);
     const std::string gpuName = t.Meta().hardware.GetString("gpu", t.Meta().hardware.GetString("device"));
     const core::GpuSpec* gpu = gpuName.empty() ? nullptr : core::FindGpu(gpuName);
-    if (gpu) FillMfu(*r, gpu->PeakFlops("bf16"), gpu->name + ", bf16 dense peak: spec table (assets/hardware.json)");
+    if (runPeak > 0) {
+        const bool shared = t.Meta().workload.GetNumber("virtualStages", 0) != 0;
+        FillMfu(*r, runPeak, "the run's peak per stage (" + t.Meta().model.GetString("peakSource", "spec sheet") +
+                                 (shared ? "; the virtual stages share one GPU's" : "") + ")");
+    } else if (gpu) {
+        FillMfu(*r, gpu->PeakFlops("bf16"), gpu->name + ", bf16 dense peak: spec table (assets/hardware.json)");
+    }
     return r;
 }
 

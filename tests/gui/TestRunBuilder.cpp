@@ -5,6 +5,7 @@
 #include "common/Error.hpp"
 
 #include "schedule/Schedule.hpp"
+#include "trace/TraceBuilder.hpp"
 #include "trace/TraceFile.hpp"
 
 #include <catch2/catch.hpp>
@@ -434,4 +435,56 @@ TEST_CASE("training steps give the flow view their collective: the dp allreduce,
     CHECK(ps->layout->kind == FlowLayoutKind::Star);
     e.training.workload = "moe";
     CHECK_FALSE(BuildRun(e)->plan); // no single collective to show
+}
+
+TEST_CASE("an H100 capture of virtual pipeline stages opens with MFU against the stages' share of the GPU", "[gui]")
+{
+    // Four virtual stages in green contexts of one H100 (traces/h100): each stage's peak is a
+    // quarter of the GPU's, as the run reported MFU; the spec's whole-GPU peak per stage showed 4x less.
+    Experiment e;
+    e.kind = ExperimentKind::File;
+    e.files = {PARALENS_SOURCE_DIR "/traces/h100/pipeline-1f1b-4x8-virtual.json.gz"};
+    auto r = BuildRun(e);
+    REQUIRE(r->mfu.available);
+    CHECK(r->mfu.peakFlops == Approx(989e12 / 4));
+    CHECK(r->mfu.report.mfu > 0.4); // the timed iterations alone: 0.49, as `paralens run` reported
+    CHECK(r->mfu.report.mfu < 0.5);
+    CHECK(r->peakActivations == std::vector<int>{4, 3, 2, 1});
+    CHECK(r->bubbleFormula == Approx(3.0 / 11.0)); // (D-1)/(D-1+N), from the run's schedule
+}
+
+TEST_CASE("a Plan run on a GPU of one size gets its Plan back for the flow view, a sweep does not", "[gui]")
+{
+    // What `paralens run --workload plan` writes: 8 virtual ranks, the workload's collective,
+    // algorithm and ranks, and n only when one size ran.
+    for (const bool oneSize : {true, false}) {
+        core::TraceBuilder b;
+        b.Meta().source = core::TraceSource::Cupti;
+        b.Meta().workload.Set("workload", std::string("plan"));
+        b.Meta().workload.Set("collective", std::string("allreduce"));
+        b.Meta().workload.Set("algorithm", std::string("ring"));
+        b.Meta().workload.Set("ranks", int64_t{8});
+        if (oneSize) b.Meta().workload.Set("bytes", int64_t{64} << 20);
+        b.Meta().model.Set("alphaUs", 5.0);
+        b.Meta().model.Set("bandwidthGBps", 1675.0);
+        for (int r = 0; r < 8; ++r) {
+            const uint32_t d = b.AddDevice("virtual rank " + std::to_string(r), core::DeviceKind::VirtualGpu, r);
+            core::Span s;
+            s.startNs = 1000 * r;
+            s.endNs = s.startNs + 500;
+            s.category = core::SpanCategory::Send;
+            b.AddSpan(b.AddTrack(d, "send"), s);
+        }
+        const std::string path = (std::filesystem::temp_directory_path() /
+                                  ("paralens-gui-gpu-plan-" + std::to_string(::getpid()) + ".json")).string();
+        core::WriteTraceFile(std::move(b).Finish(), path);
+        Experiment e;
+        e.kind = ExperimentKind::File;
+        e.files = {path};
+        auto loaded = BuildRun(e);
+        std::filesystem::remove(path);
+        INFO(oneSize);
+        CHECK(static_cast<bool>(loaded->holdings) == oneSize);
+        if (oneSize) CHECK(loaded->steps.size() == 14u); // 2(p-1), timed by the model
+    }
 }
