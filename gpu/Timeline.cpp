@@ -11,8 +11,20 @@ int64_t SteadyNowNs()
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+namespace {
+
+// --api-spans asks the capture for the runtime/driver records and the assembler for their spans
+// (on an H100 only the first was asked: the Trace had no host spans).
+prof::AssemblerOptions WithApiSpans(prof::AssemblerOptions options, bool apiSpans)
+{
+    options.apiSpans = apiSpans;
+    return options;
+}
+
+} // namespace
+
 Timeline::Timeline(Timing requested, JobContext& job, prof::AssemblerOptions options, bool apiSpans)
-    : m_job(job), m_assembler(options)
+    : m_job(job), m_assembler(WithApiSpans(std::move(options), apiSpans))
 {
     if (requested != Timing::Events) {
         prof::CaptureOptions co;
