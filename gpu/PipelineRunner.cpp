@@ -338,13 +338,7 @@ RunReport PipelineRun::Run()
     const double formula = core::BubbleFractionFormula(spec);
     for (int it = 0; it < m_req.iters; ++it) {
         // The iteration's window: its ops' extent in the Trace (GPU time, whatever the source).
-        core::UsageWindow w{INT64_MAX, INT64_MIN};
-        for (const core::Track& tr : t.Tracks())
-            for (const core::Span& s : tr.spans)
-                if (s.step == it && s.microBatch != core::kNone) {
-                    w.beginNs = std::min(w.beginNs, s.startNs);
-                    w.endNs = std::max(w.endNs, s.endNs);
-                }
+        const core::UsageWindow w = core::StepWindow(t, it);
         core::MetaSection row;
         row.Set("iteration", static_cast<int64_t>(it));
         row.Set("timeUs", seconds[static_cast<size_t>(it)] * 1e6);

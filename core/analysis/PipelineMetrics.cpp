@@ -1,6 +1,7 @@
 #include "analysis/PipelineMetrics.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
 namespace paralens::core {
@@ -27,6 +28,18 @@ double ComputeBubbleFraction(const Trace& trace, UsageWindow window)
         total += static_cast<double>(u.windowNs);
     }
     return total > 0 ? 1.0 - compute / total : 0.0;
+}
+
+UsageWindow StepWindow(const Trace& trace, int step)
+{
+    UsageWindow w{std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()};
+    for (const Track& tr : trace.Tracks())
+        for (const Span& s : tr.spans)
+            if (s.step == step && s.microBatch != kNone) {
+                w.beginNs = std::min(w.beginNs, s.startNs);
+                w.endNs = std::max(w.endNs, s.endNs);
+            }
+    return w;
 }
 
 std::vector<int> PeakActivations(const Trace& trace)

@@ -13,6 +13,10 @@ namespace paralens::core {
 // bubble_area / total_area. Communication does not count as busy here.
 double ComputeBubbleFraction(const Trace& trace, UsageWindow window);
 
+// The extent of one iteration's micro-batch ops (spans whose step is `step`): the window a
+// measured pipeline's bubble is taken over. Empty (begin > end) when the step has none.
+UsageWindow StepWindow(const Trace& trace, int step);
+
 // Per device, the most micro-batch-chunks whose activations are held at once: one is taken when
 // its forward starts and released when its backward (input gradient) ends. A deferred weight-
 // gradient pass (W) keeps only the layer inputs and output gradients, which are not counted.

@@ -3,14 +3,11 @@
 // reader or analysis that drifts from what the GPU backend wrote is seen without a GPU.
 #include "analysis/PipelineMetrics.hpp"
 #include "model/CostModel.hpp"
+#include "trace/FileIO.hpp"
 #include "trace/TraceFile.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
-
-#include <climits>
-#include <fstream>
-#include <sstream>
 
 using namespace paralens;
 using namespace paralens::core;
@@ -22,27 +19,10 @@ const std::string kDir = std::string(PARALENS_SOURCE_DIR) + "/traces/h100/";
 // The JSON report a step of scripts/gpu-validate.sh printed (its log: a command line, then JSON).
 nlohmann::json Report(const std::string& step)
 {
-    std::ifstream in(kDir + "logs/" + step + ".log");
-    REQUIRE(in);
-    std::stringstream text;
-    text << in.rdbuf();
-    const std::string s = text.str();
+    const std::string s = ReadFileDecompressed(kDir + "logs/" + step + ".log");
     const size_t brace = s.find("\n{");
     REQUIRE(brace != std::string::npos);
     return nlohmann::json::parse(s.substr(brace + 1));
-}
-
-// The window of timed iteration `it`: its ops' extent, as the pipeline runner takes it.
-UsageWindow IterationWindow(const Trace& t, int it)
-{
-    UsageWindow w{INT64_MAX, INT64_MIN};
-    for (const Track& tr : t.Tracks())
-        for (const Span& s : tr.spans)
-            if (s.step == it && s.microBatch != kNone) {
-                w.beginNs = std::min(w.beginNs, s.startNs);
-                w.endNs = std::max(w.endNs, s.endNs);
-            }
-    return w;
 }
 
 } // namespace
@@ -60,7 +40,7 @@ TEST_CASE("the H100 pipeline captures give back the bubbles and activations the 
         const auto& rows = report.at("rows");
         REQUIRE(rows.size() >= 2);
         for (const auto& row : rows) {
-            const UsageWindow w = IterationWindow(t, row.at("iteration").get<int>());
+            const UsageWindow w = StepWindow(t, row.at("iteration").get<int>());
             CHECK(ComputeBubbleFraction(t, w) == Approx(row.at("bubble").get<double>()).margin(1e-9));
         }
         std::string held;
