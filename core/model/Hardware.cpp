@@ -3,6 +3,7 @@
 #include "common/Error.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <nlohmann/json.hpp>
 
@@ -51,24 +52,36 @@ std::vector<GpuSpec> Parse()
     return out;
 }
 
+// The table's key of a dtype as callers spell it ("BF16", "bfloat16", "half"): lower case in
+// `buf`, aliases to their key; empty when too long to be one. No allocation: the planner asks for
+// peaks and ceilings thousands of times a search.
+std::string_view DtypeKey(std::string_view dtype, std::array<char, 16>& buf)
+{
+    if (dtype.size() > buf.size()) return {};
+    for (size_t i = 0; i < dtype.size(); ++i) buf[i] = dtype[i] >= 'A' && dtype[i] <= 'Z' ? static_cast<char>(dtype[i] - 'A' + 'a') : dtype[i];
+    const std::string_view key(buf.data(), dtype.size());
+    if (key == "float32" || key == "float") return "fp32";
+    if (key == "bfloat16") return "bf16";
+    if (key == "float16" || key == "half") return "fp16";
+    if (key == "float64" || key == "double") return "fp64";
+    return key;
+}
+
 } // namespace
 
 double GpuSpec::PeakFlops(std::string_view dtype) const
 {
-    std::string key = Lower(dtype);
-    if (key == "float32" || key == "float") key = "fp32";
-    else if (key == "bfloat16") key = "bf16";
-    else if (key == "float16" || key == "half") key = "fp16";
-    else if (key == "float64" || key == "double") key = "fp64";
-    auto it = tflops.find(key);
+    std::array<char, 16> buf;
+    auto it = tflops.find(DtypeKey(dtype, buf));
     return it == tflops.end() ? 0.0 : it->second * 1e12;
 }
 
 double GpuSpec::MatmulCeiling(std::string_view dtype) const
 {
-    std::string key = Lower(dtype);
+    std::array<char, 16> buf;
+    std::string_view key = DtypeKey(dtype, buf);
     auto it = mamfTflops.find(key);
-    if (it == mamfTflops.end() && (key == "fp16" || key == "float16" || key == "half")) it = mamfTflops.find("bf16"), key = "bf16";
+    if (it == mamfTflops.end() && key == "fp16") it = mamfTflops.find("bf16"), key = "bf16";
     const double peak = PeakFlops(key);
     return it == mamfTflops.end() || peak <= 0 ? 0.0 : it->second * 1e12 / peak;
 }

@@ -26,11 +26,11 @@ struct GpuSpec {
     double attentionVsGemm = 0;
     std::string attentionSource;
     std::vector<std::string> attentionFittedOn; // the published runs (tests/data/published-runs.csv ids) it was fitted on
-    std::map<std::string, double> tflops; // dtype -> dense TFLOPS
+    std::map<std::string, double, std::less<>> tflops; // dtype -> dense TFLOPS
     std::string source;
     // The matmul throughput measured at its best shape (Maximum Achievable Matmul FLOPS), dtype ->
     // TFLOPS, where a public measurement exists; `mamfSource` names it.
-    std::map<std::string, double> mamfTflops;
+    std::map<std::string, double, std::less<>> mamfTflops;
     std::string mamfSource;
 
     // Peak dense FLOP/s for a dtype ("bf16", "fp16", "fp32", "tf32", "fp8", "fp64", "int8");

@@ -8,6 +8,10 @@
 #include <map>
 #include <mutex>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace paralens::core {
 
 namespace {
@@ -172,6 +176,112 @@ double PipelineSeconds(const PipelineStructure& s, const PipelineOpTimes& t)
     double makespan = 0.0;
     for (double f : free) makespan = std::max(makespan, f);
     return makespan;
+}
+
+namespace {
+
+constexpr size_t kLanes = 8; // the most replays of one pass
+
+// Two lanes at a time where the CPU has SSE2 (every x86-64), one otherwise: the same operations
+// on each lane as PipelineSeconds's (max(x, m) is x > m ? x : m, as std::max takes it).
+#if defined(__SSE2__)
+struct Pair {
+    __m128d v;
+    static Pair Load(const double* p) { return {_mm_loadu_pd(p)}; }
+    static Pair Of(double a, double b) { return {_mm_set_pd(b, a)}; }
+    void Store(double* p) const { _mm_storeu_pd(p, v); }
+    Pair operator+(Pair o) const { return {_mm_add_pd(v, o.v)}; }
+    Pair operator*(Pair o) const { return {_mm_mul_pd(v, o.v)}; }
+    Pair AtLeast(Pair x) const { return {_mm_max_pd(x.v, v)}; } // x > this ? x : this
+};
+#else
+struct Pair {
+    double a, b;
+    static Pair Load(const double* p) { return {p[0], p[1]}; }
+    static Pair Of(double x, double y) { return {x, y}; }
+    void Store(double* p) const { p[0] = a, p[1] = b; }
+    Pair operator+(Pair o) const { return {a + o.a, b + o.b}; }
+    Pair operator*(Pair o) const { return {a * o.a, b * o.b}; }
+    Pair AtLeast(Pair x) const { return {a < x.a ? x.a : a, b < x.b ? x.b : b}; }
+};
+#endif
+
+// Up to kLanes replays of one structure in one pass: PipelineSeconds's loop with a lane per
+// replay, each lane's arithmetic in PipelineSeconds's order (so its result is the same double).
+// `Shared`: each op at its stage's and chunk's share (every lane has a share table), else 1 / v.
+template <size_t kLanes, bool Shared>
+void ReplayLanes(const PipelineStructure& s, const PipelineOpTimes* t, size_t lanes, double* out)
+{
+    static_assert(kLanes % 2 == 0);
+    const double v = s.shape.chunks;
+    const bool split = s.shape.kind == ScheduleKind::ZeroBubbleH1;
+    alignas(64) double dur[3][kLanes], send[kLanes], zero[kLanes] = {};
+    const double* share[kLanes];
+    for (size_t k = 0; k < kLanes; ++k) {
+        const PipelineOpTimes& x = t[std::min(k, lanes - 1)]; // spare lanes repeat the last
+        const double whole[3] = {x.forward, split ? x.backward - x.weight : x.backward, x.weight};
+        for (int kind = 0; kind < 3; ++kind) dur[kind][k] = Shared ? whole[kind] : whole[kind] / v;
+        send[k] = x.send;
+        share[k] = Shared ? x.share->data() : nullptr;
+    }
+    static thread_local std::vector<double> buffer;
+    const size_t n = s.ops.size();
+    if (buffer.size() < (n + 1) * kLanes) buffer.resize((n + 1) * kLanes);
+    double* const end = buffer.data();
+    std::fill(end, end + kLanes, 0.0);
+    std::vector<double> free(static_cast<size_t>(s.shape.stages) * kLanes, 0.0);
+    const PipelineStructure::Op* op = s.ops.data();
+    const int32_t* chunk = s.chunk.data();
+    const int chunks = s.shape.chunks;
+    for (size_t i = 0; i < n; ++i, ++op) {
+        double* const stageFree = &free[op->device * kLanes];
+        const double* const e0 = end + static_cast<size_t>(op->from0) * kLanes;
+        const double* const e1 = end + static_cast<size_t>(op->from1) * kLanes;
+        const double* const s0 = op->cross & 1 ? send : zero;
+        const double* const s1 = op->cross & 2 ? send : zero;
+        const double* const d = dur[op->kind];
+        double* const e = end + (i + 1) * kLanes;
+        const size_t at = static_cast<size_t>(op->device) * chunks + chunk[i];
+        for (size_t k = 0; k < kLanes; k += 2) {
+            const Pair start = Pair::Load(stageFree + k).AtLeast(Pair::Load(e0 + k) + Pair::Load(s0 + k)).AtLeast(Pair::Load(e1 + k) + Pair::Load(s1 + k));
+            const Pair took = Shared ? Pair::Load(d + k) * Pair::Of(share[k][at], share[k + 1][at]) : Pair::Load(d + k);
+            const Pair finish = start + took;
+            finish.Store(e + k);
+            finish.Store(stageFree + k);
+        }
+    }
+    for (size_t k = 0; k < lanes; ++k) {
+        double makespan = 0.0;
+        for (int d = 0; d < s.shape.stages; ++d) makespan = std::max(makespan, free[static_cast<size_t>(d) * kLanes + k]);
+        out[k] = makespan;
+    }
+}
+
+} // namespace
+
+void PipelineSecondsBatch(const PipelineStructure& s, const std::vector<PipelineOpTimes>& times, double* out)
+{
+    // Lanes of one pass either all have share tables or none (their arithmetic differs).
+    std::vector<size_t> even, shared;
+    for (size_t i = 0; i < times.size(); ++i) {
+        if (times[i].share)
+            Require(times[i].share->size() == static_cast<size_t>(s.shape.stages * s.shape.chunks), "PipelineSeconds: a share for each stage and chunk");
+        (times[i].share ? shared : even).push_back(i);
+    }
+    std::vector<PipelineOpTimes> lane(kLanes);
+    double result[kLanes];
+    for (const std::vector<size_t>* group : {&even, &shared})
+        for (size_t first = 0; first < group->size();) {
+            const size_t left = group->size() - first, lanes = std::min(kLanes, left);
+            for (size_t k = 0; k < lanes; ++k) lane[k] = times[(*group)[first + k]];
+            const bool share = group == &shared;
+            if (lanes == 1) result[0] = PipelineSeconds(s, lane[0]); // as fast alone
+            else if (lanes == 2) share ? ReplayLanes<2, true>(s, lane.data(), 2, result) : ReplayLanes<2, false>(s, lane.data(), 2, result);
+            else if (lanes <= 4) share ? ReplayLanes<4, true>(s, lane.data(), lanes, result) : ReplayLanes<4, false>(s, lane.data(), lanes, result);
+            else share ? ReplayLanes<8, true>(s, lane.data(), lanes, result) : ReplayLanes<8, false>(s, lane.data(), lanes, result);
+            for (size_t k = 0; k < lanes; ++k) out[(*group)[first + k]] = result[k];
+            first += lanes;
+        }
 }
 
 } // namespace paralens::core

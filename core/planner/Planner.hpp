@@ -125,10 +125,19 @@ struct TrainingConfig {
 // What pipeline stage `stage` holds: its transformer layers and multi-token prediction modules,
 // and whether the embedding and the output layer with the loss (an even or first/last split: the
 // embedding on the first stage, the loss and the MTP modules on the last; a layout: where it says).
-PipelineLayout::Part StageContent(const TransformerModel& m, const TrainingConfig& c, int stage);
+// Inline: the search asks it several times a candidate, and a call's return of the packed struct
+// stalls on its byte stores.
+inline PipelineLayout::Part StageContent(const TransformerModel& m, const TrainingConfig& c, int stage);
 
 // Layers on pipeline stage `stage` of `layers` (the heaviest middle stage's count for a middle one).
 int StageLayers(int layers, const TrainingConfig& c, int stage);
+
+inline PipelineLayout::Part StageContent(const TransformerModel& m, const TrainingConfig& c, int stage)
+{
+    if (c.layout) return c.layout->Stage(stage);
+    const bool last = stage == c.pp - 1;
+    return PipelineLayout::Part{StageLayers(m.layers, c, stage), last ? m.mtpLayers : 0, stage == 0, last};
+}
 
 // The layer count each of a pipeline's stages is a multiple of where Megatron-LM's standard flags
 // cut it into v model chunks of equal layers (v must divide it; the search offers those v); 0

@@ -82,18 +82,29 @@ MemoryBreakdown PlannerMemory(const PlanRequest& r, const TrainingConfig& c, con
 // replay it once. Thread-safe.
 class PipelineMemo {
 public:
+    struct Request {
+        const PipelineStructure* structure;
+        PipelineOpTimes times;
+    };
+    using Key = std::tuple<const PipelineStructure*, double, double, double, double, const std::vector<double>*>;
+
     // `t.share` must be one of Shares' (a share table is known by its address).
     double Seconds(const PipelineStructure& s, const PipelineOpTimes& t);
+    // Times what Seconds will be asked, those of one structure side by side in one pass over its
+    // ops (PipelineSecondsBatch), structures on every core; what is known already is skipped.
+    void Prefill(std::vector<Request> wanted);
     // OpShares of `c`'s split, computed once a search (the request is the search's); stable.
     const std::vector<double>* Shares(const PlanRequest& r, const TrainingConfig& c);
 
 private:
-    using Key = std::tuple<const PipelineStructure*, double, double, double, double, const std::vector<double>*>;
     using SplitKey = std::tuple<int, int, int, int, const PipelineLayout*>;
     std::mutex m_mutex;
     std::map<Key, double> m_seconds;
     std::map<SplitKey, std::vector<double>> m_shares;
 };
+
+// The op times PlannerTime asks `memo` to replay `c`'s pipeline with (for Prefill).
+PipelineOpTimes PipelineTimesOf(const PlanRequest& r, const TrainingConfig& c, PipelineMemo& memo);
 
 // `breakdown`: also time the pipeline with free sends, to split bubble from send time. `memo`:
 // where the search keeps the makespans it timed (null: time it).

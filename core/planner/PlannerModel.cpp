@@ -684,29 +684,11 @@ PipelineShape PipelineShapeOf(const PlanRequest& r, const TrainingConfig& c)
     return p;
 }
 
-double PipelineMemo::Seconds(const PipelineStructure& s, const PipelineOpTimes& t)
+PipelineOpTimes PipelineTimesOf(const PlanRequest& r, const TrainingConfig& c, PipelineMemo& memo)
 {
-    const Key key{&s, t.forward, t.backward, t.weight, t.send, t.share};
-    {
-        std::lock_guard<std::mutex> lock(m_mutex);
-        if (auto it = m_seconds.find(key); it != m_seconds.end()) return it->second;
-    }
-    const double seconds = PipelineSeconds(s, t);
-    std::lock_guard<std::mutex> lock(m_mutex);
-    m_seconds.emplace(key, seconds);
-    return seconds;
-}
-
-const std::vector<double>* PipelineMemo::Shares(const PlanRequest& r, const TrainingConfig& c)
-{
-    const SplitKey key{c.pp, c.chunks, c.firstStageLayers, c.lastStageLayers, c.layout.get()};
-    {
-        std::lock_guard<std::mutex> lock(m_mutex);
-        if (auto it = m_shares.find(key); it != m_shares.end()) return &it->second;
-    }
-    std::vector<double> shares = OpShares(r, c);
-    std::lock_guard<std::mutex> lock(m_mutex);
-    return &m_shares.emplace(key, std::move(shares)).first->second; // a twin computed meanwhile: that one
+    PipelineOpTimes times = OpCostsOf(r, c, ShapeOf(r, c)).times;
+    times.share = memo.Shares(r, c);
+    return times;
 }
 
 StepBreakdown PlannerTime(const PlanRequest& r, const TrainingConfig& c, const PipelineStructure* pipe, bool breakdown, PipelineMemo* memo)
@@ -722,7 +704,7 @@ StepBreakdown PlannerTime(const PlanRequest& r, const TrainingConfig& c, const P
     double pipeline = work, freeSends = work;
     if (c.pp > 1 && pipe) {
         const std::vector<double> own = memo ? std::vector<double>{} : OpShares(r, c);
-        PipelineOpTimes times = o.times;
+        PipelineOpTimes times = o.times; // as PipelineTimesOf asks
         times.share = memo ? memo->Shares(r, c) : &own;
         pipeline = memo ? memo->Seconds(*pipe, times) : PipelineSeconds(*pipe, times);
         PipelineOpTimes free = times;

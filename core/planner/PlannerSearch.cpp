@@ -225,15 +225,14 @@ void PrebuildSchedules(const PlanRequest& r, const std::vector<TrainingConfig>& 
     });
 }
 
-// One candidate's memory (`bound`, its lower bound, then on its schedule) and, when it fits, its
-// time. False when its schedule does not allow the shape.
-bool EvaluateCandidate(const PlanRequest& r, const TrainingConfig& c, const MemoryBreakdown& bound, double usable, PipelineMemo& memo,
-                       PlanRow& row)
+// One candidate's memory: `bound`, its lower bound, then on its schedule (`pipe`, built where the
+// bound fits). False when its schedule does not allow the shape.
+bool SizeCandidate(const PlanRequest& r, const TrainingConfig& c, const MemoryBreakdown& bound, double usable, PlanRow& row,
+                   std::shared_ptr<const PipelineStructure>& pipe)
 {
     row.config = c;
     row.microBatches = r.globalBatch / (c.dp * c.microBatch);
     row.memory = bound;
-    std::shared_ptr<const PipelineStructure> pipe;
     if (row.memory.Total() <= usable && c.pp > 1) {
         try {
             pipe = PipelineStructureOf(PipelineShapeOf(r, c));
@@ -242,22 +241,61 @@ bool EvaluateCandidate(const PlanRequest& r, const TrainingConfig& c, const Memo
         }
         row.memory = PlannerMemory(r, c, pipe.get());
     }
+    return true;
+}
+
+// A sized candidate's time, when it fits (its pipeline from `memo`), and what its row says.
+void TimeCandidate(const PlanRequest& r, const PipelineStructure* pipe, double usable, PipelineMemo& memo, PlanRow& row)
+{
+    const TrainingConfig& c = row.config;
     if (row.memory.Total() <= usable) {
-        row.time = PlannerTime(r, c, pipe.get(), false, &memo);
+        row.time = PlannerTime(r, c, pipe, false, &memo);
         row.timed = true;
     }
     FinishRow(r, row);
     if (!row.fits && c.pp > 1 && !pipe) row.rejected.insert(5, " at least"); // "needs at least ...": the lower bound of micro-batches in flight
-    return true;
 }
 
+// Sizes every candidate, replays the pipelines of those that fit side by side (PipelineMemo::
+// Prefill: candidates of one shape in one pass), then times them. False in `allowed` where a
+// schedule does not allow the shape.
+void EvaluateCandidates(const PlanRequest& r, const std::vector<TrainingConfig>& candidates, const std::vector<MemoryBreakdown>& bound,
+                        double usable, PipelineMemo& memo, std::vector<PlanRow>& rows, std::vector<uint8_t>& allowed)
+{
+    std::vector<std::shared_ptr<const PipelineStructure>> pipes(candidates.size());
+    ParallelFor(candidates.size(), 16, [&](size_t i) { allowed[i] = SizeCandidate(r, candidates[i], bound[i], usable, rows[i], pipes[i]); });
+    std::vector<size_t> pipelined;
+    for (size_t i = 0; i < candidates.size(); ++i)
+        if (allowed[i] && pipes[i] && rows[i].memory.Total() <= usable) pipelined.push_back(i);
+    std::vector<PipelineMemo::Request> wanted(pipelined.size());
+    ParallelFor(pipelined.size(), 16, [&](size_t k) {
+        wanted[k] = {pipes[pipelined[k]].get(), PipelineTimesOf(r, candidates[pipelined[k]], memo)};
+    });
+    memo.Prefill(std::move(wanted));
+    ParallelFor(candidates.size(), 16, [&](size_t i) {
+        if (allowed[i]) TimeCandidate(r, pipes[i].get(), usable, memo, rows[i]);
+    });
+}
+
+// Fitting rows fastest first, then the others smallest first; ties keep their order. The order is
+// found on the keys and the rows moved once (a merge sort of whole rows moves each log n times).
 void Rank(std::vector<PlanRow>& rows)
 {
-    std::stable_sort(rows.begin(), rows.end(), [](const PlanRow& a, const PlanRow& b) {
+    struct Entry {
+        bool fits;
+        double key;
+        size_t index;
+    };
+    std::vector<Entry> order(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) order[i] = {rows[i].fits, rows[i].fits ? rows[i].time.step : rows[i].memory.Total(), i};
+    std::stable_sort(order.begin(), order.end(), [](const Entry& a, const Entry& b) {
         if (a.fits != b.fits) return a.fits;
-        if (a.fits) return a.time.step < b.time.step;
-        return a.memory.Total() < b.memory.Total();
+        return a.key < b.key;
     });
+    std::vector<PlanRow> sorted;
+    sorted.reserve(rows.size());
+    for (const Entry& e : order) sorted.push_back(std::move(rows[e.index]));
+    rows = std::move(sorted);
 }
 
 } // namespace
@@ -330,11 +368,7 @@ PlanResult PlanTraining(const PlanRequest& r)
     std::vector<PlanRow> rows(candidates.size());
     std::vector<uint8_t> allowed(candidates.size());
     PipelineMemo memo;
-    // Runs of 16 neighbouring candidates to a thread: those that differ only in their ZeRO stage are
-    // neighbours and share a pipeline timing (the memo), which two threads taking them at the same
-    // moment would both compute.
-    ParallelFor(candidates.size(), 16,
-                [&](size_t i) { allowed[i] = EvaluateCandidate(r, candidates[i], bound[i], usable, memo, rows[i]); });
+    EvaluateCandidates(r, candidates, bound, usable, memo, rows, allowed);
     res.rows.reserve(rows.size());
     for (size_t i = 0; i < rows.size(); ++i) // in the candidates' order, so that ties rank the same on any core count
         if (allowed[i]) res.rows.push_back(std::move(rows[i]));

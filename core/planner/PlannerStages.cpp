@@ -21,13 +21,6 @@ int StageLayers(int layers, const TrainingConfig& c, int stage)
     return others > 0 ? (rest + others - 1) / others : 0;
 }
 
-PipelineLayout::Part StageContent(const TransformerModel& m, const TrainingConfig& c, int stage)
-{
-    if (c.layout) return c.layout->Stage(stage);
-    const bool last = stage == c.pp - 1;
-    return PipelineLayout::Part{StageLayers(m.layers, c, stage), last ? m.mtpLayers : 0, stage == 0, last};
-}
-
 bool EndsCountedAsLayers(int layers, const TrainingConfig& c)
 {
     const int pp = c.pp;

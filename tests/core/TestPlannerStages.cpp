@@ -265,3 +265,49 @@ TEST_CASE("planner: --dp-comm-overlap hides each chunk's gradient reduce and wei
     r.dpCommOverlap = true;
     CHECK_THROWS_WITH(PlanTraining(r), Catch::Contains("--dp-comm-exposed and --dp-comm-overlap exclude each other"));
 }
+
+TEST_CASE("planner: pipelines replayed side by side give each the makespan it gets alone, to the bit", "[core][planner]")
+{
+    uint64_t state = 12345;
+    auto uniform = [&](double lo, double hi) { // a fixed sequence, the same on every machine
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        return lo + (hi - lo) * static_cast<double>(state >> 11) / 9007199254740992.0;
+    };
+    const PipelineShape shapes[] = {
+        {ScheduleKind::OneFOneB, 4, 8, 1, 0, 0},     {ScheduleKind::GPipe, 3, 5, 1, 0, 0}, {ScheduleKind::Interleaved, 4, 8, 2, 0, 0},
+        {ScheduleKind::Interleaved, 2, 6, 3, 0, 0}, {ScheduleKind::ZeroBubbleH1, 4, 8, 1, 2.0, 1.0},
+    };
+    for (const PipelineShape& shape : shapes) {
+        const auto pipe = PipelineStructureOf(shape);
+        const size_t tables = static_cast<size_t>(shape.stages * shape.chunks);
+        std::vector<std::vector<double>> shares(3, std::vector<double>(tables));
+        for (auto& table : shares)
+            for (double& x : table) x = uniform(0.1, 1.0) / shape.chunks;
+        for (size_t count : {1, 2, 3, 5, 8, 9, 17}) {
+            std::vector<PipelineOpTimes> times(count);
+            for (size_t i = 0; i < count; ++i) {
+                PipelineOpTimes& t = times[i];
+                t.forward = uniform(0.5, 2.0), t.backward = t.forward * uniform(1.5, 2.5), t.weight = t.backward * uniform(0.3, 0.5);
+                t.send = i % 3 == 0 ? 0.0 : uniform(0.0, 0.3); // some without sends, some with
+                t.share = i % 2 ? &shares[i % 3] : nullptr;     // lanes with and without share tables, mixed
+            }
+            std::vector<double> out(count, -1.0);
+            PipelineSecondsBatch(*pipe, times, out.data());
+            for (size_t i = 0; i < count; ++i) {
+                INFO(Name(shape.kind) << " stages " << shape.stages << " chunks " << shape.chunks << ", " << count << " at once, #" << i);
+                CHECK(out[i] == PipelineSeconds(*pipe, times[i])); // exactly
+            }
+        }
+    }
+    // The search replays its candidates so; each row's step is the one Evaluate gives it alone.
+    const PlanRequest r = Request("llama3-8b", "h100-sxm", 64, 256);
+    const PlanResult res = PlanTraining(r);
+    size_t pipelined = 0;
+    for (size_t i = 0; i < res.rows.size() && pipelined < 40; ++i)
+        if (res.rows[i].fits && res.rows[i].config.pp > 1) {
+            ++pipelined;
+            INFO(ConfigText(res.rows[i].config));
+            CHECK(res.rows[i].time.step == Evaluate(r, res.rows[i].config).time.step);
+        }
+    CHECK(pipelined == 40);
+}
