@@ -15,6 +15,7 @@
 #include "common/Units.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <numeric>
@@ -36,7 +37,11 @@ struct Stage {
     int device = 0;
     DeviceBuffer mem;
     Stream compute, send, recv;
+    // --copy-on receiver: the copies coming in from the previous and the next stage (in the ring
+    // of stages), in this stage's context; each placed on its sender's send track.
+    Stream fromPrev, fromNext;
     std::unique_ptr<CublasHandle> blas;
+    std::array<const Stream*, 5> Streams() const { return {&compute, &send, &recv, &fromPrev, &fromNext}; }
 };
 
 class PipelineRun {
@@ -54,6 +59,13 @@ private:
     void Issue(int iteration, const std::string& detail);
     void IssueStep(size_t index, int iteration, const std::string& detail);
     void Gemm(Stage& s, const GemmCall& g, int32_t chunk, int32_t mb);
+    // A copy between virtual stages that the receiving stage's stream runs (--copy-on receiver).
+    bool OnReceiver(const PipeStep& s) const
+    {
+        return s.onSendStream && m_receiverCopies && s.peerDevice >= 0 && s.peerDevice != s.device;
+    }
+    int32_t Prev(int32_t d) const { return (d + static_cast<int32_t>(m_stages.size()) - 1) % static_cast<int32_t>(m_stages.size()); }
+    int32_t Next(int32_t d) const { return (d + 1) % static_cast<int32_t>(m_stages.size()); }
     void Wait(const char* what);
     uint8_t* Ptr(int32_t stage, PipeBuf buf, int32_t block, int32_t chunk, int32_t mb)
     {
@@ -67,6 +79,7 @@ private:
     PipelineProgram m_prog;
     bool m_virtual = false;
     bool m_nccl = false;
+    bool m_receiverCopies = false; // --copy-on receiver on one GPU's virtual stages
     double m_peakPerStage = 0, m_gpuPeak = 0;
     std::unique_ptr<GreenContexts> m_green; // before the stages: their streams go first
     std::vector<Stage> m_stages;
@@ -81,7 +94,7 @@ void PipelineRun::Wait(const char* what)
 {
     std::vector<cudaStream_t> streams{m_control.Get()};
     for (const Stage& s : m_stages)
-        for (const Stream* st : {&s.compute, &s.send, &s.recv})
+        for (const Stream* st : s.Streams())
             if (st->Get()) streams.push_back(st->Get());
     WaitStreams(streams, m_job, std::chrono::seconds(static_cast<int64_t>(TimeoutSeconds())),
                 [&] {
@@ -105,6 +118,10 @@ void PipelineRun::MakeStreams(RunReport& report)
     } else if (m_virtual && D > 1) {
         report.notes.push_back("virtual stages share all SMs (--sm-partition none): they compete for them");
     }
+    m_receiverCopies = m_virtual && !m_nccl && D > 1 && pr.copyOn == CopyOn::Receiver;
+    if (m_virtual && !m_nccl && D > 1)
+        report.notes.push_back(m_receiverCopies ? "copies between stages run on the receiving stage's stream and SMs (--copy-on receiver)"
+                                                : "copies between stages run on the sending stage's stream and SMs (--copy-on sender)");
     for (int d = 0; d < D; ++d) {
         Stage& s = m_stages[static_cast<size_t>(d)];
         if (m_green) {
@@ -115,6 +132,10 @@ void PipelineRun::MakeStreams(RunReport& report)
             s.send = Stream(s.device);
         }
         if (m_nccl) s.recv = Stream(s.device);
+        if (m_receiverCopies) {
+            s.fromPrev = m_green ? Stream(s.device, m_green->NewStream(d)) : Stream(s.device);
+            s.fromNext = m_green ? Stream(s.device, m_green->NewStream(d)) : Stream(s.device);
+        }
         GreenContexts::Scope green(m_green.get(), d); // the handle in the stage's context
         s.blas = std::make_unique<CublasHandle>(s.device);
         DeviceScope scope(s.device);
@@ -164,14 +185,19 @@ void PipelineRun::Setup(RunReport& report)
         m_timeline->PlaceStream(m_stages[static_cast<size_t>(d)].compute.Get(), devices[static_cast<size_t>(d)], d, "compute");
         m_timeline->PlaceStream(m_stages[static_cast<size_t>(d)].send.Get(), devices[static_cast<size_t>(d)], d, "send");
         if (m_nccl) m_timeline->PlaceStream(m_stages[static_cast<size_t>(d)].recv.Get(), devices[static_cast<size_t>(d)], d, "recv");
+        if (m_receiverCopies) { // on the sender's send track, as the sender's own copies are
+            m_timeline->PlaceStream(m_stages[static_cast<size_t>(d)].fromPrev.Get(), devices[static_cast<size_t>(d)], Prev(d), "send");
+            m_timeline->PlaceStream(m_stages[static_cast<size_t>(d)].fromNext.Get(), devices[static_cast<size_t>(d)], Next(d), "send");
+        }
     }
     if (m_nccl) m_comms = std::make_unique<NcclComms>(devices, m_job, "", "", "", "");
     m_control = Stream(devices.front());
     m_begin = Event(devices.front(), true);
     m_end = Event(devices.front(), true);
     for (const PipeStep& s : m_prog.steps) {
-        // Recorded on the stage's stream (the receiver's for an NCCL send): made in that context.
-        const int32_t where = s.onSendStream && m_nccl && s.peerDevice != s.device ? s.peerDevice : s.device;
+        // Recorded on the stage's stream (the receiver's for an NCCL send or a copy the receiver
+        // runs): made in that context.
+        const int32_t where = (s.onSendStream && m_nccl && s.peerDevice != s.device) || OnReceiver(s) ? s.peerDevice : s.device;
         GreenContexts::Scope green(m_green.get(), where);
         m_done.emplace_back(m_stages[static_cast<size_t>(where)].device, false);
     }
@@ -189,6 +215,7 @@ void PipelineRun::Setup(RunReport& report)
         m.workload.Set("virtualStages", m_virtual);
         m.workload.Set("transport", std::string(m_nccl ? "nccl send/recv" : (m_virtual ? "copies within one GPU" : "peer copies")));
         m.workload.Set("smPartition", std::string(m_green ? "green contexts" : "none"));
+        if (m_virtual && !m_nccl) m.workload.Set("copyOn", std::string(m_receiverCopies ? "receiver" : "sender"));
         m.model.Set("peakFlopsPerStage", m_peakPerStage);
         m.model.Set("peakSource", std::string(m_req.peakTflops > 0 ? "--peak-tflops" : "spec sheet"));
         DescribeHardware(m.hardware, m_gpus);
@@ -232,8 +259,13 @@ void PipelineRun::IssueStep(size_t index, int iteration, const std::string& deta
 {
     const PipeStep& step = m_prog.steps[index];
     Stage& stage = m_stages[static_cast<size_t>(step.device)];
-    const cudaStream_t stream = step.onSendStream ? stage.send.Get() : stage.compute.Get();
-    GreenContexts::Scope green(m_green.get(), step.device); // the op's events live in its stage's context
+    const bool onReceiver = OnReceiver(step);
+    const Stage& to = m_stages[static_cast<size_t>(onReceiver ? step.peerDevice : step.device)];
+    const cudaStream_t stream = onReceiver ? (step.device == Prev(step.peerDevice) ? to.fromPrev : to.fromNext).Get()
+                                : step.onSendStream ? stage.send.Get()
+                                                    : stage.compute.Get();
+    // The op's events live in the context of the stage whose stream runs it.
+    GreenContexts::Scope green(m_green.get(), onReceiver ? step.peerDevice : step.device);
     DeviceScope scope(stage.device);
     if (step.waitFor >= 0) PARALENS_CUDA(cudaStreamWaitEvent(stream, m_done[static_cast<size_t>(step.waitFor)].Get(), 0));
     const PipeLabel parts = DescribeStep(step);
@@ -284,7 +316,7 @@ void PipelineRun::Issue(int iteration, const std::string& detail)
     PARALENS_CUDA(cudaEventRecord(m_begin.Get(), m_control.Get()));
     for (size_t d = 0; d < m_stages.size(); ++d) {
         GreenContexts::Scope green(m_green.get(), static_cast<int>(d));
-        for (const Stream* st : {&m_stages[d].compute, &m_stages[d].send, &m_stages[d].recv})
+        for (const Stream* st : m_stages[d].Streams())
             if (st->Get()) PARALENS_CUDA(cudaStreamWaitEvent(st->Get(), m_begin.Get(), 0));
     }
     for (size_t i = 0; i < m_prog.steps.size(); ++i) IssueStep(i, iteration, detail);
@@ -293,7 +325,7 @@ void PipelineRun::Issue(int iteration, const std::string& detail)
         GreenContexts::Scope green(m_green.get(), static_cast<int>(d));
         DeviceScope scope(s.device);
         Event tail(s.device, false);
-        for (const Stream* st : {&s.compute, &s.send, &s.recv}) {
+        for (const Stream* st : s.Streams()) {
             if (!st->Get()) continue;
             PARALENS_CUDA(cudaEventRecord(tail.Get(), st->Get()));
             PARALENS_CUDA(cudaStreamWaitEvent(m_control.Get(), tail.Get(), 0));

@@ -40,6 +40,7 @@ constexpr std::array<std::string_view, 4> kWorkloads{"collective", "plan", "pipe
 constexpr std::array<std::string_view, 3> kTimings{"auto", "cupti", "events"};
 constexpr std::array<std::string_view, 3> kTransports{"auto", "peer", "nccl"};
 constexpr std::array<std::string_view, 3> kPartitions{"auto", "green", "none"};
+constexpr std::array<std::string_view, 2> kCopyOn{"sender", "receiver"};
 constexpr std::array<std::string_view, 5> kDTypes{"float", "half", "bfloat16", "double", "int32"};
 constexpr std::array<std::string_view, 5> kDTypeShort{"fp32", "fp16", "bf16", "fp64", "int32"};
 
@@ -88,6 +89,8 @@ std::string_view Name(Transport t) { return kTransports[static_cast<size_t>(t)];
 std::optional<Transport> ParseTransport(std::string_view n) { return ParseEnum<Transport>(n, kTransports); }
 std::string_view Name(SmPartition p) { return kPartitions[static_cast<size_t>(p)]; }
 std::optional<SmPartition> ParseSmPartition(std::string_view n) { return ParseEnum<SmPartition>(n, kPartitions); }
+std::string_view Name(CopyOn c) { return kCopyOn[static_cast<size_t>(c)]; }
+std::optional<CopyOn> ParseCopyOn(std::string_view n) { return ParseEnum<CopyOn>(n, kCopyOn); }
 std::string_view Name(DType d) { return kDTypes[static_cast<size_t>(d)]; }
 std::string_view ShortName(DType d) { return kDTypeShort[static_cast<size_t>(d)]; }
 

@@ -35,6 +35,13 @@ std::optional<Transport> ParseTransport(std::string_view name);
 enum class SmPartition { Auto, Green, None }; // Auto: green contexts when the driver offers them
 std::string_view Name(SmPartition p);
 std::optional<SmPartition> ParseSmPartition(std::string_view name);
+// Which virtual stage's stream runs a copy between two of them (one GPU): a copy within a GPU is a
+// kernel, so it runs on that stage's SMs (its green context's), after the kernel running there.
+// Sender: the producing stage's, whose next GEMM is usually running by then; Receiver: the
+// consuming stage's, idle when it is waiting for the copy.
+enum class CopyOn { Sender, Receiver };
+std::string_view Name(CopyOn c);
+std::optional<CopyOn> ParseCopyOn(std::string_view name);
 
 // Element types. The collective workload uses nccl-tests' names, the GEMMs the lectures' ones.
 enum class DType { Float, Half, BFloat16, Double, Int32 };
@@ -85,6 +92,7 @@ struct PipelineRun {
     bool virtualStages = false; // all stages on the first GPU (forced when stages > GPUs)
     Transport transport = Transport::Auto;
     SmPartition smPartition = SmPartition::Auto;
+    CopyOn copyOn = CopyOn::Sender; // virtual stages' copies
     bool recompute = false;
 };
 

@@ -244,6 +244,16 @@ for mb in 4 8 16 32; do
   run "pipeline-1f1b-4x$mb-virtual-2048tokens" --workload pipeline --schedule 1f1b --stages 4 --microbatches "$mb" \
     --tokens 2048 --virtual --iters 2
 done
+# The same, each copy between stages run by the receiving stage (--copy-on receiver). The traces
+# above show why: a copy within a GPU is a kernel, and on the sender's SMs it waits for the sender's
+# next GEMM to drain (1.5-3 ms after its producer, against about 0.05 ms to copy); the receiver is
+# idle when it waits for the copy. N = 32 first, where the copies cost most.
+for mb in 32 8; do
+  run "pipeline-1f1b-4x$mb-virtual-2048tokens-copy-on-receiver" --workload pipeline --schedule 1f1b --stages 4 \
+    --microbatches "$mb" --tokens 2048 --virtual --iters 2 --copy-on receiver
+done
+run pipeline-interleaved-4x8x2-virtual-copy-on-receiver --workload pipeline --schedule interleaved --chunks 2 --stages 4 \
+  --microbatches 8 --virtual --copy-on receiver
 # What CUPTI costs a real workload: the same 1F1B timed by CUDA events.
 step pipeline-1f1b-4x8-virtual-events "$PARALENS" run --workload pipeline --schedule 1f1b --stages 4 --microbatches 8 \
   --virtual --profile events --json --out "$T/pipeline-1f1b-4x8-virtual-events.json.gz"

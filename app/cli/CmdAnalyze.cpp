@@ -132,6 +132,23 @@ void PrintMatches(const core::TraceReport& r, size_t top)
     }
 }
 
+// null without pipeline sends.
+Json SendDelaysJson(const core::SendDelays& s)
+{
+    if (s.sends == 0) return nullptr;
+    return {{"sends", s.sends}, {"medianSeconds", Sec(s.medianNs)}, {"p90Seconds", Sec(s.p90Ns)}, {"maxSeconds", Sec(s.maxNs)},
+            {"totalSeconds", Sec(s.totalNs)}};
+}
+
+void PrintSendDelays(const core::SendDelays& s)
+{
+    if (s.sends == 0) return;
+    std::printf("\n  stage-to-stage sends: %zu, started after the op that produced their data by %s (median), %s (p90), %s (most);\n"
+                "  %s in all (a send that waits is a receiving stage that waits)\n",
+                s.sends, core::FormatSeconds(Sec(s.medianNs)).c_str(), core::FormatSeconds(Sec(s.p90Ns)).c_str(),
+                core::FormatSeconds(Sec(s.maxNs)).c_str(), core::FormatSeconds(Sec(s.totalNs)).c_str());
+}
+
 void RunAnalyze(const AnalyzeOptions& o)
 {
     Require(o.peakTflops >= 0, "--peak-tflops: must be >= 0");
@@ -158,7 +175,8 @@ void RunAnalyze(const AnalyzeOptions& o)
         for (const auto& m : r.instances) matches.push_back(InstanceJson(m, r));
         PrintJson({{"files", o.files}, {"title", r.title}, {"source", core::Name(r.source)}, {"startNs", r.startNs},
                    {"endNs", r.endNs}, {"windowSeconds", Sec(r.endNs - r.startNs)}, {"idleFraction", r.idleFraction},
-                   {"devices", devices}, {"collectives", collectives}, {"matches", matches}, {"notes", r.notes}});
+                   {"devices", devices}, {"collectives", collectives}, {"matches", matches}, {"sendDelays", SendDelaysJson(r.sendDelays)},
+                   {"notes", r.notes}});
         return;
     }
     std::printf("%s (%s): %zu device%s analysed over %s; bubble (idle) fraction %.1f %%\n", r.title.c_str(),
@@ -167,6 +185,7 @@ void RunAnalyze(const AnalyzeOptions& o)
     PrintDevices(r);
     PrintCollectives(r);
     PrintMatches(r, o.top);
+    PrintSendDelays(r.sendDelays);
     for (const std::string& n : r.notes) std::printf("\n  note: %s", n.c_str());
     std::printf("\n");
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <tuple>
 
 namespace paralens::core {
 
@@ -63,6 +64,38 @@ std::vector<int> PeakActivations(const Trace& trace)
         out.push_back(peak);
     }
     return out;
+}
+
+SendDelays ComputeSendDelays(const Trace& trace)
+{
+    std::vector<int64_t> delays;
+    for (uint32_t d = 0; d < trace.Devices().size(); ++d) {
+        // The ends of the device's forwards and backwards by (micro-batch, chunk, step), sorted.
+        std::map<std::tuple<int32_t, int32_t, int32_t>, std::vector<int64_t>> ends;
+        ForEachComputeSpan(trace, d, [&](const Span& s) {
+            if (s.microBatch != kNone && (s.category == SpanCategory::Forward || s.category == SpanCategory::Backward))
+                ends[{s.microBatch, s.chunk, s.step}].push_back(s.endNs);
+        });
+        for (auto& [key, v] : ends) std::sort(v.begin(), v.end());
+        for (uint32_t tr : trace.Devices()[d].tracks)
+            for (const Span& s : trace.Tracks()[tr].spans) {
+                if (s.category != SpanCategory::Send || s.microBatch == kNone) continue;
+                auto it = ends.find({s.microBatch, s.chunk, s.step});
+                if (it == ends.end()) continue;
+                auto after = std::upper_bound(it->second.begin(), it->second.end(), s.startNs);
+                if (after == it->second.begin()) continue; // nothing of its micro-batch ended before it
+                delays.push_back(s.startNs - *(after - 1));
+            }
+    }
+    SendDelays r;
+    r.sends = delays.size();
+    if (delays.empty()) return r;
+    std::sort(delays.begin(), delays.end());
+    r.medianNs = delays[delays.size() / 2];
+    r.p90Ns = delays[std::min(delays.size() - 1, delays.size() * 9 / 10)];
+    r.maxNs = delays.back();
+    for (int64_t x : delays) r.totalNs += x;
+    return r;
 }
 
 MfuReport ComputeMfu(const Trace& trace, double peak, UsageWindow window)

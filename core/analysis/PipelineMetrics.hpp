@@ -33,6 +33,17 @@ struct MfuReport {
     double hfu = 0.0;           // hardwareFlops / seconds / (devices x peak)
 };
 
+// How long each stage-to-stage send started after the op that produced its data: a send (a Send
+// span with a micro-batch) follows the latest forward or backward of its device with the same
+// micro-batch, chunk and step that ended before it started. A send that waits is a receiver that
+// waits: on one GPU's virtual stages a copy is a kernel, queued behind the sender's running GEMM.
+struct SendDelays {
+    size_t sends = 0;                           // sends matched to a producer
+    int64_t medianNs = 0, p90Ns = 0, maxNs = 0; // of the delays
+    int64_t totalNs = 0;
+};
+SendDelays ComputeSendDelays(const Trace& trace);
+
 // MFU and HFU of the compute spans inside the window. `peakFlopsPerDevice` from the hardware
 // table (or a measured GEMM peak); 0 gives only the FLOP totals.
 MfuReport ComputeMfu(const Trace& trace, double peakFlopsPerDevice, UsageWindow window);

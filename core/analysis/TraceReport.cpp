@@ -173,6 +173,7 @@ TraceReport AnalyzeTrace(const Trace& trace, const AnalysisOptions& options)
     report.instances = MatchCollectives(trace);
     SummarizeCollectives(trace, report);
     if (report.collectives.empty()) SummarizeSimulation(trace, report);
+    report.sendDelays = ComputeSendDelays(trace);
     if (trace.Meta().source == TraceSource::NcclTests)
         report.notes.push_back("an nccl-tests log has no real timeline: its rows are laid end to end");
     return report;

@@ -8,6 +8,7 @@
 
 #include "analysis/CollectiveMatch.hpp"
 #include "analysis/DeviceUsage.hpp"
+#include "analysis/PipelineMetrics.hpp"
 #include "trace/Trace.hpp"
 
 #include <optional>
@@ -63,6 +64,7 @@ struct TraceReport {
     std::vector<CollectiveSummary> collectives;
     std::vector<CollectiveInstance> instances; // matched across ranks, by start
     double idleFraction = 0;                   // idle / (devices x window): the bubble fraction
+    SendDelays sendDelays;                     // a pipeline's stage-to-stage sends after their producers (PipelineMetrics.hpp)
     std::vector<std::string> notes;            // assumptions a reader should know
 };
 

@@ -52,6 +52,8 @@ TEST_CASE("run rejects bad arguments with one line naming the option", "[cli]")
     CheckRejected("run --workload pipeline --schedule interleaved --chunks 2 --microbatches 6", "");
     CheckRejected("run --workload pipeline --layers 3 --chunks 2 --schedule interleaved", "--layers");
     CheckRejected("run --workload pipeline --sm-partition half", "--sm-partition");
+    CheckRejected("run --workload pipeline --copy-on both", "--copy-on");
+    CheckRejected("run --workload gemm --copy-on receiver", "--copy-on applies to --workload pipeline");
     CheckRejected("run --workload pipeline --dtype int32", "--dtype");
     CheckRejected("run --workload gemm --shapes 8x8", "--shapes");
     CheckRejected("run --workload gemm --dtype double", "--dtype");

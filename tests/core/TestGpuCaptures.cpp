@@ -3,6 +3,7 @@
 // reader or analysis that drifts from what the GPU backend wrote is seen without a GPU.
 #include "analysis/PipelineMetrics.hpp"
 #include "model/CostModel.hpp"
+#include "trace/TraceBuilder.hpp"
 #include "trace/FileIO.hpp"
 #include "trace/TraceFile.hpp"
 
@@ -66,4 +67,39 @@ TEST_CASE("the H100 Plan captures are checked runs whose busbw follows nccl-test
         CHECK(t.Devices().size() == 8);
         CHECK(!t.Flows().empty());
     }
+}
+
+TEST_CASE("a pipeline's sends are timed from the op that produced their data", "[core][gpu-captures]")
+{
+    // By hand: stage 0's F3 ends at 10 us, its send of micro-batch 3 starts at 25 (15 late); a
+    // send whose micro-batch has no op ended before it is not counted.
+    TraceBuilder b;
+    const uint32_t d = b.AddDevice("stage 0", DeviceKind::Gpu, 0);
+    const uint32_t compute = b.AddTrack(d, "compute"), send = b.AddTrack(d, "send");
+    auto span = [](int64_t from, int64_t to, SpanCategory c, int32_t mb) {
+        Span s;
+        s.startNs = from, s.endNs = to, s.category = c, s.microBatch = mb, s.chunk = 0, s.step = 0;
+        return s;
+    };
+    b.AddSpan(compute, span(0, 10000, SpanCategory::Forward, 3));
+    b.AddSpan(compute, span(10000, 30000, SpanCategory::Forward, 4));
+    b.AddSpan(send, span(25000, 26000, SpanCategory::Send, 3));
+    b.AddSpan(send, span(26000, 27000, SpanCategory::Send, 4)); // F4 ends at 30 us: before its producer
+    const Trace t = std::move(b).Finish();
+    const SendDelays one = ComputeSendDelays(t);
+    CHECK(one.sends == 1);
+    CHECK(one.medianNs == 15000);
+    CHECK(one.totalNs == 15000);
+
+    // The H100 captures: copies between virtual stages run on the sender's stream (--copy-on
+    // sender, the default), so a copy waits for the sender's next GEMM: with all SMs shared, most
+    // copies start 1.6 ms or more after their producer; in green contexts, those made while the
+    // sender's next op runs (a tenth and more of them) 1.5 ms and more.
+    const SendDelays shared = ComputeSendDelays(ReadTraceFile(kDir + "pipeline-1f1b-4x8-virtual-shared-sms.json.gz"));
+    CHECK(shared.sends == 192);
+    CHECK(shared.medianNs > 1500000);
+    const SendDelays green = ComputeSendDelays(ReadTraceFile(kDir + "pipeline-1f1b-4x32-virtual-2048tokens.json.gz"));
+    CHECK(green.sends == 576); // an iteration: 2 x 32 from each inner stage, 32 from each end; 3 of them
+    CHECK(green.medianNs < 100000);
+    CHECK(green.p90Ns > 1500000);
 }
