@@ -233,6 +233,40 @@ TEST_CASE("a small 1F1B pipeline runs every op and reports MFU and bubbles", "[g
     CHECK(report.summary.GetString("peakActivations") == "2 1");
 }
 
+TEST_CASE("copies between virtual stages run by the receiver land on the sender's send track", "[gpu][pipeline]")
+{
+    for (Timing timing : {Timing::Events, Timing::Cupti}) {
+        INFO(Name(timing));
+        RunRequest r;
+        r.workload = Workload::Pipeline;
+        r.timing = timing;
+        r.gpus = {0};
+        r.iters = 1;
+        r.warmupIters = 1;
+        r.pipeline.schedule = core::ScheduleKind::OneFOneB;
+        r.pipeline.stages = 3; // the middle stage receives from both sides
+        r.pipeline.microBatches = 4;
+        r.pipeline.hidden = 256;
+        r.pipeline.ffn = 1024;
+        r.pipeline.tokens = 256;
+        r.pipeline.virtualStages = true;
+        r.pipeline.copyOn = CopyOn::Receiver;
+        const RunReport report = RunJob(r);
+        std::vector<size_t> sends(3, 0);
+        size_t forwards = 0;
+        for (const core::Track& t : report.trace->Tracks())
+            for (const core::Span& s : t.spans) {
+                if (s.step < 0) continue;
+                forwards += s.category == core::SpanCategory::Forward;
+                if (s.category == core::SpanCategory::Send && t.device < sends.size()) ++sends[t.device];
+            }
+        CHECK(forwards == 3u * 4u);
+        CHECK(sends == std::vector<size_t>{4, 8, 4}); // activations forward, gradients back, on the sender's track
+        CHECK(report.summary.GetString("peakActivations") == "3 2 1");
+        CHECK(report.trace->Meta().workload.GetString("copyOn") == "receiver");
+    }
+}
+
 TEST_CASE("the GEMM probe measures TFLOPS per dtype", "[gpu][gemm]")
 {
     RunRequest r;
