@@ -206,18 +206,18 @@ struct Pair {
 };
 #endif
 
-// Up to kLanes replays of one structure in one pass: PipelineSeconds's loop with a lane per
+// Up to Width replays of one structure in one pass: PipelineSeconds's loop with a lane per
 // replay, each lane's arithmetic in PipelineSeconds's order (so its result is the same double).
 // `Shared`: each op at its stage's and chunk's share (every lane has a share table), else 1 / v.
-template <size_t kLanes, bool Shared>
+template <size_t Width, bool Shared>
 void ReplayLanes(const PipelineStructure& s, const PipelineOpTimes* t, size_t lanes, double* out)
 {
-    static_assert(kLanes % 2 == 0);
+    static_assert(Width % 2 == 0);
     const double v = s.shape.chunks;
     const bool split = s.shape.kind == ScheduleKind::ZeroBubbleH1;
-    alignas(64) double dur[3][kLanes], send[kLanes], zero[kLanes] = {};
-    const double* share[kLanes];
-    for (size_t k = 0; k < kLanes; ++k) {
+    alignas(64) double dur[3][Width], send[Width], zero[Width] = {};
+    const double* share[Width];
+    for (size_t k = 0; k < Width; ++k) {
         const PipelineOpTimes& x = t[std::min(k, lanes - 1)]; // spare lanes repeat the last
         const double whole[3] = {x.forward, split ? x.backward - x.weight : x.backward, x.weight};
         for (int kind = 0; kind < 3; ++kind) dur[kind][k] = Shared ? whole[kind] : whole[kind] / v;
@@ -226,23 +226,23 @@ void ReplayLanes(const PipelineStructure& s, const PipelineOpTimes* t, size_t la
     }
     static thread_local std::vector<double> buffer;
     const size_t n = s.ops.size();
-    if (buffer.size() < (n + 1) * kLanes) buffer.resize((n + 1) * kLanes);
+    if (buffer.size() < (n + 1) * Width) buffer.resize((n + 1) * Width);
     double* const end = buffer.data();
-    std::fill(end, end + kLanes, 0.0);
-    std::vector<double> free(static_cast<size_t>(s.shape.stages) * kLanes, 0.0);
+    std::fill(end, end + Width, 0.0);
+    std::vector<double> free(static_cast<size_t>(s.shape.stages) * Width, 0.0);
     const PipelineStructure::Op* op = s.ops.data();
     const int32_t* chunk = s.chunk.data();
     const int chunks = s.shape.chunks;
     for (size_t i = 0; i < n; ++i, ++op) {
-        double* const stageFree = &free[op->device * kLanes];
-        const double* const e0 = end + static_cast<size_t>(op->from0) * kLanes;
-        const double* const e1 = end + static_cast<size_t>(op->from1) * kLanes;
+        double* const stageFree = &free[op->device * Width];
+        const double* const e0 = end + static_cast<size_t>(op->from0) * Width;
+        const double* const e1 = end + static_cast<size_t>(op->from1) * Width;
         const double* const s0 = op->cross & 1 ? send : zero;
         const double* const s1 = op->cross & 2 ? send : zero;
         const double* const d = dur[op->kind];
-        double* const e = end + (i + 1) * kLanes;
+        double* const e = end + (i + 1) * Width;
         const size_t at = static_cast<size_t>(op->device) * chunks + chunk[i];
-        for (size_t k = 0; k < kLanes; k += 2) {
+        for (size_t k = 0; k < Width; k += 2) {
             const Pair start = Pair::Load(stageFree + k).AtLeast(Pair::Load(e0 + k) + Pair::Load(s0 + k)).AtLeast(Pair::Load(e1 + k) + Pair::Load(s1 + k));
             const Pair took = Shared ? Pair::Load(d + k) * Pair::Of(share[k][at], share[k + 1][at]) : Pair::Load(d + k);
             const Pair finish = start + took;
@@ -252,7 +252,7 @@ void ReplayLanes(const PipelineStructure& s, const PipelineOpTimes* t, size_t la
     }
     for (size_t k = 0; k < lanes; ++k) {
         double makespan = 0.0;
-        for (int d = 0; d < s.shape.stages; ++d) makespan = std::max(makespan, free[static_cast<size_t>(d) * kLanes + k]);
+        for (int d = 0; d < s.shape.stages; ++d) makespan = std::max(makespan, free[static_cast<size_t>(d) * Width + k]);
         out[k] = makespan;
     }
 }
