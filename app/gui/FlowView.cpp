@@ -473,11 +473,22 @@ void FlowView::DrawExplanation(const RunResult& run) const
             ImGui::TextWrapped("Cost %s = %s + %s = %s%s", ab, FormatDuration(b, sizeof b, s.alphaSec * 1e9),
                                FormatDuration(c, sizeof c, m * s.betaSecPerByte * 1e9), FormatDuration(e, sizeof e, s.modelSeconds * 1e9),
                                s.network ? " (between nodes)" : "");
+        if (run.sharedMemoryGBps > 0) // virtual ranks: the run's own model
+            ImGui::TextWrapped("On one GPU, where the ranks share its memory: \xCE\xB1 + bytes read and written / %.0f GB/s = %s + %s / %.0f GB/s = %s",
+                               run.sharedMemoryGBps, FormatDuration(b, sizeof b, s.alphaSec * 1e9),
+                               FormatValue(c, sizeof c, static_cast<double>(s.sharedMemoryBytes), AxisUnit::Bytes), run.sharedMemoryGBps,
+                               FormatDuration(e, sizeof e, s.sharedMemorySeconds * 1e9));
     }
-    double total = 0;
-    for (int s = 0; s < pos.shown; ++s) total += run.steps[static_cast<size_t>(s)].modelSeconds;
+    double total = 0, shared = 0;
+    for (int s = 0; s < pos.shown; ++s) {
+        total += run.steps[static_cast<size_t>(s)].modelSeconds;
+        shared += run.steps[static_cast<size_t>(s)].sharedMemorySeconds;
+    }
     const double simulated = pos.shown > 0 ? run.steps[static_cast<size_t>(pos.shown - 1)].simulatedEndSeconds : 0.0;
     ImGui::TextWrapped("Running total %s (simulated: %s)", FormatDuration(a, sizeof a, total * 1e9), FormatDuration(b, sizeof b, simulated * 1e9));
+    if (run.sharedMemoryGBps > 0)
+        ImGui::TextWrapped("On one GPU's shared memory: %s so far, %s in all (what the run predicted)", FormatDuration(a, sizeof a, shared * 1e9),
+                           FormatDuration(b, sizeof b, run.predictedSeconds * 1e9));
     ImGui::TextWrapped("Closed form %s = %s", GreekFormula(formula, sizeof formula, run.formula.c_str()),
                        FormatDuration(c, sizeof c, ClosedFormSeconds(run) * 1e9));
 }

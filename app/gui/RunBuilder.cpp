@@ -10,6 +10,7 @@
 #include "analysis/TraceReport.hpp"
 #include "common/Units.hpp"
 #include "model/Hardware.hpp"
+#include "plan/SharedMemoryCost.hpp"
 #include "sim/PipelineSimulator.hpp"
 #include "sim/Simulator.hpp"
 #include "sim/TwoLevelCost.hpp"
@@ -165,6 +166,17 @@ void AttachCollective(RunResult& r)
     k.gammaGBps = m.model.GetNumber("gammaGBps", 0.0);
     try {
         AttachPlan(r, {c.collective, c.algorithm, c.ranks, c.bytes, c.root, 1}, k, gpuPlan ? nullptr : r.trace.get());
+        // Virtual ranks share one GPU's memory: the run's own model (paralens run's prediction).
+        const double memoryGBps = m.model.GetNumber("sharedMemoryGBps", 0.0);
+        if (gpuPlan && m.workload.GetNumber("virtualRanks", 0) != 0 && memoryGBps > 0) {
+            r.sharedMemoryGBps = memoryGBps;
+            for (size_t i = 0; i < r.steps.size(); ++i) {
+                const core::SharedMemoryCost s = core::SharedMemoryStepCost(*r.plan, r.plan->steps[i], k.alphaUs * 1e-6, memoryGBps * 1e9);
+                r.steps[i].sharedMemorySeconds = s.seconds;
+                r.steps[i].sharedMemoryBytes = s.memoryBytes;
+            }
+            r.predictedSeconds = core::SharedMemoryPlanCost(*r.plan, k.alphaUs * 1e-6, memoryGBps * 1e9).seconds;
+        }
         r.algbwGBps = core::AlgBwGBps(c.bytes, r.simulatedSeconds);
         r.busbwGBps = r.algbwGBps * core::BusBwFactor(c.collective, c.ranks);
         r.model = BuildModelData(c, k, r.simulatedSeconds);

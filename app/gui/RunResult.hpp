@@ -38,6 +38,10 @@ struct StepInfo {
     double alphaSec = 0.0, betaSecPerByte = 0.0, gammaSecPerByte = 0.0; // that message's link (core::LinkBetween)
     bool network = false;          // that message goes between nodes
     double simulatedEndSeconds = 0.0; // when the step's last message ended in the simulation
+    // Virtual ranks on one GPU (RunResult::sharedMemoryGBps > 0): the step as core/plan/
+    // SharedMemoryCost prices it, alpha plus the bytes it reads and writes over the memory's bandwidth.
+    double sharedMemorySeconds = 0.0;
+    uint64_t sharedMemoryBytes = 0;
 };
 
 // The model view's data for one collective on p ranks: closed-form curves per algorithm,
@@ -164,6 +168,7 @@ struct RunResult {
     double busbwGBps = 0.0;
     std::vector<StepInfo> steps;
     double collectiveModelSeconds = 0.0;        // the model of the collective alone (for a training step: its collective's)
+    double sharedMemoryGBps = 0.0;              // a Plan run on one GPU's virtual ranks: its memory (0: not one)
     // A measured run with alpha and beta fitted to it (a live sweep): the outlines can use them.
     std::shared_ptr<const core::CostParams> fitCost;
     std::shared_ptr<const FlowHoldings> holdings; // what each rank holds after each step (p <= 64)

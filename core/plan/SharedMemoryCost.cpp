@@ -2,15 +2,22 @@
 
 namespace paralens::core {
 
+SharedMemoryCost SharedMemoryStepCost(const Plan& plan, const PlanStep& step, double alphaSec, double memoryBytesPerSec)
+{
+    SharedMemoryCost cost;
+    for (const Transfer& t : plan.TransfersOf(step))
+        if (t.src != t.dst) cost.memoryBytes += t.bytes * (t.op == TransferOp::Reduce ? 3 : 2);
+    cost.seconds = alphaSec + (memoryBytesPerSec > 0 ? static_cast<double>(cost.memoryBytes) / memoryBytesPerSec : 0.0);
+    return cost;
+}
+
 SharedMemoryCost SharedMemoryPlanCost(const Plan& plan, double alphaSec, double memoryBytesPerSec)
 {
     SharedMemoryCost cost;
     for (const PlanStep& step : plan.steps) {
-        uint64_t moved = 0;
-        for (const Transfer& t : plan.TransfersOf(step))
-            if (t.src != t.dst) moved += t.bytes * (t.op == TransferOp::Reduce ? 3 : 2);
-        cost.memoryBytes += moved;
-        cost.seconds += alphaSec + (memoryBytesPerSec > 0 ? static_cast<double>(moved) / memoryBytesPerSec : 0.0);
+        const SharedMemoryCost s = SharedMemoryStepCost(plan, step, alphaSec, memoryBytesPerSec);
+        cost.memoryBytes += s.memoryBytes;
+        cost.seconds += s.seconds;
     }
     return cost;
 }

@@ -19,5 +19,7 @@ struct SharedMemoryCost {
 };
 
 SharedMemoryCost SharedMemoryPlanCost(const Plan& plan, double alphaSec, double memoryBytesPerSec);
+// One step's part of it (the flow view explains a step so).
+SharedMemoryCost SharedMemoryStepCost(const Plan& plan, const PlanStep& step, double alphaSec, double memoryBytesPerSec);
 
 } // namespace paralens::core

@@ -488,3 +488,25 @@ TEST_CASE("a Plan run on a GPU of one size gets its Plan back for the flow view,
         if (oneSize) CHECK(loaded->steps.size() == 14u); // 2(p-1), timed by the model
     }
 }
+
+TEST_CASE("a Plan run on one GPU's virtual ranks is predicted by the shared-memory model, step by step", "[gui]")
+{
+    // The H100 capture of a ring allreduce of 64 MiB on 8 virtual ranks: the window's prediction
+    // is the one `paralens run` reported (its log: traces/h100/logs), each step alpha plus the
+    // bytes it reads and writes over the GPU's memory bandwidth, not the lectures' alpha-beta links.
+    Experiment e;
+    e.kind = ExperimentKind::File;
+    e.files = {PARALENS_SOURCE_DIR "/traces/h100/plan-allreduce-ring-8vranks-64MiB.json.gz"};
+    auto r = BuildRun(e);
+    REQUIRE(r->steps.size() == 14u);
+    CHECK(r->sharedMemoryGBps == Approx(3350));
+    double sum = 0;
+    for (const StepInfo& s : r->steps) {
+        // 8 ranks each send 64 MiB / 8: copied (2 bytes of traffic a byte) or reduced (3)
+        CHECK((s.sharedMemoryBytes == 8u * (8u << 20) * 2 || s.sharedMemoryBytes == 8u * (8u << 20) * 3));
+        sum += s.sharedMemorySeconds;
+    }
+    CHECK(r->predictedSeconds == Approx(sum));
+    CHECK(r->predictedSeconds == Approx(14 * 5e-6 + (7 * 3 + 7 * 2) * 8.0 * (8 << 20) / 3350e9));
+    CHECK(r->predictedSeconds > 2 * r->collectiveModelSeconds); // the alpha-beta links' closed form, for comparison
+}
