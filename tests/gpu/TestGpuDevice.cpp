@@ -235,7 +235,7 @@ TEST_CASE("a small 1F1B pipeline runs every op and reports MFU and bubbles", "[g
 
 TEST_CASE("copies between virtual stages run by the receiver land on the sender's send track", "[gpu][pipeline]")
 {
-    for (Timing timing : {Timing::Events, Timing::Cupti}) {
+    for (Timing timing : {Timing::Events, Timing::Auto}) {
         INFO(Name(timing));
         RunRequest r;
         r.workload = Workload::Pipeline;
