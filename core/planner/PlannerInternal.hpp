@@ -103,8 +103,9 @@ private:
     std::map<SplitKey, std::vector<double>> m_shares;
 };
 
-// The op times PlannerTime asks `memo` to replay `c`'s pipeline with (for Prefill).
-PipelineOpTimes PipelineTimesOf(const PlanRequest& r, const TrainingConfig& c, PipelineMemo& memo);
+// The op times PlannerTime asks `memo` to replay `c`'s pipeline with (`o`: OpCostsOf `c`), for
+// Prefill to time them first.
+PipelineOpTimes PipelineTimesOf(const PlanRequest& r, const TrainingConfig& c, const OpCosts& o, PipelineMemo& memo);
 
 // `breakdown`: also time the pipeline with free sends, to split bubble from send time. `memo`:
 // where the search keeps the makespans it timed (null: time it).

@@ -684,9 +684,9 @@ PipelineShape PipelineShapeOf(const PlanRequest& r, const TrainingConfig& c)
     return p;
 }
 
-PipelineOpTimes PipelineTimesOf(const PlanRequest& r, const TrainingConfig& c, PipelineMemo& memo)
+PipelineOpTimes PipelineTimesOf(const PlanRequest& r, const TrainingConfig& c, const OpCosts& o, PipelineMemo& memo)
 {
-    PipelineOpTimes times = OpCostsOf(r, c, ShapeOf(r, c)).times;
+    PipelineOpTimes times = o.times;
     times.share = memo.Shares(r, c);
     return times;
 }
@@ -704,8 +704,9 @@ StepBreakdown PlannerTime(const PlanRequest& r, const TrainingConfig& c, const P
     double pipeline = work, freeSends = work;
     if (c.pp > 1 && pipe) {
         const std::vector<double> own = memo ? std::vector<double>{} : OpShares(r, c);
-        PipelineOpTimes times = o.times; // as PipelineTimesOf asks
-        times.share = memo ? memo->Shares(r, c) : &own;
+        PipelineOpTimes times = o.times;
+        if (memo) times = PipelineTimesOf(r, c, o, *memo);
+        else times.share = &own;
         pipeline = memo ? memo->Seconds(*pipe, times) : PipelineSeconds(*pipe, times);
         PipelineOpTimes free = times;
         free.send = 0.0;

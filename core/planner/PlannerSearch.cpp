@@ -269,7 +269,8 @@ void EvaluateCandidates(const PlanRequest& r, const std::vector<TrainingConfig>&
         if (allowed[i] && pipes[i] && rows[i].memory.Total() <= usable) pipelined.push_back(i);
     std::vector<PipelineMemo::Request> wanted(pipelined.size());
     ParallelFor(pipelined.size(), 16, [&](size_t k) {
-        wanted[k] = {pipes[pipelined[k]].get(), PipelineTimesOf(r, candidates[pipelined[k]], memo)};
+        const TrainingConfig& c = candidates[pipelined[k]];
+        wanted[k] = {pipes[pipelined[k]].get(), PipelineTimesOf(r, c, OpCostsOf(r, c, ShapeOf(r, c)), memo)};
     });
     memo.Prefill(std::move(wanted));
     ParallelFor(candidates.size(), 16, [&](size_t i) {

@@ -16,6 +16,7 @@
 #include "analysis/Extrapolation.hpp"
 #include "analysis/Fitting.hpp"
 #include "common/Error.hpp"
+#include "common/Statistics.hpp"
 #include "common/Units.hpp"
 #include "trace/NcclTestsLog.hpp"
 
@@ -90,14 +91,6 @@ double RerunMapePct(const FitGroup& first, const FitGroup& again)
                 break;
             }
     return n ? sum / static_cast<double>(n) : -1;
-}
-
-double Median(std::vector<double> v)
-{
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    const size_t m = v.size() / 2;
-    return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
 }
 
 // A scale's MAPE, and its second run's against its first where there is one (-1: none).
