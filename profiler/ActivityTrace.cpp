@@ -1,5 +1,6 @@
 #include "ActivityTrace.hpp"
 
+#include "analysis/HardwareChannels.hpp"
 #include "common/Units.hpp"
 #include "trace/NcclKernelName.hpp"
 #include "trace/TraceBuilder.hpp"
@@ -246,6 +247,9 @@ core::Span ChildSpan(core::TraceBuilder& b, const Placed& p)
     case ActivityKind::Memset: s.category = core::SpanCategory::Memset; break;
     case ActivityKind::Sync: s.category = core::SpanCategory::Sync; break;
     }
+    if (a.channelType != ChannelType::Unknown && (a.kind == ActivityKind::Kernel || a.kind == ActivityKind::Memcpy))
+        detail += (detail.empty() ? "" : "; ") +
+                  core::DescribeHardwareChannel({a.channelId, a.channelType == ChannelType::CopyEngine});
     s.name = b.Intern(ActivityName(a));
     if (!detail.empty()) s.detail = b.Intern(detail);
     return s;

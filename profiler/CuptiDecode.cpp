@@ -45,6 +45,17 @@ SyncKind ToSyncKind(uint32_t t)
     }
 }
 
+#if CUPTI_API_VERSION >= 130000
+static ChannelType ToChannelType(CUpti_ChannelType t)
+{
+    switch (t) {
+    case CUPTI_CHANNEL_TYPE_COMPUTE: return ChannelType::Compute;
+    case CUPTI_CHANNEL_TYPE_ASYNC_MEMCPY: return ChannelType::CopyEngine;
+    default: return ChannelType::Unknown;
+    }
+}
+#endif
+
 CuptiDecoder::CuptiDecoder(ApiNamer namer) : m_namer(std::move(namer)) {}
 
 namespace {
@@ -68,6 +79,10 @@ GpuActivity FromKernel(const compat::KernelRecord& k)
     a.blockX = static_cast<uint32_t>(k.blockX);
     a.blockY = static_cast<uint32_t>(k.blockY);
     a.blockZ = static_cast<uint32_t>(k.blockZ);
+#if CUPTI_API_VERSION >= 130000
+    a.channelId = k.channelID;
+    a.channelType = ToChannelType(k.channelType);
+#endif
     return a;
 }
 
@@ -86,6 +101,10 @@ GpuActivity FromMemcpy(const compat::MemcpyRecord& m)
     a.bytes = m.bytes;
     a.copyKind = ToCopyKind(m.copyKind);
     if (a.copyKind == CopyKind::DeviceToDevice) a.srcDeviceId = a.dstDeviceId = m.deviceId;
+#if CUPTI_API_VERSION >= 130000
+    a.channelId = m.channelID;
+    a.channelType = ToChannelType(m.channelType);
+#endif
     return a;
 }
 

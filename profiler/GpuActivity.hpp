@@ -21,6 +21,11 @@ enum class CopyKind : uint8_t { Unknown, HostToDevice, DeviceToHost, DeviceToDev
 
 enum class SyncKind : uint8_t { Unknown, EventSynchronize, StreamWaitEvent, StreamSynchronize, ContextSynchronize };
 
+// The hardware channel (queue) a kernel or copy went through, as CUPTI reports it: a compute
+// channel (work on the SMs) or an asynchronous copy engine's. Streams that share a compute channel
+// share one queue: work on one waits behind the other's.
+enum class ChannelType : uint8_t { Unknown, Compute, CopyEngine };
+
 inline constexpr uint32_t kNoId = 0xFFFFFFFFu;
 
 // One kernel, copy, set or synchronisation executed (or waited for) by a GPU.
@@ -41,6 +46,8 @@ struct GpuActivity {
     uint32_t dstDeviceId = kNoId;
     SyncKind syncKind = SyncKind::Unknown;
     uint32_t gridX = 0, gridY = 0, gridZ = 0, blockX = 0, blockY = 0, blockZ = 0;
+    uint32_t channelId = kNoId; // kernels and copies (CUDA 13's CUPTI)
+    ChannelType channelType = ChannelType::Unknown;
 };
 
 // A host-side API call (runtime or driver) that may have launched GPU work.

@@ -149,6 +149,58 @@ void PrintSendDelays(const core::SendDelays& s)
                 core::FormatSeconds(Sec(s.maxNs)).c_str(), core::FormatSeconds(Sec(s.totalNs)).c_str());
 }
 
+// null without pipeline sends.
+Json OpStartWaitsJson(const core::OpStartWaits& w)
+{
+    if (w.ops == 0) return nullptr;
+    return {{"ops", w.ops}, {"overOneMs", w.overOneMs}, {"maxSeconds", Sec(w.maxNs)}, {"totalSeconds", Sec(w.totalNs)}};
+}
+
+void PrintOpStartWaits(const core::OpStartWaits& w)
+{
+    if (w.ops == 0) return;
+    std::printf("  ops that started after both their stage's previous op and the last data in: %s in all, %zu of %zu over 1 ms,\n"
+                "  %s the most (a wait the trace shows no cause for: work queued behind other work, e.g. in a shared hardware queue)\n",
+                core::FormatSeconds(Sec(w.totalNs)).c_str(), w.overOneMs, w.ops, core::FormatSeconds(Sec(w.maxNs)).c_str());
+}
+
+std::string TrackLabel(const core::Trace& t, uint32_t track)
+{
+    const core::Track& tr = t.Tracks()[track];
+    return std::string(t.Str(t.Devices()[tr.device].name)) + " / " + std::string(t.Str(tr.name));
+}
+
+// null when the capture did not record hardware channels.
+Json ChannelsJson(const core::Trace& t, const core::ChannelReport& c)
+{
+    if (c.spansWithChannel == 0) return nullptr;
+    Json shared = Json::array();
+    for (const core::SharedChannel& s : c.shared) {
+        Json tracks = Json::array();
+        for (uint32_t tr : s.tracks) tracks.push_back(TrackLabel(t, tr));
+        shared.push_back({{"device", s.device}, {"channel", s.channel}, {"tracks", tracks}});
+    }
+    return {{"spans", c.spansWithChannel}, {"copiesOnSms", c.copiesOnSms}, {"copiesOnCopyEngine", c.copiesOnCopyEngine},
+            {"shared", shared}};
+}
+
+void PrintChannels(const core::Trace& t, const core::ChannelReport& c)
+{
+    if (c.spansWithChannel == 0) return;
+    std::printf("\n  hardware queues: copies on the SMs %zu, on a copy engine %zu; ", c.copiesOnSms, c.copiesOnCopyEngine);
+    if (c.shared.empty()) {
+        std::printf("no compute channel shared by two tracks\n");
+        return;
+    }
+    std::printf("%zu compute channel%s shared by several tracks (work on one waits behind the other's):\n", c.shared.size(),
+                c.shared.size() == 1 ? "" : "s");
+    for (const core::SharedChannel& s : c.shared) {
+        std::string names;
+        for (uint32_t tr : s.tracks) names += (names.empty() ? "" : ", ") + TrackLabel(t, tr);
+        std::printf("    channel %u: %s\n", s.channel, names.c_str());
+    }
+}
+
 void RunAnalyze(const AnalyzeOptions& o)
 {
     Require(o.peakTflops >= 0, "--peak-tflops: must be >= 0");
@@ -176,6 +228,7 @@ void RunAnalyze(const AnalyzeOptions& o)
         PrintJson({{"files", o.files}, {"title", r.title}, {"source", core::Name(r.source)}, {"startNs", r.startNs},
                    {"endNs", r.endNs}, {"windowSeconds", Sec(r.endNs - r.startNs)}, {"idleFraction", r.idleFraction},
                    {"devices", devices}, {"collectives", collectives}, {"matches", matches}, {"sendDelays", SendDelaysJson(r.sendDelays)},
+                   {"opStartWaits", OpStartWaitsJson(r.opStartWaits)}, {"hardwareChannels", ChannelsJson(trace, r.channels)},
                    {"notes", r.notes}});
         return;
     }
@@ -186,6 +239,8 @@ void RunAnalyze(const AnalyzeOptions& o)
     PrintCollectives(r);
     PrintMatches(r, o.top);
     PrintSendDelays(r.sendDelays);
+    PrintOpStartWaits(r.opStartWaits);
+    PrintChannels(trace, r.channels);
     for (const std::string& n : r.notes) std::printf("\n  note: %s", n.c_str());
     std::printf("\n");
 }

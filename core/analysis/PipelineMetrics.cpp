@@ -98,6 +98,38 @@ SendDelays ComputeSendDelays(const Trace& trace)
     return r;
 }
 
+OpStartWaits ComputeOpStartWaits(const Trace& trace)
+{
+    std::vector<std::vector<int64_t>> arrivals(trace.Devices().size());
+    for (const Flow& f : trace.Flows())
+        if (f.dstDevice < arrivals.size()) arrivals[f.dstDevice].push_back(f.dstNs);
+    OpStartWaits r;
+    for (uint32_t d = 0; d < trace.Devices().size(); ++d) {
+        std::vector<int64_t>& in = arrivals[d];
+        std::sort(in.begin(), in.end());
+        for (uint32_t t : trace.Devices()[d].tracks) {
+            std::vector<const Span*> ops;
+            for (const Span& s : trace.Tracks()[t].spans)
+                if (s.microBatch != kNone && (s.category == SpanCategory::Forward || s.category == SpanCategory::Backward))
+                    ops.push_back(&s);
+            std::sort(ops.begin(), ops.end(), [](const Span* a, const Span* b) { return a->startNs < b->startNs; });
+            for (size_t i = 1; i < ops.size(); ++i) {
+                const Span& prev = *ops[i - 1];
+                const Span& op = *ops[i];
+                if (prev.step != op.step || in.empty()) continue;
+                auto after = std::upper_bound(in.begin(), in.end(), op.startNs);
+                const int64_t ready = std::max(prev.endNs, after == in.begin() ? prev.endNs : *(after - 1));
+                const int64_t wait = std::max<int64_t>(0, op.startNs - ready);
+                ++r.ops;
+                r.totalNs += wait;
+                r.maxNs = std::max(r.maxNs, wait);
+                if (wait > 1'000'000) ++r.overOneMs;
+            }
+        }
+    }
+    return r;
+}
+
 MfuReport ComputeMfu(const Trace& trace, double peak, UsageWindow window)
 {
     MfuReport r;

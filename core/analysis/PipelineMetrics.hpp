@@ -44,6 +44,18 @@ struct SendDelays {
 };
 SendDelays ComputeSendDelays(const Trace& trace);
 
+// Forwards and backwards that started later than both the previous op of their track (same step)
+// and the last data to arrive at their device (a flow's end) before they started: a wait with
+// nothing in the Trace to wait for. A lower bound (the last arrival may not be the op's input):
+// work queued behind other work the Trace does not show as a dependency, e.g. streams that share
+// one hardware queue (analysis/HardwareChannels.hpp). Ops whose track has no flows in are skipped.
+struct OpStartWaits {
+    size_t ops = 0;       // ops looked at
+    size_t overOneMs = 0; // of those, ops that waited over 1 ms
+    int64_t maxNs = 0, totalNs = 0;
+};
+OpStartWaits ComputeOpStartWaits(const Trace& trace);
+
 // MFU and HFU of the compute spans inside the window. `peakFlopsPerDevice` from the hardware
 // table (or a measured GEMM peak); 0 gives only the FLOP totals.
 MfuReport ComputeMfu(const Trace& trace, double peakFlopsPerDevice, UsageWindow window);

@@ -174,6 +174,8 @@ TraceReport AnalyzeTrace(const Trace& trace, const AnalysisOptions& options)
     SummarizeCollectives(trace, report);
     if (report.collectives.empty()) SummarizeSimulation(trace, report);
     report.sendDelays = ComputeSendDelays(trace);
+    if (report.sendDelays.sends > 0) report.opStartWaits = ComputeOpStartWaits(trace);
+    if (trace.Meta().source == TraceSource::Cupti) report.channels = ComputeChannelReport(trace);
     if (trace.Meta().source == TraceSource::NcclTests)
         report.notes.push_back("an nccl-tests log has no real timeline: its rows are laid end to end");
     return report;

@@ -8,6 +8,7 @@
 
 #include "analysis/CollectiveMatch.hpp"
 #include "analysis/DeviceUsage.hpp"
+#include "analysis/HardwareChannels.hpp"
 #include "analysis/PipelineMetrics.hpp"
 #include "trace/Trace.hpp"
 
@@ -65,6 +66,8 @@ struct TraceReport {
     std::vector<CollectiveInstance> instances; // matched across ranks, by start
     double idleFraction = 0;                   // idle / (devices x window): the bubble fraction
     SendDelays sendDelays;                     // a pipeline's stage-to-stage sends after their producers (PipelineMetrics.hpp)
+    OpStartWaits opStartWaits;                 // its ops that waited with nothing to wait for (PipelineMetrics.hpp)
+    ChannelReport channels;                    // the hardware queues of a capture (HardwareChannels.hpp)
     std::vector<std::string> notes;            // assumptions a reader should know
 };
 

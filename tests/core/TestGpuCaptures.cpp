@@ -1,6 +1,7 @@
-// The captures of the first run on a real GPU (an H100, committed under traces/h100 with the
-// run's own reports in traces/h100/logs): read back, they must give what the run reported, so a
+// The captures of runs on real GPUs (an H100, then an H200; committed under traces/ with the
+// run's own reports in logs/ beside them): read back, they must give what the run reported, so a
 // reader or analysis that drifts from what the GPU backend wrote is seen without a GPU.
+#include "analysis/HardwareChannels.hpp"
 #include "analysis/PipelineMetrics.hpp"
 #include "model/CostModel.hpp"
 #include "trace/TraceBuilder.hpp"
@@ -18,9 +19,9 @@ namespace {
 const std::string kDir = std::string(PARALENS_SOURCE_DIR) + "/traces/h100/";
 
 // The JSON report a step of scripts/gpu-validate.sh printed (its log: a command line, then JSON).
-nlohmann::json Report(const std::string& step)
+nlohmann::json Report(const std::string& step, const std::string& dir = kDir)
 {
-    const std::string s = ReadFileDecompressed(kDir + "logs/" + step + ".log");
+    const std::string s = ReadFileDecompressed(dir + "logs/" + step + ".log");
     const size_t brace = s.find("\n{");
     REQUIRE(brace != std::string::npos);
     return nlohmann::json::parse(s.substr(brace + 1));
@@ -102,4 +103,61 @@ TEST_CASE("a pipeline's sends are timed from the op that produced their data", "
     CHECK(green.sends == 576); // an iteration: 2 x 32 from each inner stage, 32 from each end; the warm-up and 2 timed
     CHECK(green.medianNs < 100000);
     CHECK(green.p90Ns > 1500000);
+}
+
+TEST_CASE("the H200 captures: copies run by the receiver start on time, but ops then wait with nothing to wait for", "[core][gpu-captures]")
+{
+    const std::string dir = std::string(PARALENS_SOURCE_DIR) + "/traces/h200/";
+    const Trace sender = ReadTraceFile(dir + "pipeline-1f1b-4x32-virtual-2048tokens.json.gz");
+    const Trace receiver = ReadTraceFile(dir + "pipeline-1f1b-4x32-virtual-2048tokens-copy-on-receiver.json.gz");
+    CHECK(sender.Meta().hardware.GetString("gpu") == "NVIDIA H200");
+    CHECK(receiver.Meta().workload.GetString("copyOn") == "receiver");
+    // The sender's copies wait for its GEMMs (a tenth 1.6 ms and more); its ops never wait for
+    // anything but their input and their previous op.
+    const SendDelays sends = ComputeSendDelays(sender);
+    CHECK(sends.sends == 576);
+    CHECK(sends.p90Ns > 1000000);
+    const OpStartWaits ok = ComputeOpStartWaits(sender);
+    CHECK(ok.ops == 756); // 2 x 32 per stage and iteration, less the first of each, over the warm-up and 2 timed
+    CHECK(ok.overOneMs == 0);
+    CHECK(ok.totalNs < 20000000);
+    // The receiver's ops: 42 waited over 1 ms (up to 26 ms), 0.58 s in all over the three iterations.
+    const OpStartWaits bad = ComputeOpStartWaits(receiver);
+    CHECK(bad.ops == 756);
+    CHECK(bad.overOneMs > 20);
+    CHECK(bad.maxNs > 10000000);
+    CHECK(bad.totalNs > 300000000);
+    // Their reports: the receiver's step is longer, its bubble twice the sender's.
+    const double stepSender = Report("pipeline-1f1b-4x32-virtual-2048tokens", dir)["summary"]["meanTimeUs"];
+    const double stepReceiver = Report("pipeline-1f1b-4x32-virtual-2048tokens-copy-on-receiver", dir)["summary"]["meanTimeUs"];
+    CHECK(stepReceiver > stepSender * 1.05);
+}
+
+TEST_CASE("the H200 captures after the fix: receiver-run copies with 32 hardware queues neither wait nor make ops wait", "[core][gpu-captures]")
+{
+    const std::string dir = std::string(PARALENS_SOURCE_DIR) + "/traces/h200/queues/";
+    const Trace fixed = ReadTraceFile(dir + "pipeline-1f1b-4x32-virtual-2048tokens.json.gz");
+    const Trace eight = ReadTraceFile(dir + "pipeline-1f1b-4x32-virtual-2048tokens-copy-on-receiver-8-queues.json.gz");
+    CHECK(fixed.Meta().workload.GetString("copyOn") == "receiver");
+    CHECK(fixed.Meta().hardware.GetNumber("hardwareQueues") == 32);
+    CHECK(eight.Meta().hardware.GetNumber("hardwareQueues") == 8);
+    // 32 queues: every copy within 0.1 ms of its producer for nine in ten, no op waiting, no
+    // compute channel shared by two tracks.
+    CHECK(ComputeSendDelays(fixed).p90Ns < 100000);
+    CHECK(ComputeOpStartWaits(fixed).overOneMs == 0);
+    const ChannelReport ok = ComputeChannelReport(fixed);
+    CHECK(ok.spansWithChannel > 0);
+    CHECK(ok.copiesOnSms == 576); // a copy within a GPU is a kernel: a compute channel
+    CHECK(ok.copiesOnCopyEngine == 0);
+    CHECK(ok.shared.empty());
+    // 8 queues (CUDA's default): all eight channels shared by compute and send tracks of every
+    // stage, and ops waiting with nothing to wait for.
+    const ChannelReport bad = ComputeChannelReport(eight);
+    CHECK(bad.shared.size() == 8);
+    CHECK(ComputeOpStartWaits(eight).overOneMs > 20);
+    // The steps: receiver with 32 queues < sender < receiver with 8.
+    auto step = [&](const std::string& name) { return Report(name, dir)["summary"]["meanTimeUs"].get<double>(); };
+    const double best = step("pipeline-1f1b-4x32-virtual-2048tokens");
+    CHECK(best < step("pipeline-1f1b-4x32-virtual-2048tokens-copy-on-sender"));
+    CHECK(step("pipeline-1f1b-4x32-virtual-2048tokens-copy-on-sender") < step("pipeline-1f1b-4x32-virtual-2048tokens-copy-on-receiver-8-queues"));
 }

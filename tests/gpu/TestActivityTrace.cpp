@@ -2,7 +2,10 @@
 // deliver it) into a Trace, checked span by span.
 #include "profiler/ActivityTrace.hpp"
 
+#include "analysis/HardwareChannels.hpp"
 #include "analysis/PipelineMetrics.hpp"
+
+#include <algorithm>
 
 #include <catch2/catch.hpp>
 
@@ -438,4 +441,42 @@ TEST_CASE("streams placed with a context are also found without one, unless that
     CHECK(FindTrack(t, 1, "compute") != nullptr);
     CHECK(FindTrack(t, 0, "send") != nullptr);
     CHECK(a.Stats().unplaced == 1);
+}
+
+TEST_CASE("kernels and copies keep the hardware channel CUPTI gave them, and shared channels are found", "[prof]")
+{
+    TraceAssembler a = TwoRanks();
+    a.PlaceStream({0, kAnyContext, 8}, 0, "send");
+    ActivityBatch b;
+    GpuActivity gemm = Kernel(0, 7, 1, 1000, 2000, "gemm");
+    gemm.channelId = 12;
+    gemm.channelType = ChannelType::Compute;
+    GpuActivity onSms = gemm;
+    onSms.kind = ActivityKind::Memcpy;
+    onSms.name.clear();
+    onSms.copyKind = CopyKind::DeviceToDevice;
+    onSms.bytes = 1 << 20;
+    onSms.streamId = 8;
+    onSms.startNs = 2000, onSms.endNs = 2100; // the send stream's copy, in the compute stream's queue
+    GpuActivity onEngine = onSms;
+    onEngine.channelId = 40;
+    onEngine.channelType = ChannelType::CopyEngine;
+    onEngine.startNs = 2100, onEngine.endNs = 2200;
+    GpuActivity unknown = Kernel(1, 7, 2, 1000, 2000, "other"); // no channel: nothing written
+    for (const GpuActivity& x : {gemm, onSms, onEngine, unknown}) b.activities.push_back(x);
+    a.Add(std::move(b));
+    const core::Trace t = a.Build();
+
+    std::vector<std::string> details;
+    for (const core::Track& tr : t.Tracks())
+        for (const core::Span& s : tr.spans) details.emplace_back(s.detail ? t.Str(s.detail) : "");
+    std::sort(details.begin(), details.end());
+    CHECK(details == std::vector<std::string>{"", "copy engine, hw channel 40", "hw channel 12", "hw channel 12"});
+    const core::ChannelReport r = core::ComputeChannelReport(t);
+    CHECK(r.spansWithChannel == 3);
+    CHECK(r.copiesOnSms == 1);
+    CHECK(r.copiesOnCopyEngine == 1);
+    REQUIRE(r.shared.size() == 1);
+    CHECK(r.shared[0].channel == 12);
+    CHECK(r.shared[0].tracks.size() == 2);
 }

@@ -73,6 +73,10 @@ TEST_CASE("copies, peer copies, sets and synchronisations are decoded", "[prof]"
     m.deviceId = 0;
     m.streamId = 7;
     m.correlationId = 5;
+#if CUPTI_API_VERSION >= 130000
+    m.channelID = 3;
+    m.channelType = CUPTI_CHANNEL_TYPE_COMPUTE; // a copy within a GPU: a kernel on the SMs
+#endif
     REQUIRE(decoder.Decode(AsRecord(&m), batch));
     auto p = Zeroed<compat::PeerCopyRecord>();
     p.kind = CUPTI_ACTIVITY_KIND_MEMCPY2;
@@ -101,6 +105,11 @@ TEST_CASE("copies, peer copies, sets and synchronisations are decoded", "[prof]"
     REQUIRE(batch.activities.size() == 4);
     CHECK(batch.activities[0].copyKind == CopyKind::DeviceToDevice);
     CHECK(batch.activities[0].bytes == 4096);
+#if CUPTI_API_VERSION >= 130000
+    CHECK(batch.activities[0].channelId == 3);
+    CHECK(batch.activities[0].channelType == ChannelType::Compute);
+    CHECK(batch.activities[1].channelType == ChannelType::Unknown); // peer copies: not decoded
+#endif
     CHECK(batch.activities[1].copyKind == CopyKind::PeerToPeer);
     CHECK(batch.activities[1].srcDeviceId == 0);
     CHECK(batch.activities[1].dstDeviceId == 1);
