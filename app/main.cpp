@@ -1,6 +1,7 @@
 // paralens: with no subcommand the GUI (or, without a display, a headless summary); every
 // subcommand runs headless. Errors a user can fix print one line and exit 2.
 #include "cli/Commands.hpp"
+#include "gpu/CudaEnvironment.hpp"
 
 #include "common/Error.hpp"
 #include "common/Memory.hpp"
@@ -66,6 +67,7 @@ int RunWindow(const std::vector<std::string>& files, const std::string& link)
 int main(int argc, char** argv)
 {
     paralens::KeepFreedMemoryForReuse();
+    paralens::gpu::PrepareCudaEnvironment(); // before anything starts CUDA
     CLI::App app{"paralens: collectives, pipelines and their traces, next to the alpha-beta model.\n"
                  "With no subcommand it opens the window (or prints a headless summary without a display)."};
     bool showVersion = false, versionJson = false;

@@ -1,6 +1,7 @@
 // The GPU backend of a build with CUDA and NCCL: build information, starting a run, and what the
 // four workloads share.
 #include "gpu/GpuBackend.hpp"
+#include "gpu/CudaEnvironment.hpp"
 #include "gpu/detail/Workloads.hpp"
 
 #include "common/Error.hpp"
@@ -94,6 +95,7 @@ void DescribeHardware(core::MetaSection& hw, const Gpus& gpus)
     hw.Set("gpusUsed", static_cast<int64_t>(gpus.used.size()));
     hw.Set("gpusOnHost", static_cast<int64_t>(gpus.report.devices.size()));
     hw.Set("driverCuda", version(gpus.report.driverVersion));
+    hw.Set("hardwareQueues", static_cast<int64_t>(HardwareQueues())); // CUDA_DEVICE_MAX_CONNECTIONS
     hw.Set("cudaRuntime", version(gpus.report.runtimeVersion));
     const int n = gpus.report.ncclVersion;
     hw.Set("nccl", std::to_string(n / 10000) + "." + std::to_string(n / 100 % 100) + "." + std::to_string(n % 100));

@@ -2,6 +2,7 @@
 // its own green context), every F, B and W op of a core Schedule as cuBLAS GEMMs in bf16, fp16 or
 // fp32, activations and gradients sent between stages by peer copy or NCCL, in the order
 // gpu/PipelineProgram decided on the host. FLOPs of every op are known, so MFU is exact.
+#include "gpu/CudaEnvironment.hpp"
 #include "gpu/PipelineProgram.hpp"
 #include "gpu/detail/Cublas.hpp"
 #include "gpu/detail/GreenContexts.hpp"
@@ -122,6 +123,10 @@ void PipelineRun::MakeStreams(RunReport& report)
     if (m_virtual && !m_nccl && D > 1)
         report.notes.push_back(m_receiverCopies ? "copies between stages run on the receiving stage's stream and SMs (--copy-on receiver)"
                                                 : "copies between stages run on the sending stage's stream and SMs (--copy-on sender)");
+    // The streams that carry work on the one GPU: each stage's compute stream, and its send stream
+    // or its two receiving streams.
+    const std::string queues = m_virtual ? QueueSharingNote(D + (m_receiverCopies ? 2 * (D - 1) : D)) : std::string();
+    if (!queues.empty()) report.notes.push_back(queues);
     for (int d = 0; d < D; ++d) {
         Stage& s = m_stages[static_cast<size_t>(d)];
         if (m_green) {

@@ -3,6 +3,7 @@
 // (a buffer and streams each). What runs where and what waits for what is gpu/PlanProgram's
 // host-side decision; this file only issues it, times it and checks the result on the GPU
 // against core's expected regions.
+#include "gpu/CudaEnvironment.hpp"
 #include "gpu/PlanProgram.hpp"
 #include "gpu/detail/Kernels.hpp"
 #include "gpu/detail/Nccl.hpp"
@@ -118,6 +119,8 @@ void PlanRun::Setup(RunReport& report)
     // Virtual ranks' copies all go through the one GPU's memory (a copy alone gets half of it: it
     // reads and writes): a step's prediction shares that memory among its transfers.
     m_memoryBytesPerSec = m_virtual && bw > 0 ? 2 * bw * 1e9 : 0.0;
+    const std::string queues = m_virtual ? QueueSharingNote(2 * m_p + 1) : std::string(); // send, recv per rank; control
+    if (!queues.empty()) report.notes.push_back(queues);
     if (m_memoryBytesPerSec > 0)
         report.notes.push_back("virtual ranks: predicted with the shared-memory model (each step alpha plus the bytes its copies "
                                "and reductions read and write, over " + std::to_string(static_cast<int>(2 * bw)) + " GB/s of GPU memory)");

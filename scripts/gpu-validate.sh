@@ -30,6 +30,8 @@
 #                  come in the order of what matters first
 #   STOP_AFTER     build or tests: stop after that step (the checks of gpu-prepare.sh --check, on
 #                  a machine without a GPU)
+#   ONLY           an extended regular expression: run only the steps whose whole name matches it
+#                  (e.g. 'gpu-tests|pipeline-.*'), for a second, shorter call
 #
 # Every step runs even when an earlier one failed; $OUT/summary.txt lists each step's result and
 # the script exits non-zero when any step failed. Nothing here needs the network.
@@ -47,6 +49,7 @@ SUMMARY=$OUT/summary.txt
 : >"$SUMMARY"
 failures=0
 skipped=0
+unselected=0
 STEP_TIMEOUT=${STEP_TIMEOUT:-0}
 DEADLINE_S=${DEADLINE_S:-0}
 
@@ -59,6 +62,10 @@ step() {
   local name=$1
   shift
   local log=$OUT/logs/$name.log
+  if [ -n "${ONLY:-}" ] && ! [[ $name =~ ^(${ONLY})$ ]]; then
+    unselected=$((unselected + 1))
+    return 0
+  fi
   if [ "$DEADLINE_S" -gt 0 ] && [ "$SECONDS" -ge "$DEADLINE_S" ]; then
     note "SKIP  $name (past DEADLINE_S=$DEADLINE_S s)"
     skipped=$((skipped + 1))
@@ -244,16 +251,24 @@ for mb in 4 8 16 32; do
   run "pipeline-1f1b-4x$mb-virtual-2048tokens" --workload pipeline --schedule 1f1b --stages 4 --microbatches "$mb" \
     --tokens 2048 --virtual --iters 2
 done
-# The same, each copy between stages run by the receiving stage (--copy-on receiver). The traces
-# above show why: a copy within a GPU is a kernel, and on the sender's SMs it waits for the sender's
-# next GEMM to drain (1.5-3 ms after its producer, against about 0.05 ms to copy); the receiver is
-# idle when it waits for the copy. N = 32 first, where the copies cost most.
-for mb in 32 8; do
-  run "pipeline-1f1b-4x$mb-virtual-2048tokens-copy-on-receiver" --workload pipeline --schedule 1f1b --stages 4 \
-    --microbatches "$mb" --tokens 2048 --virtual --iters 2 --copy-on receiver
+# The same with each copy between stages run by the sending stage (--copy-on sender, the default
+# until the H200 runs): a copy within a GPU is a kernel, and on the sender's SMs it waits for the
+# sender's next GEMM to drain (a tenth of the copies 1.6 ms and more after their producer, against
+# 0.02-0.05 ms to copy) while the receiver waits for it. N = 32 first, where the copies cost most.
+for mb in 32 8 16 4; do
+  run "pipeline-1f1b-4x$mb-virtual-2048tokens-copy-on-sender" --workload pipeline --schedule 1f1b --stages 4 \
+    --microbatches "$mb" --tokens 2048 --virtual --iters 2 --copy-on sender
 done
-run pipeline-interleaved-4x8x2-virtual-copy-on-receiver --workload pipeline --schedule interleaved --chunks 2 --stages 4 \
-  --microbatches 8 --virtual --copy-on receiver
+run pipeline-interleaved-4x8x2-virtual-copy-on-sender --workload pipeline --schedule interleaved --chunks 2 --stages 4 \
+  --microbatches 8 --virtual --copy-on sender
+# Both with CUDA's default 8 hardware queues instead of the 32 paralens asks for: the receiver's
+# two more streams per stage then share queues with other stages' streams, and ops wait up to
+# 27 ms with nothing to wait for (`paralens analyze` counts them and lists the shared channels).
+for copy in receiver sender; do
+  step "pipeline-1f1b-4x32-virtual-2048tokens-copy-on-$copy-8-queues" env CUDA_DEVICE_MAX_CONNECTIONS=8 "$PARALENS" run \
+    --workload pipeline --schedule 1f1b --stages 4 --microbatches 32 --tokens 2048 --virtual --iters 2 --copy-on "$copy" \
+    --profile cupti --json --out "$T/pipeline-1f1b-4x32-virtual-2048tokens-copy-on-$copy-8-queues.json.gz"
+done
 # What CUPTI costs a real workload: the same 1F1B timed by CUDA events.
 step pipeline-1f1b-4x8-virtual-events "$PARALENS" run --workload pipeline --schedule 1f1b --stages 4 --microbatches 8 \
   --virtual --profile events --json --out "$T/pipeline-1f1b-4x8-virtual-events.json.gz"
@@ -320,7 +335,7 @@ else
   note "skipped: NCCL across processes (mpirun not found, or paralens built without MPI)"
 fi
 
-note "$failures step(s) failed, $skipped skipped (after ${SECONDS} s)"
+note "$failures step(s) failed, $skipped skipped${ONLY:+, $unselected not selected by ONLY} (after ${SECONDS} s)"
 if [ "${PACK:-0}" = 1 ]; then
   # A tool that brings back a few files of at most 16 MiB each: the traces in pieces of 15 MiB
   # (cat gpu-validate-traces.tar.part-* | tar -x).

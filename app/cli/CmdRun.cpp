@@ -64,7 +64,7 @@ struct RunOptions {
     int stages = 4, microbatches = 8, chunks = 1, layers = 2, hidden = 4096, ffn = 16384, tokens = 4096;
     double forwardMs = 20.0; // mpi pipeline: a forward's target time on this CPU
     std::string smPartition = "auto";
-    std::string copyOn = "sender";
+    std::string copyOn = "receiver";
     bool recompute = false;
     // gemm
     std::vector<std::string> shapes;
@@ -519,8 +519,8 @@ void AddOptions(CLI::App* cmd, RunOptions& o)
     cmd->add_option("--ffn", o.ffn, "MLP inner size f")->capture_default_str();
     cmd->add_option("--tokens", o.tokens, "Rows of one micro-batch (batch x sequence)")->capture_default_str();
     cmd->add_option("--sm-partition", o.smPartition, "Virtual stages: auto, green (green contexts), none")->capture_default_str();
-    cmd->add_option("--copy-on", o.copyOn, "Virtual stages: whose stream (and SMs) runs a copy between two stages, the sender's or "
-                                           "the receiver's")->capture_default_str();
+    cmd->add_option("--copy-on", o.copyOn, "Virtual stages: whose stream (and SMs) runs a copy between two stages: "
+                                           "receiver (idle while it waits for the copy) or sender (busy with its next GEMM)")->capture_default_str();
     cmd->add_flag("--recompute", o.recompute, "Full activation recomputation before each backward");
     cmd->add_option("--forward-ms", o.forwardMs, "mpi pipeline: a forward's target time; the GEMMs are sized from the CPU's probed "
                                                  "sgemm peak (unless --hidden is given)")->capture_default_str();

@@ -3,11 +3,14 @@
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
+#include "gpu/CudaEnvironment.hpp"
+
 #include <cstdio>
 #include <cuda_runtime_api.h>
 
 int main(int argc, char** argv)
 {
+    paralens::gpu::PrepareCudaEnvironment(); // as the app does: before CUDA starts
     int count = 0;
     const cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || count == 0) {

@@ -6,6 +6,7 @@
 #include "gpu/detail/Kernels.hpp"
 #include "gpu/detail/Resources.hpp"
 
+#include "analysis/HardwareChannels.hpp"
 #include "analysis/PipelineMetrics.hpp"
 #include "model/CostModel.hpp"
 #include "common/Error.hpp"
@@ -233,10 +234,11 @@ TEST_CASE("a small 1F1B pipeline runs every op and reports MFU and bubbles", "[g
     CHECK(report.summary.GetString("peakActivations") == "2 1");
 }
 
-TEST_CASE("copies between virtual stages run by the receiver land on the sender's send track", "[gpu][pipeline]")
+TEST_CASE("copies between virtual stages run by either stage land on the sender's send track", "[gpu][pipeline]")
 {
-    for (Timing timing : {Timing::Events, Timing::Auto}) {
-        INFO(Name(timing));
+    for (auto [timing, copyOn] : {std::pair{Timing::Events, CopyOn::Receiver}, std::pair{Timing::Auto, CopyOn::Receiver},
+                                  std::pair{Timing::Auto, CopyOn::Sender}}) {
+        INFO(Name(timing) << " " << Name(copyOn));
         RunRequest r;
         r.workload = Workload::Pipeline;
         r.timing = timing;
@@ -250,8 +252,9 @@ TEST_CASE("copies between virtual stages run by the receiver land on the sender'
         r.pipeline.ffn = 1024;
         r.pipeline.tokens = 256;
         r.pipeline.virtualStages = true;
-        r.pipeline.copyOn = CopyOn::Receiver;
+        r.pipeline.copyOn = copyOn;
         const RunReport report = RunJob(r);
+        CHECK(report.checksPassed);
         std::vector<size_t> sends(3, 0);
         size_t forwards = 0;
         for (const core::Track& t : report.trace->Tracks())
@@ -263,7 +266,13 @@ TEST_CASE("copies between virtual stages run by the receiver land on the sender'
         CHECK(forwards == 3u * 4u);
         CHECK(sends == std::vector<size_t>{4, 8, 4}); // activations forward, gradients back, on the sender's track
         CHECK(report.summary.GetString("peakActivations") == "3 2 1");
-        CHECK(report.trace->Meta().workload.GetString("copyOn") == "receiver");
+        CHECK(report.trace->Meta().workload.GetString("copyOn") == Name(copyOn));
+        // CUPTI (CUDA 13) tells each kernel's and copy's hardware queue (a copy within a GPU: the SMs').
+        const core::ChannelReport channels = core::ComputeChannelReport(*report.trace);
+        if (report.trace->Meta().extra.GetString("timing") == "cupti") {
+            CHECK(channels.spansWithChannel > 0);
+            CHECK(channels.copiesOnSms + channels.copiesOnCopyEngine >= 16u); // the timed iteration's 16, the warm-up's, reads back
+        }
     }
 }
 

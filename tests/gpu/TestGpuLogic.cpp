@@ -2,6 +2,7 @@
 // expected values, error messages, and the job API.
 #include "gpu/CheckPattern.hpp"
 #include "gpu/CollectiveMath.hpp"
+#include "gpu/CudaEnvironment.hpp"
 #include "gpu/GpuBackend.hpp"
 #include "gpu/GpuError.hpp"
 #include "gpu/GpuJob.hpp"
@@ -339,4 +340,26 @@ TEST_CASE("what this build offers is reported consistently", "[gpu]")
         CHECK_FALSE(info.cudaVersion.empty());
         CHECK_FALSE(info.ncclVersion.empty());
     }
+}
+
+TEST_CASE("CUDA gets 32 hardware queues per GPU unless the environment chose a number", "[gpu]")
+{
+    const char* saved = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+    const std::string before = saved ? saved : "";
+    unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
+    CHECK(HardwareQueues() == 8); // CUDA's default
+    PrepareCudaEnvironment();
+    CHECK(std::string(std::getenv("CUDA_DEVICE_MAX_CONNECTIONS")) == "32");
+    CHECK(HardwareQueues() == 32);
+    setenv("CUDA_DEVICE_MAX_CONNECTIONS", "4", 1);
+    PrepareCudaEnvironment(); // a user's choice is kept
+    CHECK(HardwareQueues() == 4);
+    for (const char* bad : {"0", "33", "many", "8x"}) {
+        setenv("CUDA_DEVICE_MAX_CONNECTIONS", bad, 1);
+        CHECK(HardwareQueues() == 8);
+    }
+    CHECK(QueueSharingNote(9).find("9 streams on one GPU share its 8 hardware queues") == 0);
+    CHECK(QueueSharingNote(8).empty());
+    if (saved) setenv("CUDA_DEVICE_MAX_CONNECTIONS", before.c_str(), 1);
+    else unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
 }
