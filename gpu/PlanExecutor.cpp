@@ -25,6 +25,26 @@ namespace paralens::gpu::detail {
 
 namespace {
 
+// A captured CUDA graph and its executable, destroyed with the object.
+class Graph {
+public:
+    Graph() = default;
+    ~Graph()
+    {
+        if (m_exec) IgnoreCuda(cudaGraphExecDestroy(m_exec));
+        if (m_graph) IgnoreCuda(cudaGraphDestroy(m_graph));
+    }
+    Graph(const Graph&) = delete;
+    Graph& operator=(const Graph&) = delete;
+    cudaGraph_t* Out() { return &m_graph; }
+    void Instantiate() { PARALENS_CUDA(cudaGraphInstantiate(&m_exec, m_graph, 0)); }
+    void Launch(cudaStream_t stream) const { PARALENS_CUDA(cudaGraphLaunch(m_exec, stream)); }
+
+private:
+    cudaGraph_t m_graph = nullptr;
+    cudaGraphExec_t m_exec = nullptr;
+};
+
 struct RankMem {
     int device = 0;
     DeviceBuffer buffer, staging, counters;
@@ -40,8 +60,11 @@ public:
 private:
     void Setup(RunReport& report);
     void Allocate(uint64_t bufferBytes, uint64_t stagingBytes);
-    void Issue(const core::Plan& plan, const PlanProgram& prog, const std::string& detail);
-    void IssueOp(const PlanProgram& prog, size_t index, const std::string& detail);
+    // `traced`: each op bracketed on the timeline; false while a graph is captured.
+    void Issue(const PlanProgram& prog, const std::string& detail, bool traced = true);
+    void IssueOp(const PlanProgram& prog, size_t index, const std::string& detail, bool traced);
+    void MakeEvents(const PlanProgram& prog);
+    void TimeGraph(const core::Plan& plan, const PlanProgram& prog, core::MetaSection& row);
     void Fill(const core::Plan& plan);
     uint64_t Check(const core::Plan& plan);
     void Wait(const char* what);
@@ -99,6 +122,8 @@ void PlanRun::Setup(RunReport& report)
                                std::to_string(m_gpus.used.front().index) + "; the other GPUs are not used");
     if (pr.root >= m_p) throw Error("--root " + std::to_string(pr.root) + " is not a rank (0 to " + std::to_string(m_p - 1) + ")");
     m_nccl = pr.transport == Transport::Nccl || (pr.transport == Transport::Auto && !m_virtual && m_p > 1);
+    if (m_nccl && pr.graph)
+        throw Error("--graph: the Plan's graph is of peer copies and reductions; with NCCL transfers use --transport peer");
     if (m_nccl && m_virtual)
         throw Error("--transport nccl: virtual ranks share one GPU and NCCL allows one rank per GPU; use --transport peer "
                     "(or give each rank its own GPU with --gpus)");
@@ -189,7 +214,7 @@ void PlanRun::Fill(const core::Plan& plan)
     Wait("filling the Plan buffers");
 }
 
-void PlanRun::IssueOp(const PlanProgram& prog, size_t index, const std::string& detail)
+void PlanRun::IssueOp(const PlanProgram& prog, size_t index, const std::string& detail, bool traced)
 {
     const GpuOp& op = prog.ops[index];
     const bool nccl = m_nccl && op.kind == GpuOpKind::Transfer && op.src != op.dst;
@@ -217,7 +242,8 @@ void PlanRun::IssueOp(const PlanProgram& prog, size_t index, const std::string& 
     }
     const RankMem& owner = m_ranks[static_cast<size_t>(op.stream / 2)];
     DeviceScope scope(owner.device);
-    Timeline::Op span = m_timeline->Begin(main, owner.device, op.stream / 2, op.stream % 2 == 0 ? "send" : "recv", label);
+    Timeline::Op span;
+    if (traced) span = m_timeline->Begin(main, owner.device, op.stream / 2, op.stream % 2 == 0 ? "send" : "recv", label);
     if (nccl) {
         NcclGroup group(*m_comms);
         for (const Piece& p : prog.PiecesOf(op)) {
@@ -239,7 +265,7 @@ void PlanRun::IssueOp(const PlanProgram& prog, size_t index, const std::string& 
             }
         }
     }
-    m_timeline->End(span);
+    if (traced) m_timeline->End(span);
     PARALENS_CUDA(cudaEventRecord(m_done[index].Get(), main));
     if (nccl) {
         DeviceScope receiver(m_ranks[static_cast<size_t>(op.dst)].device);
@@ -248,15 +274,16 @@ void PlanRun::IssueOp(const PlanProgram& prog, size_t index, const std::string& 
 }
 
 // One run of the program: every stream starts after the control stream's begin event, and the
-// control stream's end event follows every stream's last op.
-void PlanRun::Issue(const core::Plan&, const PlanProgram& prog, const std::string& detail)
+// control stream's end event follows every stream's last op (in a capture, the same fork and join
+// make every stream's work part of the control stream's graph).
+void PlanRun::Issue(const PlanProgram& prog, const std::string& detail, bool traced)
 {
     PARALENS_CUDA(cudaEventRecord(m_begin.Get(), m_control.Get()));
     for (const RankMem& r : m_ranks) {
         PARALENS_CUDA(cudaStreamWaitEvent(r.send.Get(), m_begin.Get(), 0));
         PARALENS_CUDA(cudaStreamWaitEvent(r.recv.Get(), m_begin.Get(), 0));
     }
-    for (size_t i = 0; i < prog.ops.size(); ++i) IssueOp(prog, i, detail);
+    for (size_t i = 0; i < prog.ops.size(); ++i) IssueOp(prog, i, detail, traced);
     for (RankMem& r : m_ranks) {
         DeviceScope scope(r.device);
         for (cudaStream_t s : {r.send.Get(), r.recv.Get()}) {
@@ -291,7 +318,7 @@ uint64_t PlanRun::Check(const core::Plan& plan)
     return wrong;
 }
 
-core::MetaSection PlanRun::RunSize(const core::Plan& plan, const PlanProgram& prog)
+void PlanRun::MakeEvents(const PlanProgram& prog)
 {
     m_done.clear();
     m_recvDone.clear();
@@ -300,17 +327,65 @@ core::MetaSection PlanRun::RunSize(const core::Plan& plan, const PlanProgram& pr
         const bool nccl = m_nccl && op.kind == GpuOpKind::Transfer && op.src != op.dst;
         m_recvDone.push_back(nccl ? Event(m_ranks[static_cast<size_t>(op.dst)].device, false) : Event());
     }
+}
+
+// --graph: the program captured once from the control stream into a CUDA graph, launched once to
+// check its result and warm it, then --iters times timed by two events around each launch.
+void PlanRun::TimeGraph(const core::Plan& plan, const PlanProgram& prog, core::MetaSection& row)
+{
+    MakeEvents(prog);
+    Graph graph;
+    {
+        DeviceScope scope(m_control.Device());
+        PARALENS_CUDA(cudaStreamBeginCapture(m_control.Get(), cudaStreamCaptureModeThreadLocal));
+        try {
+            Issue(prog, "", false);
+        } catch (...) {
+            cudaGraph_t partial = nullptr;
+            IgnoreCuda(cudaStreamEndCapture(m_control.Get(), &partial));
+            if (partial) IgnoreCuda(cudaGraphDestroy(partial));
+            throw;
+        }
+        PARALENS_CUDA(cudaStreamEndCapture(m_control.Get(), graph.Out()));
+        graph.Instantiate();
+    }
+    uint64_t wrong = 0;
+    Fill(plan);
+    graph.Launch(m_control.Get());
+    Wait("the checked graph run");
+    if (m_req.check) wrong = Check(plan);
+    const Event begin(m_control.Device(), true), end(m_control.Device(), true);
+    std::vector<double> seconds;
+    for (int it = 0; it < m_req.iters; ++it) {
+        m_job.ThrowIfCancelled();
+        DeviceScope scope(m_control.Device());
+        PARALENS_CUDA(cudaEventRecord(begin.Get(), m_control.Get()));
+        graph.Launch(m_control.Get());
+        PARALENS_CUDA(cudaEventRecord(end.Get(), m_control.Get()));
+        Wait("the timed graph run");
+        float ms = 0;
+        PARALENS_CUDA(cudaEventElapsedTime(&ms, begin.Get(), end.Get()));
+        seconds.push_back(ms * 1e-3);
+    }
+    row.Set("graphTimeUs", std::accumulate(seconds.begin(), seconds.end(), 0.0) / static_cast<double>(seconds.size()) * 1e6);
+    row.Set("graphMinTimeUs", *std::min_element(seconds.begin(), seconds.end()) * 1e6);
+    row.Set("graphWrong", static_cast<int64_t>(wrong));
+}
+
+core::MetaSection PlanRun::RunSize(const core::Plan& plan, const PlanProgram& prog)
+{
+    MakeEvents(prog);
     uint64_t wrong = 0;
     if (m_req.check) {
         Fill(plan);
-        Issue(plan, prog, "check");
+        Issue(prog, "check");
         Wait("the checked Plan run");
         wrong = Check(plan);
     }
-    for (int w = 0; w < m_req.warmupIters; ++w) Issue(plan, prog, "warmup");
+    for (int w = 0; w < m_req.warmupIters; ++w) Issue(prog, "warmup");
     std::vector<double> seconds;
     for (int it = 0; it < m_req.iters; ++it) {
-        Issue(plan, prog, "iteration " + std::to_string(it));
+        Issue(prog, "iteration " + std::to_string(it));
         Wait("the timed Plan run");
         float ms = 0;
         PARALENS_CUDA(cudaEventElapsedTime(&ms, m_begin.Get(), m_end.Get()));
@@ -368,6 +443,15 @@ RunReport PlanRun::Run()
     Wait("the Plan runs");
     if (m_comms) m_comms->Destroy();
     report.trace = m_timeline->Finish();
+    // Graphs after the capture has stopped: their kernels and copies stay out of the Trace.
+    for (size_t i = 0; i < plans.size() && pr.graph; ++i) {
+        m_job.SetProgress("Plan graph " + core::FormatBytes(plans[i].spec.bytes), static_cast<double>(i) / static_cast<double>(plans.size()));
+        TimeGraph(plans[i], programs[i], report.rows[i]);
+        if (report.rows[i].GetNumber("graphWrong") > 0) report.checksPassed = false;
+    }
+    if (pr.graph)
+        report.notes.push_back("--graph: each size also ran as one CUDA graph of the whole step (graphTimeUs, not in the trace): "
+                               "the GPU's time without the host issuing each transfer and reduction");
     for (const std::string& n : m_timeline->Notes()) report.notes.push_back(n);
     report.summary.Set("workload", std::string("plan"));
     report.summary.Set("collective", std::string(core::Name(pr.collective)));

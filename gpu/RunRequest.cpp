@@ -249,6 +249,8 @@ void ValidateRunRequest(const RunRequest& r)
         Require(r.plan.ranks >= 0 && r.plan.ranks <= 64, "--ranks must be between 1 and 64 (0: one per GPU)");
         Require(r.plan.root >= 0 && (r.plan.ranks == 0 || r.plan.root < r.plan.ranks),
                 "--root must be a rank (0 to " + std::to_string(std::max(0, r.plan.ranks - 1)) + ")");
+        Require(!r.plan.graph || r.plan.transport != Transport::Nccl,
+                "--graph: the Plan's graph is of peer copies and reductions; it does not capture --transport nccl");
         break;
     case Workload::Pipeline: ValidatePipeline(r.pipeline); break;
     case Workload::Gemm:

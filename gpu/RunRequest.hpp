@@ -79,6 +79,10 @@ struct PlanRun {
     bool virtualRanks = false; // all ranks on the first GPU (forced when ranks > GPUs)
     Transport transport = Transport::Auto;
     int root = 0;
+    // Also time each size as one CUDA graph of the whole program (captured once, launched
+    // --iters times, its result checked): the device's time without the host issuing every
+    // transfer and reduction. Peer copies only (not --transport nccl).
+    bool graph = false;
 };
 
 struct PipelineRun {

@@ -295,10 +295,12 @@ if [ "$NGPUS" -ge 2 ]; then
   done
 fi
 
-# ---- Plan executor: allreduce over 8 virtual ranks, three algorithms, 8 B .. MAX_BYTES ----
+# ---- Plan executor: allreduce over 8 virtual ranks, three algorithms, 8 B .. MAX_BYTES; each size
+# also as one CUDA graph (--graph: graphTimeUs, the GPU's time without the host issuing every
+# transfer, beside the model's alpha) ----
 for algo in ring tree halving-doubling; do
   run "plan-allreduce-$algo-8vranks" --workload plan --collective allreduce --algorithm "$algo" --ranks 8 --virtual \
-    --min-bytes 8 --max-bytes "$MAX_BYTES" --iters 5 --warmup 1
+    --min-bytes 8 --max-bytes "$MAX_BYTES" --iters 5 --warmup 1 --graph
 done
 # One size (the window builds the Plan again for its flow view).
 run plan-allreduce-ring-8vranks-64MiB --workload plan --collective allreduce --algorithm ring --ranks 8 --virtual \

@@ -58,6 +58,7 @@ struct RunOptions {
     bool ncclProfiler = false;
     int ranks = 0;
     bool virtualRanks = false;
+    bool graph = false;
     std::string transport = "auto";
     // pipeline
     std::string schedule = "1f1b";
@@ -101,6 +102,7 @@ const std::vector<OnlyFor>& WorkloadOptions()
         {"--min-bytes", {W::Collective, W::Plan}},  {"--max-bytes", {W::Collective, W::Plan}},
         {"--step-factor", {W::Collective, W::Plan}}, {"--root", {W::Collective, W::Plan}},
         {"--algorithm", {W::Plan}},                 {"--ranks", {W::Plan}},
+        {"--graph", {W::Plan}},
         {"--nccl-algo", {W::Collective}},           {"--nccl-proto", {W::Collective}},
         {"--nccl-profiler", {W::Collective}},       {"--virtual", {W::Plan, W::Pipeline}},
         {"--transport", {W::Plan, W::Pipeline}},    {"--schedule", {W::Pipeline}},
@@ -192,6 +194,7 @@ gpu::RunRequest ToRequest(const RunOptions& o, const CLI::App& cmd)
         r.plan.algorithm = ParseAlgorithmOption(o.algorithm, r.plan.collective);
         r.plan.ranks = o.ranks;
         r.plan.virtualRanks = o.virtualRanks;
+        r.plan.graph = o.graph;
         r.plan.transport = ParseChoice<gpu::Transport>("--transport", o.transport, gpu::ParseTransport, "auto, peer, nccl");
         r.plan.root = o.root;
         break;
@@ -509,6 +512,8 @@ void AddOptions(CLI::App* cmd, RunOptions& o)
     cmd->add_option("--ranks,-p", o.ranks, "Plan: ranks (default: one per GPU; more than the GPUs makes them virtual); processes: "
                                            "the processes (4), or the workers of --workload training");
     cmd->add_flag("--virtual", o.virtualRanks, "All ranks (plan) or stages (pipeline) share the first GPU");
+    cmd->add_flag("--graph", o.graph, "Plan: also time each size as one CUDA graph of the whole step (graphTimeUs): the GPU's "
+                                      "time without the host issuing every transfer; its result is checked too");
     cmd->add_option("--transport", o.transport, "auto, peer (copies), nccl (send/recv)")->capture_default_str();
     cmd->add_option("--schedule,-s", o.schedule, "Pipeline schedule: " + core::ScheduleNamesList())->capture_default_str();
     cmd->add_option("--stages,-D", o.stages, "Pipeline stages D")->capture_default_str();

@@ -54,6 +54,9 @@ TEST_CASE("run rejects bad arguments with one line naming the option", "[cli]")
     CheckRejected("run --workload pipeline --sm-partition half", "--sm-partition");
     CheckRejected("run --workload pipeline --copy-on both", "--copy-on");
     CheckRejected("run --workload gemm --copy-on receiver", "--copy-on applies to --workload pipeline");
+    CheckRejected("run --workload gemm --graph", "--graph applies to --workload plan");
+    CheckRejected("run --workload plan --graph --transport nccl", "--graph");
+    CheckRejected("run --backend mpi --graph", "--graph");
     CheckRejected("run --workload pipeline --dtype int32", "--dtype");
     CheckRejected("run --workload gemm --shapes 8x8", "--shapes");
     CheckRejected("run --workload gemm --dtype double", "--dtype");

@@ -130,7 +130,7 @@ TEST_CASE("a CUPTI capture sees real kernels with GPU timestamps on the host clo
 
 TEST_CASE("the Plan executor runs ring allreduce on 8 virtual ranks and checks it", "[gpu][plan]")
 {
-    for (Timing timing : {Timing::Events, Timing::Auto}) {
+    for (auto [timing, graph] : {std::pair{Timing::Events, false}, std::pair{Timing::Auto, false}, std::pair{Timing::Auto, true}}) {
         RunRequest r;
         r.workload = Workload::Plan;
         r.timing = timing;
@@ -141,17 +141,26 @@ TEST_CASE("the Plan executor runs ring allreduce on 8 virtual ranks and checks i
         r.plan.ranks = 8;
         r.plan.collective = core::Collective::AllReduce;
         r.plan.algorithm = core::Algorithm::Ring;
+        r.plan.graph = graph;
         const RunReport report = RunJob(r);
-        INFO(Name(timing));
+        INFO(Name(timing) << (graph ? " with --graph" : ""));
         CHECK(report.checksPassed);
         REQUIRE(report.rows.size() == 2);
         CHECK(report.rows[0].GetNumber("wrong", -1) == 0);
         CHECK(report.rows[0].GetNumber("timeUs") > 0);
+        for (const core::MetaSection& row : report.rows) {
+            CHECK((row.Find("graphTimeUs") != nullptr) == graph);
+            if (!graph) continue;
+            CHECK(row.GetNumber("graphWrong", -1) == 0);
+            CHECK(row.GetNumber("graphMinTimeUs") > 0);
+            CHECK(row.GetNumber("graphMinTimeUs") <= row.GetNumber("graphTimeUs"));
+        }
         REQUIRE(report.trace);
         const core::Trace& t = *report.trace;
         CHECK(t.Devices().size() >= 8);
         CHECK(t.Devices()[0].kind == core::DeviceKind::VirtualGpu);
-        // Every transfer of every run is a send span with a flow: 2 x 7 x 8 per run.
+        // Every transfer of every run is a send span with a flow: 2 x 7 x 8 per run (the graphs'
+        // launches are not traced).
         const size_t runs = 2 * (1 + 1 + 2); // sizes x (check + warm-up + timed)
         CHECK(CountSpans(t, core::SpanCategory::Send) == runs * 2 * 7 * 8);
         CHECK(t.Flows().size() == runs * 2 * 7 * 8);
@@ -174,8 +183,11 @@ TEST_CASE("every collective and algorithm of core runs on virtual ranks with the
             r.plan.root = 2;
             r.plan.collective = c;
             r.plan.algorithm = a;
+            r.plan.graph = true; // the op-by-op run and the captured graph, each checked
             INFO(core::Name(c) << " / " << core::Name(a));
-            CHECK(RunJob(r).checksPassed);
+            const RunReport report = RunJob(r);
+            CHECK(report.checksPassed);
+            CHECK(report.rows.at(0).GetNumber("graphWrong", -1) == 0);
         }
 }
 
