@@ -161,3 +161,28 @@ TEST_CASE("the H200 captures after the fix: receiver-run copies with 32 hardware
     CHECK(best < step("pipeline-1f1b-4x32-virtual-2048tokens-copy-on-sender"));
     CHECK(step("pipeline-1f1b-4x32-virtual-2048tokens-copy-on-sender") < step("pipeline-1f1b-4x32-virtual-2048tokens-copy-on-receiver-8-queues"));
 }
+
+TEST_CASE("one ratio to the shared-memory model, fitted on the H100's large allreduces, predicts the H200's", "[core][gpu-captures]")
+{
+    // Rows of 256 MiB and more of ring, tree and halving-doubling on 8 virtual ranks: the time
+    // over the model's (spec HBM bandwidth) is one GPU's achieved share of its memory.
+    auto rows = [](const std::string& dir) {
+        std::vector<std::pair<double, double>> out; // (measured, predicted) us
+        for (const std::string algo : {"ring", "tree", "halving-doubling"}) {
+            const nlohmann::json report = Report("plan-allreduce-" + algo + "-8vranks", dir);
+            for (const auto& row : report["rows"])
+                if (row["bytes"].get<double>() >= 256.0 * (1 << 20))
+                    out.emplace_back(row["timeUs"].get<double>(), row["predictedUs"].get<double>());
+        }
+        return out;
+    };
+    const auto h100 = rows(kDir);
+    const auto h200 = rows(std::string(PARALENS_SOURCE_DIR) + "/traces/h200/");
+    REQUIRE(h100.size() == 9);
+    REQUIRE(h200.size() == 9);
+    double ratio = 0;
+    for (const auto& [measured, predicted] : h100) ratio += measured / predicted / 9.0;
+    CHECK(ratio > 1.5);
+    CHECK(ratio < 1.6); // the H100's copies and reductions reach about 64 % of its 3.35 TB/s
+    for (const auto& [measured, predicted] : h200) CHECK(std::abs(predicted * ratio - measured) / measured < 0.03);
+}
