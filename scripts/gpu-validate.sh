@@ -263,7 +263,7 @@ run pipeline-interleaved-4x8x2-virtual-copy-on-sender --workload pipeline --sche
   --microbatches 8 --virtual --copy-on sender
 # Both with CUDA's default 8 hardware queues instead of the 32 paralens asks for: the receiver's
 # two more streams per stage then share queues with other stages' streams, and ops wait up to
-# 27 ms with nothing to wait for (`paralens analyze` counts them and lists the shared channels).
+# 28 ms with nothing to wait for (`paralens analyze` counts them and lists the shared channels).
 for copy in receiver sender; do
   step "pipeline-1f1b-4x32-virtual-2048tokens-copy-on-$copy-8-queues" env CUDA_DEVICE_MAX_CONNECTIONS=8 "$PARALENS" run \
     --workload pipeline --schedule 1f1b --stages 4 --microbatches 32 --tokens 2048 --virtual --iters 2 --copy-on "$copy" \

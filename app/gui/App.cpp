@@ -180,7 +180,7 @@ void App::HandleShortcuts()
     if (io.WantTextInput) return;
     if (io.KeyCtrl && ImGui::IsKeyPressed('O')) BrowseOpen();
     if (io.KeyCtrl && ImGui::IsKeyPressed('Q') && m_platform.canQuit) m_quit = true;
-    if (!io.KeyCtrl && ImGui::IsKeyPressed('C')) m_settings.showCriticalPath = !m_settings.showCriticalPath;
+    if (!io.KeyCtrl && ImGui::IsKeyPressed('C', false)) m_settings.showCriticalPath = !m_settings.showCriticalPath;
 }
 
 void App::Frame(ImVec2 display)

@@ -127,9 +127,14 @@ class Suite:
         page = self.open(browser, "#scenario=gpipe-vs-1f1b")
         settled(page, "scenario=gpipe-vs-1f1b")
         page.mouse("mouseMoved", 800, 200)
-        for kind in ("rawKeyDown", "keyUp"):  # held for a tenth of a second, as a finger does: ImGui 1.86 reads key states per frame
-            page.send("Input.dispatchKeyEvent", {"type": kind, "key": "c", "code": "KeyC", "windowsVirtualKeyCode": 67})
-            time.sleep(0.1)
+        # ImGui 1.86 reads key states once per frame: the key is held until the page has drawn two
+        # frames (a fixed tenth of a second missed it when software rendering took longer per frame;
+        # the app toggles on the press only, so a long hold does not repeat it).
+        frames = page.evaluate("paralens.state().frames")
+        key = {"key": "c", "code": "KeyC", "windowsVirtualKeyCode": 67}
+        page.send("Input.dispatchKeyEvent", dict(key, type="rawKeyDown"))
+        page.wait_for("paralens.state().frames >= %d" % (frames + 2), timeout=10)
+        page.send("Input.dispatchKeyEvent", dict(key, type="keyUp"))
         page.wait_for("location.hash.includes('showCriticalPath=true')", timeout=10)
         self.check(page.evaluate("paralens.state().view.showCriticalPath"), "critical path shown")
 
