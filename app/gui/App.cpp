@@ -178,8 +178,8 @@ void App::HandleShortcuts()
 {
     const ImGuiIO& io = ImGui::GetIO();
     if (io.WantTextInput) return;
-    if (io.KeyCtrl && ImGui::IsKeyPressed('O')) BrowseOpen();
-    if (io.KeyCtrl && ImGui::IsKeyPressed('Q') && m_platform.canQuit) m_quit = true;
+    if (io.KeyCtrl && ImGui::IsKeyPressed('O', false)) BrowseOpen();
+    if (io.KeyCtrl && ImGui::IsKeyPressed('Q', false) && m_platform.canQuit) m_quit = true;
     if (!io.KeyCtrl && ImGui::IsKeyPressed('C', false)) m_settings.showCriticalPath = !m_settings.showCriticalPath;
 }
 

@@ -24,6 +24,17 @@ from browser import Browser, BrowserError, StaticServer, find_chromium, picture_
 READY = "window.ParalensPage && ParalensPage.firstFrameMs !== null"
 
 
+def press_keys(page, events):
+    """Sends key events one by one, each after the page has drawn two frames since the last: ImGui
+    1.86 reads key states once per frame, and a fixed pause (a tenth of a second) missed a press
+    when software rendering took longer per frame. The app acts on presses only, so a long hold
+    does not repeat them."""
+    for kind, key in events:
+        frames = page.evaluate("paralens.state().frames")
+        page.send("Input.dispatchKeyEvent", dict(key, type=kind))
+        page.wait_for("paralens.state().frames >= %d" % (frames + 2), timeout=10)
+
+
 def settled(page, link_prefix=None, timeout=60):
     """The page's state once nothing runs, every experiment has its run and the link is current."""
     cond = ("(() => { if (!(%s)) return null; const s = paralens.state();"
@@ -127,14 +138,8 @@ class Suite:
         page = self.open(browser, "#scenario=gpipe-vs-1f1b")
         settled(page, "scenario=gpipe-vs-1f1b")
         page.mouse("mouseMoved", 800, 200)
-        # ImGui 1.86 reads key states once per frame: the key is held until the page has drawn two
-        # frames (a fixed tenth of a second missed it when software rendering took longer per frame;
-        # the app toggles on the press only, so a long hold does not repeat it).
-        frames = page.evaluate("paralens.state().frames")
-        key = {"key": "c", "code": "KeyC", "windowsVirtualKeyCode": 67}
-        page.send("Input.dispatchKeyEvent", dict(key, type="rawKeyDown"))
-        page.wait_for("paralens.state().frames >= %d" % (frames + 2), timeout=10)
-        page.send("Input.dispatchKeyEvent", dict(key, type="keyUp"))
+        press_keys(page, [("rawKeyDown", {"key": "c", "code": "KeyC", "windowsVirtualKeyCode": 67}),
+                          ("keyUp", {"key": "c", "code": "KeyC", "windowsVirtualKeyCode": 67})])
         page.wait_for("location.hash.includes('showCriticalPath=true')", timeout=10)
         self.check(page.evaluate("paralens.state().view.showCriticalPath"), "critical path shown")
 
@@ -276,9 +281,8 @@ class Suite:
         page.mouse("mouseMoved", 800, 300)
         control = {"key": "Control", "code": "ControlLeft", "windowsVirtualKeyCode": 17}
         o = {"key": "o", "code": "KeyO", "windowsVirtualKeyCode": 79, "modifiers": 2}
-        for kind, key in (("rawKeyDown", control), ("rawKeyDown", o), ("keyUp", o), ("keyUp", control)):  # as a keyboard sends them
-            page.send("Input.dispatchKeyEvent", dict(key, type=kind, modifiers=2 if kind == "rawKeyDown" or key is o else 0))
-            time.sleep(0.1)
+        press_keys(page, [(kind, dict(key, modifiers=2 if kind == "rawKeyDown" or key is o else 0))  # as a keyboard sends them
+                          for kind, key in (("rawKeyDown", control), ("rawKeyDown", o), ("keyUp", o), ("keyUp", control))])
         self.wait_event(page, "Page.fileChooserOpened", count=2)
         self.no_errors(page)
 
