@@ -186,3 +186,21 @@ TEST_CASE("one ratio to the shared-memory model, fitted on the H100's large allr
     CHECK(ratio < 1.6); // the H100's copies and reductions reach about 64 % of its 3.35 TB/s
     for (const auto& [measured, predicted] : h200) CHECK(std::abs(predicted * ratio - measured) / measured < 0.03);
 }
+
+TEST_CASE("the H200's Plan graphs: every size checked, small sizes without the host's issue cost", "[core][gpu-captures]")
+{
+    const std::string dir = std::string(PARALENS_SOURCE_DIR) + "/traces/h200/graph/";
+    for (const std::string algo : {"ring", "tree", "halving-doubling"}) {
+        INFO(algo);
+        const nlohmann::json report = Report("plan-allreduce-" + algo + "-8vranks", dir);
+        CHECK(report["checksPassed"].get<bool>());
+        REQUIRE(report["rows"].size() == 28); // 8 B to 1 GiB
+        for (const auto& row : report["rows"]) CHECK(row["graphWrong"].get<int>() == 0);
+        // 8 B: one graph is at least 5x faster than the host issuing each transfer, and still
+        // above the model's alpha per step (5 us).
+        const auto& small = report["rows"][0];
+        CHECK(small["bytes"].get<int>() == 8);
+        CHECK(small["graphTimeUs"].get<double>() * 5 < small["timeUs"].get<double>());
+        CHECK(small["graphMinTimeUs"].get<double>() > small["predictedUs"].get<double>());
+    }
+}
