@@ -170,12 +170,13 @@ void AttachCollective(RunResult& r)
         const double memoryGBps = m.model.GetNumber("sharedMemoryGBps", 0.0);
         if (gpuPlan && m.workload.GetNumber("virtualRanks", 0) != 0 && memoryGBps > 0) {
             r.sharedMemoryGBps = memoryGBps;
+            r.predictedSeconds = 0; // the steps' sum, as core::SharedMemoryPlanCost adds them
             for (size_t i = 0; i < r.steps.size(); ++i) {
                 const core::SharedMemoryCost s = core::SharedMemoryStepCost(*r.plan, r.plan->steps[i], k.alphaUs * 1e-6, memoryGBps * 1e9);
                 r.steps[i].sharedMemorySeconds = s.seconds;
                 r.steps[i].sharedMemoryBytes = s.memoryBytes;
+                r.predictedSeconds += s.seconds;
             }
-            r.predictedSeconds = core::SharedMemoryPlanCost(*r.plan, k.alphaUs * 1e-6, memoryGBps * 1e9).seconds;
         }
         r.algbwGBps = core::AlgBwGBps(c.bytes, r.simulatedSeconds);
         r.busbwGBps = r.algbwGBps * core::BusBwFactor(c.collective, c.ranks);
