@@ -12,16 +12,24 @@
 #                                     # Python and the CUDA toolkit (bound from /usr/local/cuda),
 #                                     # and pack that build into .gpu-deps/prebuilt.tar.gz: the
 #                                     # GPU machine can skip its build (PREBUILT=1 gpu-validate.sh)
+#   scripts/gpu-prepare.sh --gui      # pack this machine's own build (build/release: the window,
+#                                     # EGL, CUDA for sm_80/sm_90; paralens, the GPU tests and the
+#                                     # CUPTI benchmark) with every library they load into
+#                                     # .gpu-deps/gui.tar.xz (about 12 MiB): gpu-validate.sh then
+#                                     # draws GPU experiments through the window's runner too, and
+#                                     # BUNDLE=1 runs everything from it (carry only that file).
+#                                     # After --check, which starts .gpu-deps afresh.
 #
 # Environment:
 #   GPU_DEPS     where to unpack (default .gpu-deps in the repository)
 #   CHECK_ROOT   the minimal root of --check (default /tmp/paralens-gpu-root; made with debootstrap
 #                when missing, which needs root and Debian's mirror)
 #   CHECK_JOBS   build parallelism of --check (default: the number of CPUs)
+#   GUI_BUILD    the build --gui packs (default build/release)
 #
-# What it leaves out: the window (GLFW, Dear ImGui, OpenGL, and Xvfb with Mesa to draw it: over
-# the 64 MiB a device call may carry), Open MPI and OpenBLAS. gpu-validate.sh builds without them
-# where the GPU machine lacks them, and says so.
+# What --check leaves out: the window (--gui packs it apart, without Xvfb or Mesa: the GPU's own
+# driver draws through EGL), Open MPI and OpenBLAS. gpu-validate.sh builds without them where the
+# GPU machine lacks them, and says so.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -152,9 +160,48 @@ check() {
   [ "$mib" -le "$MAX_MIB" ] || fail "$DEPS takes $mib MiB, over the $MAX_MIB MiB kept for it"
 }
 
+# The window for the GPU machine, which has a GPU driver's EGL but none of Debian's libraries: the
+# binary, every library it loads except the C and C++ runtimes and CUDA's (the machine's own), and
+# glvnd's loaders apart (glvnd/: used there only where the machine has no libEGL.so.1).
+gui() {
+  local bin=${GUI_BUILD:-$ROOT/build/release}/bin/paralens
+  [ -x "$bin" ] || fail "--gui packs $bin: build it first (cmake --preset release && cmake --build --preset release)"
+  # (grep -c reads everything: grep -q's early exit would fail the pipe under pipefail)
+  "$bin" --version --json | grep -c '"gui": *true' >/dev/null || fail "$bin has no window (libglfw3-dev, libimgui-dev: scripts/install-deps.sh)"
+  nm -D "$bin" | grep -c ' U eglInitialize' >/dev/null || fail "$bin has no EGL (libegl-dev): it could not draw without a display"
+  local tmp=$DEPS/gui.tmp lib name exe exes=("$bin")
+  # The GPU tests and the CUPTI benchmark of the same build, so that one carried file validates all.
+  for exe in paralens_gpu_tests paralens_bench_cupti; do
+    [ -x "$(dirname "$bin")/$exe" ] && exes+=("$(dirname "$bin")/$exe")
+  done
+  rm -rf "$tmp" && mkdir -p "$tmp/paralens-gui/bin" "$tmp/paralens-gui/lib" "$tmp/paralens-gui/glvnd"
+  for exe in "${exes[@]}"; do strip -o "$tmp/paralens-gui/bin/$(basename "$exe")" "$exe"; done
+  while IFS= read -r lib; do
+    name=$(basename "$lib")
+    case $name in
+      libc.so* | libm.so* | libstdc++.so* | libgcc_s.so* | ld-linux* | libdl.so* | libpthread.so* | librt.so* | libutil.so* | libresolv.so*) ;;
+      libcuda.so* | libnccl.so* | libcupti.so* | libcudart.so* | libcublas*.so* | libnvidia*) ;;
+      libEGL.so* | libGL.so* | libGLX.so* | libGLdispatch.so* | libOpenGL.so*) cp -L "$lib" "$tmp/paralens-gui/glvnd/$name" ;;
+      *) cp -L "$lib" "$tmp/paralens-gui/lib/$name" ;;
+    esac
+  done < <(for exe in "${exes[@]}"; do ldd "$exe"; done | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u)
+  # Dear ImGui's loader opens libGL.so.1 (glvnd: libGLX and libGLdispatch) for its function pointers.
+  for name in libGL.so.1 libGLX.so.0 libGLdispatch.so.0 libEGL.so.1; do
+    cp -L "/usr/lib/x86_64-linux-gnu/$name" "$tmp/paralens-gui/glvnd/$name" || fail "no $name here (libgl1, libegl1)"
+  done
+  { git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown; git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null | sed 's/^/changed: /'; } >"$tmp/paralens-gui/BUILT_FROM"
+  tar -C "$tmp" -cJf "$DEPS/gui.tar.xz" paralens-gui
+  rm -rf "$tmp"
+  local mib
+  mib=$(du -sm "$DEPS/gui.tar.xz" | cut -f1)
+  say "packed the window (${exes[*]} and $(tar -tJf "$DEPS/gui.tar.xz" | grep -c '\.so') libraries) into $DEPS/gui.tar.xz ($mib MiB)"
+  [ "$mib" -le 32 ] || fail "$DEPS/gui.tar.xz takes $mib MiB: with the tree it would not travel (64 MiB in all)"
+}
+
 case ${1:-} in
   "") fetch ;;
   --check) fetch && check ;;
-  -h | --help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' ;;
-  *) fail "unknown option '$1' (--check or nothing; --help)" ;;
+  --gui) gui ;;
+  -h | --help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//' ;;
+  *) fail "unknown option '$1' (--check, --gui or nothing; --help)" ;;
 esac

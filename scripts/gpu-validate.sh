@@ -30,6 +30,11 @@
 #                  come in the order of what matters first
 #   STOP_AFTER     build or tests: stop after that step (the checks of gpu-prepare.sh --check, on
 #                  a machine without a GPU)
+#   BUNDLE=1       skip the build: run the development machine's own build, with the window, from
+#                  $GPU_DEPS/gui.tar.xz (`scripts/gpu-prepare.sh --gui`: paralens, the GPU tests and
+#                  the CUPTI benchmark, with every library they load); carry only that file
+#   $GPU_DEPS/gui.tar.xz  when present (BUNDLE=1 or not), `render` draws a scenario whose experiments
+#                  run on this GPU through the window's own runner, last (EGL: no display needed)
 #   ONLY           an extended regular expression: run only the steps whose whole name matches it
 #                  (e.g. 'gpu-tests|pipeline-.*'), for a second, shorter call
 #
@@ -174,6 +179,54 @@ if [ "${PREBUILT:-0}" = 1 ]; then
   fi
 fi
 
+# ---- the window's GPU backend, headless: `paralens render` of a scenario whose experiments run on
+# this GPU (the runner behind the window's Run button), drawn through EGL without a display, by the
+# window's build that `scripts/gpu-prepare.sh --gui` packed ($GPU_DEPS/gui.tar.xz) ----
+GUI_DIR=/tmp/paralens-gui
+GUI_LIBS=""
+EGL_VENDOR=""
+# Unpacks $GPU_DEPS/gui.tar.xz at $GUI_DIR once; sets GUI_LIBS (its libraries, Debian's glvnd
+# loaders only where the machine has none, the driver's folders) and EGL_VENDOR (NVIDIA's EGL).
+unpack_gui() {
+  [ -n "$GUI_LIBS" ] && return 0
+  local tarball=$GPU_DEPS/gui.tar.xz f
+  [ -f "$tarball" ] || return 1
+  rm -rf "$GUI_DIR" && mkdir -p "$GUI_DIR" && tar -C "$GUI_DIR" -xJf "$tarball" --strip-components=1 || return 1
+  GUI_LIBS=$GUI_DIR/lib
+  if [ "$(ldconfig -p 2>/dev/null | grep -c 'libEGL\.so\.1 ')" = 0 ]; then GUI_LIBS=$GUI_LIBS:$GUI_DIR/glvnd; fi
+  for f in /usr/share/glvnd/egl_vendor.d/10_nvidia.json /etc/glvnd/egl_vendor.d/10_nvidia.json \
+    /usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json; do
+    if [ -f "$f" ]; then EGL_VENDOR=$f; break; fi
+  done
+  for f in /usr/local/nvidia/lib64 /usr/local/nvidia/lib; do if [ -d "$f" ]; then GUI_LIBS=$GUI_LIBS:$f; fi; done
+  note "the window's build from $tarball ($(head -n 1 "$GUI_DIR/BUILT_FROM" 2>/dev/null)) at $GUI_DIR; EGL vendor ${EGL_VENDOR:-not found (glvnd searches its own folders)}; libraries $GUI_LIBS"
+}
+
+window_steps() {
+  if ! unpack_gui; then
+    note "skipped: the window's GPU backend (no $GPU_DEPS/gui.tar.xz: scripts/gpu-prepare.sh --gui makes it)"
+    return 0
+  fi
+  local view
+  for view in window timeline mfu flow; do
+    step "window-gpu-$view" env -u DISPLAY LD_LIBRARY_PATH="$GUI_LIBS:$LD_LIBRARY_PATH" ${EGL_VENDOR:+__EGL_VENDOR_LIBRARY_FILENAMES=$EGL_VENDOR} \
+      "$GUI_DIR/bin/paralens" render --scenario "$ROOT/scripts/gpu-window-scenario.json" --view "$view" --size 1600x900 \
+      --out "$OUT/traces/window-gpu-$view.png" --json
+  done
+}
+
+# ---- the development machine's own build, when asked for ----
+if [ "${BUNDLE:-0}" = 1 ]; then
+  if ! unpack_gui; then
+    note "BUNDLE=1 but $GPU_DEPS/gui.tar.xz cannot be unpacked (scripts/gpu-prepare.sh --gui makes it)"
+    exit 1
+  fi
+  export LD_LIBRARY_PATH="$GUI_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  BUILD_DIR=$GUI_DIR
+  SKIP_BUILD=1
+  SKIP_CTEST=1
+fi
+
 # ---- the machine ----
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -186,6 +239,9 @@ fi
   nvidia-smi topo -m 2>&1 || true
   nvcc --version 2>&1 || echo "nvcc: not available"
   cmake --version 2>&1 | head -n 1
+  echo "OpenGL here (for render without a display): EGL vendors in /usr/share/glvnd/egl_vendor.d:"
+  ls /usr/share/glvnd/egl_vendor.d /etc/glvnd/egl_vendor.d 2>&1
+  ldconfig -p 2>/dev/null | grep -E 'lib(EGL|GL|GLX|GLdispatch|OpenGL|gbm)[._]|nvidia-(egl|glcore|glsi)' || echo "no EGL/GL libraries in ldconfig's cache"
 } >"$OUT/logs/environment.log"
 note "environment: logs/environment.log"
 
@@ -336,6 +392,8 @@ if command -v mpirun >/dev/null 2>&1 && [ "$NGPUS" -ge 1 ] && "$PARALENS" --vers
 else
   note "skipped: NCCL across processes (mpirun not found, or paralens built without MPI)"
 fi
+
+window_steps
 
 note "$failures step(s) failed, $skipped skipped${ONLY:+, $unselected not selected by ONLY} (after ${SECONDS} s)"
 if [ "${PACK:-0}" = 1 ]; then

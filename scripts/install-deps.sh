@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git
   libimgui-dev libglfw3-dev libgl-dev libstb-dev          # the window: Dear ImGui 1.86 (GLFW + OpenGL3 backends)
+  libegl-dev libegl-mesa0                                 # render without a display (EGL; Mesa's software driver)
   nlohmann-json3-dev libsimdjson-dev libcli11-dev zlib1g-dev libdeflate-dev libsqlite3-dev
   libglpk-dev                                             # the exact ILP of auto-parallelization (paralens autopar)
   catch2                                                  # tests (Catch2 v2)

@@ -34,6 +34,7 @@ struct RenderCliOptions {
     std::string colorBy;
     bool criticalPath = false;
     std::string whatIf;
+    std::string gl = "auto";
     bool json = false;
 };
 
@@ -82,6 +83,7 @@ void RunRender(const RenderCliOptions& o)
     r.colorBy = o.colorBy;
     r.criticalPath = o.criticalPath;
     r.whatIf = o.whatIf;
+    Require(ParseGlContextKind(o.gl, r.gl), "--gl: expected auto, window or egl (got '" + o.gl + "')");
     const nlohmann::json report = RenderToPng(r);
     if (o.json) {
         PrintJson(report);
@@ -125,6 +127,10 @@ void AddRenderCommand(CLI::App& root)
     cmd->add_option("--whatif", opts->whatIf,
                     "Also replay the files with these changes (PATTERN=FACTOR, ...: 'comm=0.5', '*gemm*=0.8'), drawn under them "
                     "(`paralens whatif --help` explains the rules)");
+    cmd->add_option("--gl", opts->gl,
+                    "The OpenGL context: window (a hidden window on the X display), egl (no display: a GPU's EGL driver, "
+                    "or Mesa's software one) or auto (the display when there is one)")
+        ->capture_default_str();
     cmd->add_flag("--json", opts->json, "Print the layout of what was drawn (and frame times) as JSON");
     cmd->callback([opts] { RunRender(*opts); });
 }

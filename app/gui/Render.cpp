@@ -3,6 +3,7 @@
 #include "PngWriter.hpp"
 
 #include "App.hpp"
+#include "GlContext.hpp"
 #include "ScenarioLoader.hpp"
 #include "Theme.hpp"
 
@@ -22,30 +23,10 @@ namespace paralens::app {
 
 namespace {
 
-std::string g_error;
-
-void OnGlfwError(int code, const char* text) { g_error = "GLFW error " + std::to_string(code) + ": " + text; }
-
-// A hidden window for its OpenGL context, an offscreen framebuffer of the image's size, and an
-// ImGui context drawing into it. Everything is released in reverse order.
 class Offscreen {
 public:
-    Offscreen(int width, int height) : m_width(width), m_height(height)
+    Offscreen(int width, int height, GlContextKind kind) : m_context(kind), m_width(width), m_height(height)
     {
-        glfwSetErrorCallback(OnGlfwError);
-        if (!glfwInit())
-            throw Error("render: cannot make an OpenGL context (" + g_error +
-                        "). Without a display, run it under a virtual one: xvfb-run -a paralens render ...");
-        glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
-        glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
-        glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
-        glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
-        m_window = glfwCreateWindow(64, 64, "paralens render", nullptr, nullptr);
-        if (!m_window) {
-            glfwTerminate();
-            throw Error("render: cannot create an OpenGL 3.3 context (" + g_error + ")");
-        }
-        glfwMakeContextCurrent(m_window);
         glGenFramebuffers(1, &m_fbo);
         glGenRenderbuffers(1, &m_color);
         glBindRenderbuffer(GL_RENDERBUFFER, m_color);
@@ -81,6 +62,16 @@ public:
         glFinish();
     }
 
+    // How the context was made and what draws: the driver's renderer and version strings.
+    nlohmann::json Describe() const
+    {
+        auto text = [](GLenum name) {
+            const auto* s = reinterpret_cast<const char*>(glGetString(name));
+            return std::string(s ? s : "");
+        };
+        return {{"context", m_context.How()}, {"renderer", text(GL_RENDERER)}, {"vendor", text(GL_VENDOR)}, {"version", text(GL_VERSION)}};
+    }
+
     std::vector<unsigned char> Read() const
     {
         std::vector<unsigned char> pixels(static_cast<size_t>(m_width) * m_height * 4);
@@ -100,13 +91,10 @@ private:
         if (m_fbo) glDeleteFramebuffers(1, &m_fbo);
         if (m_color) glDeleteRenderbuffers(1, &m_color);
         m_fbo = m_color = 0;
-        if (m_window) glfwDestroyWindow(m_window);
-        m_window = nullptr;
-        glfwTerminate();
     }
 
+    GlContext m_context;
     int m_width, m_height;
-    GLFWwindow* m_window = nullptr;
     GLuint m_fbo = 0, m_color = 0;
 };
 
@@ -133,7 +121,7 @@ nlohmann::json RenderToPng(const RenderOptions& o)
         w.scale = o.whatIf;
         app.AddWhatIf(0, w);
     }
-    Offscreen screen(o.width, o.height);
+    Offscreen screen(o.width, o.height, o.gl);
     LoadFonts(o.scale);
     const bool dark = o.dark || app.Dark(), presentation = o.presentation || app.Presentation(); // the link's, or the flags'
     ApplyTheme(dark, presentation, o.scale);
@@ -169,6 +157,8 @@ nlohmann::json RenderToPng(const RenderOptions& o)
     }
     report["link"] = app.Link();
     report["linkProblems"] = app.LinkProblems();
+    report["gl"] = screen.Describe();
+    report["font"] = LoadedFontSource();
     report["width"] = o.width;
     report["height"] = o.height;
     if (!o.out.empty()) {

@@ -1,10 +1,11 @@
-// Headless drawing of one view (or the whole window) into a PNG: a hidden GLFW window, an
-// offscreen framebuffer of the requested size, the same App and views as the window, and
+// Headless drawing of one view (or the whole window) into a PNG: an OpenGL context (GlContext: a
+// hidden GLFW window, or EGL without any display), an offscreen framebuffer of the requested size, the same App and views as the window, and
 // stb_image_write. Used by `paralens render` (slides, README screenshots, GUI tests) and for
-// frame-time measurements (--bench-frames). Runs on the calling thread; needs an X display
-// (xvfb-run provides one). Throws Error with what to do when no OpenGL context can be made.
+// frame-time measurements (--bench-frames). Runs on the calling thread. Throws Error with what to
+// do when no OpenGL context can be made.
 #pragma once
 
+#include "GlContext.hpp"
 #include "PngWriter.hpp"
 
 #include <nlohmann/json.hpp>
@@ -28,6 +29,7 @@ struct RenderOptions {
     float scale = 1.0f;             // DPI scale (2 for a 4K screen at 200%)
     std::string colorBy;            // "", "category" or "micro-batch"
     bool criticalPath = false;      // outline each step's critical path on the timeline
+    GlContextKind gl = GlContextKind::Auto; // a display's window when there is one, else EGL
     std::string whatIf;             // non-empty: also a what-if replay of the files, with these rules ("comm=0.5, *gemm*=0.8")
 };
 

@@ -1,5 +1,7 @@
 #include "Theme.hpp"
 
+#include "EmbeddedFonts.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -169,29 +171,50 @@ void ApplyTheme(bool dark, bool presentation, float dpiScale)
     s.ScaleAllSizes(t.scale);
 }
 
+namespace {
+std::string g_fontSource = "none loaded";
+}
+
+const std::string& LoadedFontSource() { return g_fontSource; }
+
 bool LoadFonts(float dpiScale)
 {
     ImGuiIO& io = ImGui::GetIO();
     io.Fonts->Clear();
-    const char* dirs[] = {"/usr/share/fonts/truetype/dejavu/", "/usr/share/fonts/TTF/", "/usr/share/fonts/dejavu/"};
-    std::string regular, bold;
-    for (const char* d : dirs) {
-        std::error_code ec;
-        if (regular.empty() && std::filesystem::exists(std::string(d) + "DejaVuSans.ttf", ec)) regular = std::string(d) + "DejaVuSans.ttf";
-        if (bold.empty() && std::filesystem::exists(std::string(d) + "DejaVuSans-Bold.ttf", ec)) bold = std::string(d) + "DejaVuSans-Bold.ttf";
-    }
-    if (bold.empty()) bold = regular;
     const float sizes[2] = {kBodyPx * dpiScale, kBodyPx * kPresentationFactor * dpiScale};
-    bool ok = !regular.empty();
-    for (int i = 0; i < 2 && ok; ++i) {
+    // 1. DejaVu compiled in (every desktop build that found it); 2. the system's; 3. ImGui's own.
+    const FontData embedded[2] = {EmbeddedFont(false), EmbeddedFont(true)};
+    std::string regular, bold;
+    if (!embedded[0].size || !embedded[1].size) {
+        const char* dirs[] = {"/usr/share/fonts/truetype/dejavu/", "/usr/share/fonts/TTF/", "/usr/share/fonts/dejavu/"};
+        for (const char* d : dirs) {
+            std::error_code ec;
+            if (regular.empty() && std::filesystem::exists(std::string(d) + "DejaVuSans.ttf", ec)) regular = std::string(d) + "DejaVuSans.ttf";
+            if (bold.empty() && std::filesystem::exists(std::string(d) + "DejaVuSans-Bold.ttf", ec)) bold = std::string(d) + "DejaVuSans-Bold.ttf";
+        }
+        if (bold.empty()) bold = regular;
+    }
+    auto add = [&](int which, float px) -> ImFont* {
         ImFontConfig cfg;
         cfg.OversampleH = 2;
         cfg.PixelSnapH = true;
-        g_fonts[2 * i] = io.Fonts->AddFontFromFileTTF(regular.c_str(), sizes[i], &cfg, GlyphRanges());
-        g_fonts[2 * i + 1] = io.Fonts->AddFontFromFileTTF(bold.c_str(), sizes[i], &cfg, GlyphRanges());
+        if (embedded[which].size) {
+            cfg.FontDataOwnedByAtlas = false; // static data: the atlas must not free it
+            return io.Fonts->AddFontFromMemoryTTF(const_cast<unsigned char*>(embedded[which].data), static_cast<int>(embedded[which].size),
+                                                  px, &cfg, GlyphRanges());
+        }
+        const std::string& file = which ? bold : regular;
+        return file.empty() ? nullptr : io.Fonts->AddFontFromFileTTF(file.c_str(), px, &cfg, GlyphRanges());
+    };
+    bool ok = true;
+    for (int i = 0; i < 2 && ok; ++i) {
+        g_fonts[2 * i] = add(0, sizes[i]);
+        g_fonts[2 * i + 1] = add(1, sizes[i]);
         ok = g_fonts[2 * i] && g_fonts[2 * i + 1];
     }
+    g_fontSource = embedded[0].size && embedded[1].size ? "DejaVu Sans, compiled in" : "DejaVu Sans, " + regular;
     if (!ok) {
+        g_fontSource = "ImGui's built-in ProggyClean (ASCII only: install fonts-dejavu-core)";
         // ImGui's built-in font (ProggyClean, 13 px) scaled to the sizes above.
         io.Fonts->Clear();
         for (int i = 0; i < 2; ++i) {

@@ -46,10 +46,13 @@ struct Theme {
 const Theme& CurrentTheme();
 // Sets the ImGui style and the current Theme. Fonts must have been loaded (LoadFonts).
 void ApplyTheme(bool dark, bool presentation, float dpiScale);
-// Builds the font atlas: DejaVu Sans from the system (fonts-dejavu) at the normal and the
-// presentation size, or ImGui's built-in font when DejaVu is missing. Call before the renderer
+// Builds the font atlas: DejaVu Sans at the normal and the presentation size, compiled in
+// (EmbeddedFonts.hpp) or else from the system (fonts-dejavu), or ImGui's built-in font when
+// neither is there. Call before the renderer
 // creates its font texture (or recreate it afterwards). Returns false when it fell back.
 bool LoadFonts(float dpiScale);
+// What LoadFonts loaded: "DejaVu Sans, compiled in", "DejaVu Sans, /usr/share/...ttf" or ImGui's own.
+const std::string& LoadedFontSource();
 
 // Colour helpers.
 ImU32 Mix(ImU32 a, ImU32 b, float t); // t = 0: a, 1: b (alpha mixed too)

@@ -606,3 +606,38 @@ TEST_CASE("the two-level scenario's model view draws the hierarchical allreduce 
     CHECK(std::find(names.begin(), names.end(), "ring") != names.end());
     CheckNotBlank(Load(dir.File("m.png")));
 }
+
+TEST_CASE("render draws without any display through EGL: the picture a hidden window gives", "[gui]")
+{
+#if !PARALENS_HAVE_EGL
+    WARN("skipped: this build has no EGL (libegl-dev was missing when it was configured)");
+    return;
+#endif
+    CliTempDir dir;
+    const std::string args = "render --scenario gpipe-vs-1f1b --view timeline --size 1280x720 --json --out ";
+    // No display at all: auto takes EGL (Mesa's software device here, a GPU driver's on a GPU server).
+    const CliResult egl = RunParalens(args + "'" + dir.File("egl.png") + "'", "env -u DISPLAY ");
+    INFO(egl.err);
+    REQUIRE(egl.exitCode == 0);
+    const nlohmann::json j = nlohmann::json::parse(egl.out);
+    CHECK(j["gl"]["context"].get<std::string>().rfind("egl ", 0) == 0);
+    CHECK_FALSE(j["gl"]["renderer"].get<std::string>().empty());
+    // The fonts travel inside the binary: a GPU server without fonts-dejavu draws alpha and beta too.
+    CHECK(j["font"] == (PARALENS_FONTS_EMBEDDED ? "DejaVu Sans, compiled in" : "DejaVu Sans, /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"));
+    const Image a = Load(dir.File("egl.png"));
+    CheckNotBlank(a);
+    // A window asked for without a display: the error says what to do instead.
+    const CliResult none = RunParalens(args + "'" + dir.File("none.png") + "' --gl window", "env -u DISPLAY ");
+    CHECK(none.exitCode != 0);
+    CHECK(none.err.find("--gl egl") != std::string::npos);
+    REQUIRE_DISPLAY();
+    const nlohmann::json w = Render("--scenario gpipe-vs-1f1b --view timeline --size 1280x720 --gl window", dir.File("window.png"));
+    CHECK(w["gl"]["context"] == "window (GLFW)");
+    const Image b = Load(dir.File("window.png"));
+    REQUIRE(a.rgb.size() == b.rgb.size());
+    size_t differ = 0;
+    for (size_t i = 0; i + 2 < a.rgb.size(); i += 3)
+        differ += std::abs(a.rgb[i] - b.rgb[i]) + std::abs(a.rgb[i + 1] - b.rgb[i + 1]) + std::abs(a.rgb[i + 2] - b.rgb[i + 2]) > 12 ? 1 : 0;
+    INFO(differ << " of " << a.rgb.size() / 3 << " pixels differ");
+    CHECK(differ <= a.rgb.size() / 3 / 1000);
+}
