@@ -172,12 +172,24 @@ double MeasuredCollectiveSeconds(const core::Trace& t)
     return d[d.size() / 2];
 }
 
-void MeasuredCollective(RunResult& r, const Experiment& e)
+// The run's own time for `bytes` from its report's table (the GPU's Plan executor times each size
+// with CUDA events; its Trace holds the transfers, not one span per collective); 0 when absent.
+double ReportedSeconds(const core::RunReport* report, uint64_t bytes)
+{
+    if (!report) return 0.0;
+    for (const core::MetaSection& row : report->rows)
+        if (row.GetNumber("bytes", -1.0) == static_cast<double>(bytes) && row.GetNumber("timeUs", 0.0) > 0)
+            return row.GetNumber("timeUs", 0.0) * 1e-6;
+    return 0.0;
+}
+
+void MeasuredCollective(RunResult& r, const Experiment& e, const core::RunReport* report)
 {
     CollectiveParams c = e.collective;
     // A sweep shows each size's run as it goes: its numbers are that size's.
     c.bytes = static_cast<uint64_t>(r.trace->Meta().workload.GetNumber("bytes", static_cast<double>(c.bytes)));
-    const double measured = MeasuredCollectiveSeconds(*r.trace);
+    double measured = MeasuredCollectiveSeconds(*r.trace);
+    if (measured <= 0) measured = ReportedSeconds(report, c.bytes);
     const core::Prediction pred = core::PredictSeconds({c.collective, c.algorithm, c.ranks, c.bytes, c.root, 1}, CostOf(e.cluster));
     r.simulatedSeconds = measured;
     r.predictedSeconds = pred.seconds;
@@ -351,7 +363,7 @@ std::shared_ptr<const RunResult> MeasuredRun(const Experiment& e, std::shared_pt
     r->measured = true;
     r->title = (e.label.empty() ? "" : e.label + ": ") + Describe(e) + (report ? "  (measured on " : "  (measuring on ") + where +
                (report ? ")" : "...)");
-    if (e.kind == ExperimentKind::Collective) MeasuredCollective(*r, e);
+    if (e.kind == ExperimentKind::Collective) MeasuredCollective(*r, e, report);
     if (e.kind == ExperimentKind::Pipeline) r->bubbleFormula = core::BubbleFractionFormula(PipelineSpecOf(e));
     if (e.kind == ExperimentKind::Training) AttachStepCollective(*r, e); // the flow view's allreduce or star
     const double peak = r->trace->Meta().hardware.GetNumber("cpuPeakFlops", 0.0);

@@ -321,7 +321,7 @@ void FillMfu(RunResult& r, double peakFlops, std::string source)
     MfuData& m = r.mfu;
     m.peakFlops = peakFlops;
     m.peakSource = std::move(source);
-    m.report = core::ComputeMfu(t, peakFlops, window);
+    m.report = core::ComputeMfu(t, peakFlops, core::IterationWindows(t), window); // a measured run: per iteration
     m.available = peakFlops > 0 && m.report.modelFlops > 0;
     if (!m.available) return;
     int devices = 0;
@@ -450,7 +450,8 @@ std::shared_ptr<const RunResult> AnalyzeTrace(const Experiment& experiment, std:
     FillUsage(*r);
     const core::MetaSection& w = t.Meta().workload;
     if (w.GetString("kind") == "pipeline" || w.GetString("workload") == "pipeline") { // simulated, or run on GPUs
-        r->bubbleFraction = core::ComputeBubbleFraction(t, {r->windowBeginNs, r->windowEndNs});
+        // A measured run of several iterations: each one's bubble (as `paralens run` reports it).
+        r->bubbleFraction = core::ComputeBubbleFraction(t, core::IterationWindows(t), {r->windowBeginNs, r->windowEndNs});
         r->bubbleFormula = t.Meta().results.GetNumber("bubbleFractionFormula", -1.0);
         const auto kind = core::ParseScheduleKind(w.GetString("schedule"));
         if (r->bubbleFormula < 0 && kind) {

@@ -43,6 +43,34 @@ UsageWindow StepWindow(const Trace& trace, int step)
     return w;
 }
 
+std::vector<UsageWindow> IterationWindows(const Trace& trace)
+{
+    std::map<int32_t, UsageWindow> steps;
+    bool warmup = false;
+    for (const Track& tr : trace.Tracks())
+        for (const Span& s : tr.spans) {
+            if (s.microBatch == kNone) continue;
+            if (s.step < 0) {
+                warmup = true;
+                continue;
+            }
+            auto [it, fresh] = steps.try_emplace(s.step, UsageWindow{s.startNs, s.endNs});
+            if (!fresh) it->second = {std::min(it->second.beginNs, s.startNs), std::max(it->second.endNs, s.endNs)};
+        }
+    std::vector<UsageWindow> out;
+    if (steps.size() < 2 && !(warmup && steps.size() == 1)) return out;
+    for (const auto& [step, w] : steps) out.push_back(w);
+    return out;
+}
+
+double ComputeBubbleFraction(const Trace& trace, const std::vector<UsageWindow>& windows, UsageWindow whole)
+{
+    if (windows.empty()) return ComputeBubbleFraction(trace, whole);
+    double sum = 0;
+    for (const UsageWindow& w : windows) sum += ComputeBubbleFraction(trace, w);
+    return sum / static_cast<double>(windows.size());
+}
+
 std::vector<int> PeakActivations(const Trace& trace)
 {
     std::vector<int> out;
@@ -147,6 +175,26 @@ MfuReport ComputeMfu(const Trace& trace, double peak, UsageWindow window)
             if (!IsRecompute(trace, s)) r.modelFlops += s.flops * share;
         });
         r.devices += any ? 1 : 0;
+    }
+    const double capacity = r.seconds * r.devices * peak;
+    if (capacity > 0) {
+        r.mfu = r.modelFlops / capacity;
+        r.hfu = r.hardwareFlops / capacity;
+    }
+    return r;
+}
+
+MfuReport ComputeMfu(const Trace& trace, double peak, const std::vector<UsageWindow>& windows, UsageWindow whole)
+{
+    if (windows.empty()) return ComputeMfu(trace, peak, whole);
+    MfuReport r;
+    r.peakFlopsPerDevice = peak;
+    for (const UsageWindow& w : windows) {
+        const MfuReport one = ComputeMfu(trace, peak, w);
+        r.seconds += one.seconds;
+        r.modelFlops += one.modelFlops;
+        r.hardwareFlops += one.hardwareFlops;
+        r.devices = std::max(r.devices, one.devices);
     }
     const double capacity = r.seconds * r.devices * peak;
     if (capacity > 0) {

@@ -17,6 +17,13 @@ double ComputeBubbleFraction(const Trace& trace, UsageWindow window);
 // measured pipeline's bubble is taken over. Empty (begin > end) when the step has none.
 UsageWindow StepWindow(const Trace& trace, int step);
 
+// The windows of a measured run's iterations, in order: StepWindow of each step with micro-batch
+// ops, when the Trace holds several, or warm-up ops beside them (micro-batch ops of no step). Empty
+// for one step alone (a simulated schedule): its whole window is the iteration. The bubble and MFU
+// of such a run are taken over these, as `paralens run` reports them: the set-up, the warm-up and
+// the host's gaps between iterations are not the schedule's bubble.
+std::vector<UsageWindow> IterationWindows(const Trace& trace);
+
 // Per device, the most micro-batch-chunks whose activations are held at once: one is taken when
 // its forward starts and released when its backward (input gradient) ends. A deferred weight-
 // gradient pass (W) keeps only the layer inputs and output gradients, which are not counted.
@@ -32,6 +39,9 @@ struct MfuReport {
     double mfu = 0.0;           // modelFlops / seconds / (devices x peak); 0 when unknown
     double hfu = 0.0;           // hardwareFlops / seconds / (devices x peak)
 };
+
+// The bubble fraction over `windows` (each window's, averaged), or over `whole` when empty.
+double ComputeBubbleFraction(const Trace& trace, const std::vector<UsageWindow>& windows, UsageWindow whole);
 
 // How long each stage-to-stage send started after the op that produced its data: a send (a Send
 // span with a micro-batch) follows the latest forward or backward of its device with the same
@@ -59,6 +69,9 @@ OpStartWaits ComputeOpStartWaits(const Trace& trace);
 // MFU and HFU of the compute spans inside the window. `peakFlopsPerDevice` from the hardware
 // table (or a measured GEMM peak); 0 gives only the FLOP totals.
 MfuReport ComputeMfu(const Trace& trace, double peakFlopsPerDevice, UsageWindow window);
+// The same over several windows (IterationWindows): their FLOPs over their summed time; over
+// `whole` when `windows` is empty.
+MfuReport ComputeMfu(const Trace& trace, double peakFlopsPerDevice, const std::vector<UsageWindow>& windows, UsageWindow whole);
 
 // MFU of one device over `bins` equal slices of the window (a span's FLOPs are spread evenly over
 // its duration): the time series of the MFU view. Sample times are the slices' starts.

@@ -204,3 +204,52 @@ TEST_CASE("the H200's Plan graphs: every size checked, small sizes without the h
         CHECK(small["graphMinTimeUs"].get<double>() > small["predictedUs"].get<double>());
     }
 }
+
+TEST_CASE("a measured pipeline's bubble and MFU are its iterations', as paralens run reports them", "[core][gpu-captures]")
+{
+    // By hand: one stage; a warm-up op (no step), then two iterations of 8 us of work in 10 us,
+    // 100 us apart (the host between them). The whole window would call the gaps bubble.
+    TraceBuilder b;
+    const uint32_t d = b.AddDevice("stage 0", DeviceKind::Gpu, 0);
+    const uint32_t compute = b.AddTrack(d, "compute");
+    auto op = [&](int64_t from, int64_t to, int32_t step) {
+        Span s;
+        s.startNs = from, s.endNs = to, s.category = SpanCategory::Forward, s.microBatch = 0, s.chunk = 0, s.step = step;
+        s.flops = 1e6;
+        b.AddSpan(compute, s);
+    };
+    op(0, 5000, kNone);                               // warm-up
+    op(100000, 104000, 0), op(106000, 110000, 0);     // iteration 0: 8 of 10 us busy
+    op(210000, 214000, 1), op(216000, 220000, 1);     // iteration 1
+    const Trace t = std::move(b).Finish();
+    const UsageWindow whole{t.BeginNs(), t.EndNs()};
+    const std::vector<UsageWindow> windows = IterationWindows(t);
+    REQUIRE(windows.size() == 2);
+    CHECK(windows[0].beginNs == 100000);
+    CHECK(windows[1].endNs == 220000);
+    CHECK(ComputeBubbleFraction(t, windows, whole) == Approx(0.2));
+    CHECK(ComputeBubbleFraction(t, whole) > 0.9);
+    const MfuReport mfu = ComputeMfu(t, 1e12, windows, whole);
+    CHECK(mfu.seconds == Approx(20e-6));
+    CHECK(mfu.mfu == Approx(4e6 / 20e-6 / 1e12)); // 4 ops of 1 MFLOP in 20 us
+    // One step alone, as the simulator writes a schedule: no windows, the whole window is the step.
+    TraceBuilder one;
+    const uint32_t d1 = one.AddDevice("stage 0", DeviceKind::Gpu, 0);
+    Span s;
+    s.startNs = 0, s.endNs = 10, s.category = SpanCategory::Forward, s.microBatch = 0, s.step = 0;
+    one.AddSpan(one.AddTrack(d1, "compute"), s);
+    CHECK(IterationWindows(std::move(one).Finish()).empty());
+
+    // The H200 capture drawn by the window on the GPU machine (traces/h200/window): the window's
+    // bubble is the mean of the rows `paralens run` reported for the same run, not the whole
+    // capture's (set-up, warm-up and the gaps between iterations: 0.30 where the rows say 0.25).
+    const std::string dir = std::string(PARALENS_SOURCE_DIR) + "/traces/h200/window/";
+    const Trace cap = ReadTraceFile(dir + "pipeline-1f1b-4x8-virtual.json.gz");
+    const nlohmann::json report = Report("pipeline-1f1b-4x8-virtual", dir);
+    double mean = 0;
+    for (const auto& row : report.at("rows")) mean += row.at("bubble").get<double>() / static_cast<double>(report.at("rows").size());
+    const UsageWindow all{cap.BeginNs(), cap.EndNs()};
+    CHECK(IterationWindows(cap).size() == report.at("rows").size());
+    CHECK(ComputeBubbleFraction(cap, IterationWindows(cap), all) == Approx(mean).margin(1e-9));
+    CHECK(ComputeBubbleFraction(cap, all) > mean + 0.03);
+}

@@ -1,11 +1,16 @@
 // The runner of experiments on real backends (app/gui/ExperimentRunner): what each backend is
 // offered or refused, and the GPU backend's requests (host logic, checked without a GPU).
 #include "ExperimentRunner.hpp"
+#include "ScenarioLoader.hpp"
 
 #include "common/Error.hpp"
 #include "gpu/GpuBackend.hpp"
+#include "model/CostModel.hpp"
+#include "trace/FileIO.hpp"
+#include "trace/TraceFile.hpp"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 using namespace paralens;
 using namespace paralens::app;
@@ -76,4 +81,51 @@ TEST_CASE("each backend says what it cannot run, and why", "[gui]")
         e.live.iterations = 0;
         CHECK_THAT(BackendRefusal(e), Catch::Contains("iterations"));
     }
+}
+
+TEST_CASE("the GPU validation's window scenario asks the GPU backend for what it runs", "[gui]")
+{
+    // scripts/gpu-validate.sh draws it with `render` on the GPU machine: a scenario that stopped
+    // parsing, or asked the GPU for something it refuses, would be found there only.
+    const Scenario s = ResolveScenario(std::string(PARALENS_SOURCE_DIR) + "/scripts/gpu-window-scenario.json");
+    REQUIRE(s.experiments.size() == 2);
+    for (const Experiment& e : s.experiments) {
+        INFO(e.label);
+        CHECK(e.backend == Backend::Gpu);
+        CHECK(BackendRefusal(e) == BackendAvailability(Backend::Gpu)); // nothing but the machine in the way
+        const gpu::RunRequest r = GpuRunRequest(e, 1);
+        CHECK_NOTHROW(gpu::ValidateRunRequest(r));
+        if (e.kind == ExperimentKind::Pipeline) CHECK(r.pipeline.virtualStages);
+        else CHECK(r.plan.virtualRanks);
+    }
+    CHECK(s.experiments[0].kind == ExperimentKind::Pipeline);
+    CHECK(s.experiments[1].kind == ExperimentKind::Collective);
+}
+
+TEST_CASE("a collective measured on the GPU shows the time its run reported, not zero", "[gui]")
+{
+    // The Plan executor's Trace holds each transfer and reduction, not one span per collective;
+    // the window showed "0 ns measured" for it (found drawing on an H200). Its report times it.
+    const std::string dir = std::string(PARALENS_SOURCE_DIR) + "/traces/h200/";
+    auto trace = std::make_shared<const core::Trace>(core::ReadTraceFile(dir + "plan-allreduce-ring-8vranks-64MiB.json.gz"));
+    const std::string log = core::ReadFileDecompressed(dir + "logs/plan-allreduce-ring-8vranks-64MiB.log");
+    const nlohmann::json run = nlohmann::json::parse(log.substr(log.find("\n{") + 1));
+    const double timeUs = run.at("rows").at(0).at("timeUs").get<double>();
+    Experiment e;
+    e.kind = ExperimentKind::Collective;
+    e.backend = Backend::Gpu;
+    e.collective.collective = core::Collective::AllReduce;
+    e.collective.algorithm = core::Algorithm::Ring;
+    e.collective.ranks = 8;
+    e.collective.bytes = uint64_t{64} << 20;
+    core::RunReport report;
+    core::MetaSection row;
+    row.Set("bytes", static_cast<int64_t>(e.collective.bytes));
+    row.Set("timeUs", timeUs);
+    report.rows.push_back(row);
+    const auto r = MeasuredRun(e, trace, &report);
+    CHECK(r->simulatedSeconds == Approx(timeUs * 1e-6));
+    CHECK(r->algbwGBps == Approx(core::AlgBwGBps(e.collective.bytes, timeUs * 1e-6)));
+    CHECK(r->busbwGBps == Approx(r->algbwGBps * core::BusBwFactor(core::Collective::AllReduce, 8)));
+    CHECK(r->predictedSeconds > 0);
 }
