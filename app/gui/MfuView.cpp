@@ -90,14 +90,15 @@ void MfuView::DrawRun(const RunResult& run, ImVec2 min, ImVec2 max)
     };
     std::snprintf(line, sizeof line, "peak %.4g TFLOPS per device \xC3\x97 %d devices", m.peakFlops * 1e-12, m.report.devices);
     text(line, th.text);
-    std::snprintf(line, sizeof line, "model %.3g FLOPs, hardware %.3g FLOPs in %s", m.report.modelFlops, m.report.hardwareFlops,
-                  FormatValue(a, sizeof a, m.report.seconds, AxisUnit::Seconds));
+    std::snprintf(line, sizeof line, "model %.3g FLOPs, hardware %.3g FLOPs in %s%s", m.report.modelFlops, m.report.hardwareFlops,
+                  FormatValue(a, sizeof a, m.report.seconds, AxisUnit::Seconds),
+                  m.iterations > 0 ? (" (" + std::to_string(m.iterations) + " iterations, without the gaps between them)").c_str() : "");
     text(line, th.textDim);
     text(m.peakSource.c_str(), th.textDim);
     dl->PopClipRect();
     // MFU over time: per device thin, overall thick; HFU overall dashed-looking in the second colour.
     if (m.mfuOverall.empty()) return;
-    const double window = m.report.seconds;
+    const double window = m.seriesSeconds > 0 ? m.seriesSeconds : m.report.seconds;
     const PlotAxis x{0.0, window, false, AxisUnit::Seconds};
     const PlotAxis y{0.0, 1.0, false, AxisUnit::Fraction};
     const PlotFrame f = DrawPlotFrame(dl, ImVec2(min.x + left, min.y + pad * 0.5f), ImVec2(max.x, max.y - pad * 0.3f), x, y,

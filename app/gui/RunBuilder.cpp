@@ -321,7 +321,10 @@ void FillMfu(RunResult& r, double peakFlops, std::string source)
     MfuData& m = r.mfu;
     m.peakFlops = peakFlops;
     m.peakSource = std::move(source);
-    m.report = core::ComputeMfu(t, peakFlops, core::IterationWindows(t), window); // a measured run: per iteration
+    const std::vector<core::UsageWindow> iterations = core::IterationWindows(t); // a measured run: per iteration
+    m.report = core::ComputeMfu(t, peakFlops, iterations, window);
+    m.iterations = static_cast<int>(iterations.size());
+    m.seriesSeconds = static_cast<double>(window.endNs - window.beginNs) * 1e-9;
     m.available = peakFlops > 0 && m.report.modelFlops > 0;
     if (!m.available) return;
     int devices = 0;

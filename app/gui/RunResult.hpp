@@ -117,7 +117,9 @@ struct MfuData {
     bool available = false;  // the trace has FLOPs and a peak is known
     double peakFlops = 0.0;  // per device
     std::string peakSource;  // "NVIDIA H100 SXM5 80GB, bf16 dense: spec table (assets/hardware.json)"
-    core::MfuReport report;
+    core::MfuReport report;      // over the run's iterations when it has several (core::IterationWindows)
+    int iterations = 0;          // how many iterations `report` covers (0: the whole window)
+    double seriesSeconds = 0.0;  // the window the series below cover (the whole run)
     std::vector<std::vector<core::CounterSample>> mfuPerDevice;
     std::vector<core::CounterSample> mfuOverall; // mean over devices
     std::vector<core::CounterSample> hfuOverall;
@@ -144,6 +146,7 @@ struct RunResult {
     Experiment experiment;
     std::string title;                          // headline for the timeline and the views
     bool measured = false;                      // a real backend's run (simulatedSeconds then holds the measured time)
+    const char* measuredAs = "measured (median)"; // how: the iterations' median, or the run's own mean (CUDA events)
     std::shared_ptr<const core::Trace> trace;
     std::shared_ptr<const core::Plan> plan;     // collectives: what the flow view replays
     int64_t windowBeginNs = 0;                  // the analysis window (absolute, trace clock)

@@ -32,7 +32,7 @@ void StatsView::DrawRun(const RunResult& run, size_t index)
         return;
     }
     if (run.experiment.kind == ExperimentKind::Collective) {
-        ImGui::Text("%s %s   closed form %s%s   algbw %.4g GB/s   busbw %.4g GB/s", run.measured ? "measured (median)" : "simulated",
+        ImGui::Text("%s %s   closed form %s%s   algbw %.4g GB/s   busbw %.4g GB/s", run.measured ? run.measuredAs : "simulated",
                     FormatDuration(a, sizeof a, run.simulatedSeconds * 1e9), FormatDuration(b, sizeof b, run.predictedSeconds * 1e9),
                     run.predictionExact ? "" : " (approximate)", run.algbwGBps, run.busbwGBps);
     }

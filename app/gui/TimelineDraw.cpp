@@ -144,7 +144,7 @@ void TimelineView::DrawRowHeader(const Section& s, const Row& r, DrawContext& dc
                 std::snprintf(dc.text + n, sizeof dc.text - static_cast<size_t>(n), " (formula %.1f%%)", run.bubbleFormula * 100);
         } else if (run.experiment.kind == ExperimentKind::Collective && n > 0 && n < static_cast<int>(sizeof dc.text)) {
             std::snprintf(dc.text + n, sizeof dc.text - static_cast<size_t>(n), "   \xE2\x80\x94   %s %s, model %s",
-                          FormatDuration(a, sizeof a, run.simulatedSeconds * 1e9), run.measured ? "measured (median)" : "simulated",
+                          FormatDuration(a, sizeof a, run.simulatedSeconds * 1e9), run.measured ? run.measuredAs : "simulated",
                           FormatDuration(b, sizeof b, run.predictedSeconds * 1e9));
         }
         dc.dl->AddText(th.bold, fontH, ImVec2(m_origin.x + th.Px(6), textY), th.text, dc.text);

@@ -125,7 +125,35 @@ TEST_CASE("a collective measured on the GPU shows the time its run reported, not
     report.rows.push_back(row);
     const auto r = MeasuredRun(e, trace, &report);
     CHECK(r->simulatedSeconds == Approx(timeUs * 1e-6));
+    CHECK(std::string(r->measuredAs) == "measured (mean, CUDA events)"); // the executor's mean over iterations
     CHECK(r->algbwGBps == Approx(core::AlgBwGBps(e.collective.bytes, timeUs * 1e-6)));
     CHECK(r->busbwGBps == Approx(r->algbwGBps * core::BusBwFactor(core::Collective::AllReduce, 8)));
     CHECK(r->predictedSeconds > 0);
+}
+
+TEST_CASE("a pipeline measured on the GPU shows the bubble and MFU its run reported", "[gui]")
+{
+    // The window on an H200 (traces/h200/window) showed 1F1B's bubble as 0.30 and MFU as 0.458
+    // where `paralens run` reported 0.248-0.250 and 0.498: it took the whole capture, set-up,
+    // warm-up and the host's gaps between iterations included. Now each iteration's window.
+    const std::string dir = std::string(PARALENS_SOURCE_DIR) + "/traces/h200/window/";
+    auto trace = std::make_shared<const core::Trace>(core::ReadTraceFile(dir + "pipeline-1f1b-4x8-virtual.json.gz"));
+    const std::string log = core::ReadFileDecompressed(dir + "logs/pipeline-1f1b-4x8-virtual.log");
+    const nlohmann::json run = nlohmann::json::parse(log.substr(log.find("\n{") + 1));
+    double bubble = 0;
+    for (const auto& row : run.at("rows")) bubble += row.at("bubble").get<double>() / static_cast<double>(run.at("rows").size());
+    Experiment e;
+    e.kind = ExperimentKind::Pipeline;
+    e.backend = Backend::Gpu;
+    e.pipeline.schedule = core::ScheduleKind::OneFOneB;
+    e.pipeline.stages = 4;
+    e.pipeline.microBatches = 8;
+    const auto r = MeasuredRun(e, trace);
+    CHECK(r->bubbleFraction == Approx(bubble).margin(1e-9));
+    REQUIRE(r->mfu.available);
+    CHECK(r->mfu.iterations == 3);
+    // CUDA events time the iterations from the host's first launch; the spans' extent is a little
+    // shorter, so the window's MFU is a little higher than the run's.
+    CHECK(r->mfu.report.mfu == Approx(run.at("summary").at("mfu").get<double>()).epsilon(0.05));
+    CHECK(r->mfu.seriesSeconds > r->mfu.report.seconds * 1.3); // the series still cover the whole run
 }
