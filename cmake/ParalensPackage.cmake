@@ -32,6 +32,6 @@ set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://github.com/paralens/paralens")
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON) # the libraries the binary links, as Debian names their packages
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "fonts-dejavu-core")
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "xvfb, openmpi-bin")
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libegl-mesa0, openmpi-bin") # libegl-mesa0: render without a display (EGL)
 set(CPACK_GENERATOR DEB)
 include(CPack)

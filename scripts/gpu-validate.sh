@@ -239,6 +239,7 @@ fi
   nvidia-smi topo -m 2>&1 || true
   nvcc --version 2>&1 || echo "nvcc: not available"
   cmake --version 2>&1 | head -n 1
+  echo "mpirun: $(command -v mpirun || echo none) $(mpirun --version 2>&1 | head -n 1)"
   echo "OpenGL here (for render without a display): EGL vendors in /usr/share/glvnd/egl_vendor.d:"
   ls /usr/share/glvnd/egl_vendor.d /etc/glvnd/egl_vendor.d 2>&1
   ldconfig -p 2>/dev/null | grep -E 'lib(EGL|GL|GLX|GLdispatch|OpenGL|gbm)[._]|nvidia-(egl|glcore|glsi)' || echo "no EGL/GL libraries in ldconfig's cache"

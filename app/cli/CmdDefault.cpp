@@ -74,7 +74,7 @@ void PrintLink(const std::string& link)
                 std::string(Name(state.view.tab)).c_str());
     for (const Experiment& e : state.experiments) std::printf("  %s%s\n", e.label.empty() ? "" : (e.label + ": ").c_str(), Describe(e).c_str());
     for (const std::string& p : state.problems) std::printf("  %s\n", p.c_str());
-    std::printf("Drawn without a display:\n  xvfb-run -a paralens render --link '%s' --view window --out window.png\n\n", MakeLink(state).c_str());
+    std::printf("Drawn without a display:\n  paralens render --link '%s' --view window --out window.png\n\n", MakeLink(state).c_str());
 }
 
 } // namespace
@@ -99,9 +99,9 @@ int RunHeadlessDefault(const std::vector<std::string>& files, const std::string&
                 "  paralens diff A.json B.json              (two runs op by op, the largest regressions first)\n"
                 "  paralens SUBCOMMAND --help               (every subcommand takes --json)\n");
 #if PARALENS_HAVE_GUI
-    std::printf("The window's views as pictures, without a display (xvfb-run gives paralens a virtual one):\n"
-                "  xvfb-run -a paralens render --scenario default --view timeline --out timeline.png\n"
-                "  xvfb-run -a paralens render trace.json --view stats --out stats.png --size 1920x1080\n"
+    std::printf("The window's views as pictures, without a display (EGL: Mesa's, or a GPU driver's):\n"
+                "  paralens render --scenario default --view timeline --out timeline.png\n"
+                "  paralens render trace.json --view stats --out stats.png --size 1920x1080\n"
                 "  (views: timeline, flow, model, mfu, stats, window; scenarios: %s)\n",
                 ScenarioNamesList().c_str());
 #else
