@@ -49,6 +49,11 @@ packages=(
 )
 
 say() { echo "gpu-prepare: $*"; }
+# What a packed build was made from: the commit, then a line per changed tracked file.
+built_from() {
+  git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown
+  git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null | sed 's/^/changed: /'
+}
 fail() { echo "gpu-prepare: $*" >&2; exit 1; }
 
 # Rewrites absolute symbolic links under $1 (such as usr/lib/x86_64-linux-gnu/libz.so ->
@@ -153,7 +158,7 @@ check() {
   # The prebuilt build: what ctest and the steps after it read (binaries, CTest files, test data).
   tar -C "$root$(dirname "$BUILD_AT")" -czf "$DEPS/prebuilt.tar.gz" --exclude='*.o' --exclude='*.a' \
     --exclude='CMakeFiles/*.dir' --exclude='.ninja_*' "$(basename "$BUILD_AT")"
-  { git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown; git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null | sed 's/^/changed: /'; } >"$DEPS/PREBUILT_FROM"
+  built_from >"$DEPS/PREBUILT_FROM"
   local mib
   mib=$(du -sm "$DEPS" | cut -f1)
   say "packed the checked build into $DEPS/prebuilt.tar.gz ($DEPS: $mib MiB); on the GPU machine: PREBUILT=1 scripts/gpu-validate.sh"
@@ -189,7 +194,7 @@ gui() {
   for name in libGL.so.1 libGLX.so.0 libGLdispatch.so.0 libEGL.so.1; do
     cp -L "/usr/lib/x86_64-linux-gnu/$name" "$tmp/paralens-gui/glvnd/$name" || fail "no $name here (libgl1, libegl1)"
   done
-  { git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown; git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null | sed 's/^/changed: /'; } >"$tmp/paralens-gui/BUILT_FROM"
+  built_from >"$tmp/paralens-gui/BUILT_FROM"
   tar -C "$tmp" -cJf "$DEPS/gui.tar.xz" paralens-gui
   rm -rf "$tmp"
   local mib

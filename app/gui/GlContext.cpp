@@ -23,6 +23,10 @@ void OnGlfwError(int code, const char* text) { g_glfwError = "GLFW error " + std
 
 } // namespace
 
+void CaptureGlfwErrors() { glfwSetErrorCallback(OnGlfwError); }
+
+const std::string& LastGlfwError() { return g_glfwError; }
+
 bool ParseGlContextKind(const std::string& text, GlContextKind& out)
 {
     if (text == "auto") out = GlContextKind::Auto;
@@ -138,7 +142,7 @@ GlContext::GlContext(GlContextKind kind)
 {
     std::string tried;
     if (kind != GlContextKind::Egl) {
-        glfwSetErrorCallback(OnGlfwError);
+        CaptureGlfwErrors();
         m_glfw = glfwInit();
         if (m_glfw) {
             glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);

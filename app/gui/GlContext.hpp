@@ -12,6 +12,11 @@ namespace paralens::app {
 
 enum class GlContextKind { Auto, Window, Egl };
 
+// GLFW's errors kept, for the messages of those who open a window (here and GuiMain.cpp):
+// CaptureGlfwErrors() before glfwInit; LastGlfwError() is the latest ("GLFW error N: ...").
+void CaptureGlfwErrors();
+const std::string& LastGlfwError();
+
 // "auto", "window" or "egl" (false for anything else).
 bool ParseGlContextKind(const std::string& text, GlContextKind& out);
 

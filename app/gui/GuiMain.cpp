@@ -2,6 +2,7 @@
 // wait on events, so an untouched window costs no CPU), drag-and-drop of trace files, and PNG
 // exports read back from the frame (WindowFrame.cpp draws each frame, as on the web page).
 #include "App.hpp"
+#include "GlContext.hpp"
 #include "ScenarioLoader.hpp"
 #include "Theme.hpp"
 #include "WindowFrame.hpp"
@@ -20,10 +21,7 @@ namespace paralens::app {
 
 namespace {
 
-std::string g_glfwError;
 std::vector<std::string> g_dropped;
-
-void OnGlfwError(int code, const char* text) { g_glfwError = "GLFW error " + std::to_string(code) + ": " + text; }
 
 void OnDrop(GLFWwindow*, int count, const char** paths)
 {
@@ -93,14 +91,14 @@ void Loop(GLFWwindow* window, App& app, JobRunner& jobs, float scale)
 
 int RunGui(const std::vector<std::string>& files, const std::string& link)
 {
-    glfwSetErrorCallback(OnGlfwError);
+    CaptureGlfwErrors();
     if (!glfwInit()) {
-        std::fprintf(stderr, "paralens: the window cannot open (%s)\n", g_glfwError.c_str());
+        std::fprintf(stderr, "paralens: the window cannot open (%s)\n", LastGlfwError().c_str());
         return -1;
     }
     GLFWwindow* window = CreateWindow();
     if (!window) {
-        std::fprintf(stderr, "paralens: the window cannot open (%s)\n", g_glfwError.c_str());
+        std::fprintf(stderr, "paralens: the window cannot open (%s)\n", LastGlfwError().c_str());
         glfwTerminate();
         return -1;
     }

@@ -15,6 +15,19 @@
 using namespace paralens;
 using namespace paralens::app;
 
+namespace {
+
+// The JSON report a step of scripts/gpu-validate.sh printed (its log: a command line, then JSON).
+nlohmann::json StepReport(const std::string& dir, const std::string& step)
+{
+    const std::string log = core::ReadFileDecompressed(dir + "logs/" + step + ".log");
+    const size_t brace = log.find("\n{");
+    REQUIRE(brace != std::string::npos);
+    return nlohmann::json::parse(log.substr(brace + 1));
+}
+
+} // namespace
+
 TEST_CASE("the GPU backend is asked for the Plan executor and the pipeline runner, valid requests", "[gui][gpu]")
 {
     Experiment e;
@@ -108,8 +121,7 @@ TEST_CASE("a collective measured on the GPU shows the time its run reported, not
     // the window showed "0 ns measured" for it (found drawing on an H200). Its report times it.
     const std::string dir = std::string(PARALENS_SOURCE_DIR) + "/traces/h200/";
     auto trace = std::make_shared<const core::Trace>(core::ReadTraceFile(dir + "plan-allreduce-ring-8vranks-64MiB.json.gz"));
-    const std::string log = core::ReadFileDecompressed(dir + "logs/plan-allreduce-ring-8vranks-64MiB.log");
-    const nlohmann::json run = nlohmann::json::parse(log.substr(log.find("\n{") + 1));
+    const nlohmann::json run = StepReport(dir, "plan-allreduce-ring-8vranks-64MiB");
     const double timeUs = run.at("rows").at(0).at("timeUs").get<double>();
     Experiment e;
     e.kind = ExperimentKind::Collective;
@@ -138,8 +150,7 @@ TEST_CASE("a pipeline measured on the GPU shows the bubble and MFU its run repor
     // warm-up and the host's gaps between iterations included. Now each iteration's window.
     const std::string dir = std::string(PARALENS_SOURCE_DIR) + "/traces/h200/window/";
     auto trace = std::make_shared<const core::Trace>(core::ReadTraceFile(dir + "pipeline-1f1b-4x8-virtual.json.gz"));
-    const std::string log = core::ReadFileDecompressed(dir + "logs/pipeline-1f1b-4x8-virtual.log");
-    const nlohmann::json run = nlohmann::json::parse(log.substr(log.find("\n{") + 1));
+    const nlohmann::json run = StepReport(dir, "pipeline-1f1b-4x8-virtual");
     double bubble = 0;
     for (const auto& row : run.at("rows")) bubble += row.at("bubble").get<double>() / static_cast<double>(run.at("rows").size());
     Experiment e;
