@@ -51,6 +51,18 @@ void ByWavefront(PipelineStructure& s, int stages)
     permute(s.chunk);
 }
 
+// The ring a replay needs: more slots than the farthest an op on another stage reads back.
+void RingOf(PipelineStructure& s)
+{
+    size_t farthest = 1;
+    for (size_t i = 0; i < s.ops.size(); ++i)
+        for (int j = 0; j < 2; ++j)
+            if (s.ops[i].Cross(j)) farthest = std::max(farthest, i - static_cast<size_t>(s.ops[i].Dep(j)));
+    size_t ring = 1;
+    while (ring <= farthest) ring <<= 1;
+    s.ringMask = static_cast<uint32_t>(ring - 1);
+}
+
 std::shared_ptr<const PipelineStructure> Build(const PipelineShape& shape)
 {
     PipelineSpec spec;
@@ -91,6 +103,7 @@ std::shared_ptr<const PipelineStructure> Build(const PipelineShape& shape)
         out->chunk.push_back(op.chunk);
     }
     ByWavefront(*out, D);
+    RingOf(*out);
     // Activations held: F stores one chunk's, B frees it; W when the weight gradient is split off,
     // since the weight gradient needs the layer inputs (more than ScheduleGreedy's F-to-B count).
     const PipeOpKind frees = spec.SplitsWeightGrad() ? PipeOpKind::WeightGrad : PipeOpKind::Backward;
@@ -145,11 +158,12 @@ double PipelineSeconds(const PipelineStructure& s, const PipelineOpTimes& t)
     const bool split = s.shape.kind == ScheduleKind::ZeroBubbleH1;
     const double dur[3] = {t.forward / v, (split ? t.backward - t.weight : t.backward) / v, t.weight / v};
     const double send[4] = {0.0, t.send, 0.0, t.send}; // by a cross flag's bits
-    // end[0] is "no producer" (0: every start is at least 0); op i's end is end[i + 1]. Each slot
-    // is written before it is read, so the buffer is reused as it is.
+    // end[0] is "no producer" (0: every start is at least 0); op i's end is in the ring's slot
+    // s.EndSlot(i). Each slot is written before it is read, so the buffer is reused as it is. A
+    // dependency on the op's own stage is read as no producer: the stage's last end is as late.
     static thread_local std::vector<double> buffer;
     const size_t n = s.ops.size();
-    if (buffer.size() < n + 1) buffer.resize(n + 1);
+    if (buffer.size() < s.ringMask + 2u) buffer.resize(s.ringMask + 2u);
     double* const end = buffer.data();
     end[0] = 0.0;
     std::vector<double> free(static_cast<size_t>(s.shape.stages), 0.0);
@@ -157,8 +171,8 @@ double PipelineSeconds(const PipelineStructure& s, const PipelineOpTimes& t)
     if (!t.share) {
         for (size_t i = 0; i < n; ++i, ++op) {
             double& stageFree = free[op->device];
-            const double start = std::max({stageFree, end[op->from0] + send[op->cross & 1], end[op->from1] + send[op->cross >> 1]});
-            end[i + 1] = stageFree = start + dur[op->kind];
+            const double start = std::max({stageFree, end[s.ReadSlot(*op, 0)] + send[op->cross & 1], end[s.ReadSlot(*op, 1)] + send[op->cross >> 1]});
+            end[s.EndSlot(i)] = stageFree = start + dur[op->kind];
         }
     } else { // each op at its stage's and chunk's share of the whole micro-batch's time
         Require(t.share->size() == static_cast<size_t>(s.shape.stages * s.shape.chunks), "PipelineSeconds: a share for each stage and chunk");
@@ -168,8 +182,8 @@ double PipelineSeconds(const PipelineStructure& s, const PipelineOpTimes& t)
         const int chunks = s.shape.chunks;
         for (size_t i = 0; i < n; ++i, ++op) {
             double& stageFree = free[op->device];
-            const double start = std::max({stageFree, end[op->from0] + send[op->cross & 1], end[op->from1] + send[op->cross >> 1]});
-            end[i + 1] = stageFree = start + whole[op->kind] * share[op->device * chunks + chunk[i]];
+            const double start = std::max({stageFree, end[s.ReadSlot(*op, 0)] + send[op->cross & 1], end[s.ReadSlot(*op, 1)] + send[op->cross >> 1]});
+            end[s.EndSlot(i)] = stageFree = start + whole[op->kind] * share[op->device * chunks + chunk[i]];
         }
     }
     // A stage's ops run one after another, so its last op ends last: the makespan is the latest.
@@ -226,7 +240,7 @@ void ReplayLanes(const PipelineStructure& s, const PipelineOpTimes* t, size_t la
     }
     static thread_local std::vector<double> buffer;
     const size_t n = s.ops.size();
-    if (buffer.size() < (n + 1) * Width) buffer.resize((n + 1) * Width);
+    if (buffer.size() < (s.ringMask + 2u) * Width) buffer.resize((s.ringMask + 2u) * Width);
     double* const end = buffer.data();
     std::fill(end, end + Width, 0.0);
     std::vector<double> free(static_cast<size_t>(s.shape.stages) * Width, 0.0);
@@ -235,12 +249,12 @@ void ReplayLanes(const PipelineStructure& s, const PipelineOpTimes* t, size_t la
     const int chunks = s.shape.chunks;
     for (size_t i = 0; i < n; ++i, ++op) {
         double* const stageFree = &free[op->device * Width];
-        const double* const e0 = end + static_cast<size_t>(op->from0) * Width;
-        const double* const e1 = end + static_cast<size_t>(op->from1) * Width;
+        const double* const e0 = end + s.ReadSlot(*op, 0) * Width;
+        const double* const e1 = end + s.ReadSlot(*op, 1) * Width;
         const double* const s0 = op->cross & 1 ? send : zero;
         const double* const s1 = op->cross & 2 ? send : zero;
         const double* const d = dur[op->kind];
-        double* const e = end + (i + 1) * Width;
+        double* const e = end + s.EndSlot(i) * Width;
         const size_t at = static_cast<size_t>(op->device) * chunks + chunk[i];
         for (size_t k = 0; k < Width; k += 2) {
             const Pair start = Pair::Load(stageFree + k).AtLeast(Pair::Load(e0 + k) + Pair::Load(s0 + k)).AtLeast(Pair::Load(e1 + k) + Pair::Load(s1 + k));

@@ -42,6 +42,16 @@ struct PipelineStructure {
     std::vector<Op> ops;
     std::vector<int32_t> microBatch, chunk;
     std::vector<double> peakInFlight; // per stage, in micro-batches through the whole stage (chunks / v)
+    // The replay keeps op ends in a ring of ringMask + 1 slots (a power of two): an op's end is
+    // read only by ops on other stages (its own stage's later ops start after its stage's last
+    // end, which is never earlier), and those come at most ringMask ops after it in `ops`, so a
+    // replay's memory is the ring's, not the whole schedule's (1F1B on 128 stages x 1024
+    // micro-batches: 8K slots for 262K ops).
+    uint32_t ringMask = 0;
+    // The ring slot op `i`'s end is kept in (1 + i mod ring; slot 0 is "no producer": 0), and the
+    // slot an op reads its dependency `j` from (0 where it is on the op's own stage or none).
+    size_t EndSlot(size_t i) const { return (i & ringMask) + 1; }
+    size_t ReadSlot(const Op& op, int j) const { return op.Cross(j) ? EndSlot(static_cast<size_t>(op.Dep(j))) : 0; }
 };
 
 // The shape's structure is built for and cached under: zb-h1's ratios rounded to halves of F (its

@@ -77,6 +77,9 @@ PipelineShape PipelineShapeOf(const PlanRequest& r, const TrainingConfig& c);
 // `pipe` null: pp = 1, or for the search a lower bound (the first stage holding GPipe's N or
 // 1F1B's min(pp, N) micro-batches, which every schedule holds at least).
 MemoryBreakdown PlannerMemory(const PlanRequest& r, const TrainingConfig& c, const PipelineStructure* pipe);
+// What pipeline stage `stage` holds with `inFlight` micro-batches' activations (PlannerMemory's
+// worst of them).
+MemoryBreakdown MemoryOn(const PlanRequest& r, const TrainingConfig& c, const Shape& s, int stage, double inFlight);
 // Pipeline makespans already timed in one search, by structure and op times: candidates that
 // differ only in what the pipeline does not see (the ZeRO stage, a lighter first and last stage)
 // replay it once. Thread-safe.

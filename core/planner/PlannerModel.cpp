@@ -68,6 +68,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <numeric>
 
 namespace paralens::core {
@@ -282,6 +283,8 @@ double LayerActivationBytes(const PlanRequest& r, const TrainingConfig& c, const
     return c.sequenceParallel ? (whole + split) / c.tp : whole + split / c.tp;
 }
 
+} // namespace
+
 MemoryBreakdown MemoryOn(const PlanRequest& r, const TrainingConfig& c, const Shape& s, int stage, double inFlight)
 {
     MemoryBreakdown mb;
@@ -314,6 +317,8 @@ MemoryBreakdown MemoryOn(const PlanRequest& r, const TrainingConfig& c, const Sh
     mb.inFlight = inFlight;
     return mb;
 }
+
+namespace {
 
 // Seconds memory-bound ops moving `bytes` in all take, each about `opBytes`: at the GPU's HBM
 // bandwidth, or the calibrated fraction of it for kernels of that size (PlanCluster::hbmCurve).
@@ -592,9 +597,27 @@ std::optional<Recompute> ParseRecompute(std::string_view name)
 
 std::string GbText(double bytes)
 {
-    char buf[32]; // not std::to_chars: the web build's libc++ has no floating-point to_chars
-    std::snprintf(buf, sizeof buf, "%.1f GB", bytes / 1e9);
-    return buf;
+    // printf's "%.1f GB" without printf (a search writes three for each candidate that does not
+    // fit, and printf's exact decimal conversion was a tenth of a slider's re-search). x * 10 is
+    // exact in a long double of 64 bits or more (a double's 53 bits times 10's 4), so its
+    // fraction decides as printf does: nearest, an exact half to even. Not std::to_chars: the web
+    // build's libc++ has no floating-point to_chars.
+    const double x = bytes / 1e9;
+    const long double tenths = static_cast<long double>(x) * 10;
+    if (std::numeric_limits<long double>::digits < 64 || !(x >= 0) || tenths >= 1e17L) {
+        char buf[48];
+        std::snprintf(buf, sizeof buf, "%.1f GB", x);
+        return buf;
+    }
+    long double whole = std::floor(tenths);
+    const long double fraction = tenths - whole;
+    auto t = static_cast<unsigned long long>(whole);
+    if (fraction > 0.5L || (fraction == 0.5L && t % 2 == 1)) ++t;
+    std::string out = std::to_string(t / 10);
+    out += '.';
+    out += static_cast<char>('0' + t % 10);
+    out += " GB";
+    return out;
 }
 
 std::string ScheduleText(const TrainingConfig& c)
@@ -654,19 +677,32 @@ double HardwareFlopsPerStep(const PlanRequest& r, Recompute rc)
 MemoryBreakdown PlannerMemory(const PlanRequest& r, const TrainingConfig& c, const PipelineStructure* pipe)
 {
     const Shape s = ShapeOf(r, c);
-    MemoryBreakdown worst;
-    for (int stage = 0; stage < c.pp; ++stage) {
-        // Evenly split, the middle stages hold no more than the first; with uneven stages each counts.
-        if (stage > 0 && stage < c.pp - 1 && !c.Uneven()) continue;
-        // Without the schedule: a lower bound of what its first stage holds (GPipe all N, the others
-        // at least 1F1B's min(pp, N); tests hold the built schedules to it), the last stage one (a
-        // middle stage of uneven ones 1F1B's min(pp - stage, N)).
+    // Without the schedule: a lower bound of what its first stage holds (GPipe all N, the others
+    // at least 1F1B's min(pp, N); tests hold the built schedules to it), the last stage one (a
+    // middle stage of uneven ones 1F1B's min(pp - stage, N)).
+    auto inFlightOn = [&](int stage) {
+        if (pipe) return pipe->peakInFlight[static_cast<size_t>(stage)];
         const int behind = c.Uneven() ? c.pp - stage : stage == 0 ? c.pp : 1;
         const double bound = c.schedule == ScheduleKind::GPipe ? s.microBatches : std::min(behind, s.microBatches);
-        const double inFlight = pipe ? pipe->peakInFlight[static_cast<size_t>(stage)] : c.pp > 1 && (stage == 0 || c.Uneven()) ? bound : 1.0;
-        const MemoryBreakdown m = MemoryOn(r, c, s, stage, inFlight);
-        if (stage == 0 || m.Total() > worst.Total()) worst = m;
+        return c.pp > 1 && (stage == 0 || c.Uneven()) ? bound : 1.0;
+    };
+    // Evenly split, the middle stages hold no more than the first. A first/last split's middle
+    // stages hold the same layers and differ only in their micro-batches in flight, so the first
+    // of them with the most stands for them all (a layout's stages each count).
+    MemoryBreakdown worst = MemoryOn(r, c, s, 0, inFlightOn(0));
+    auto consider = [&](int stage) {
+        const MemoryBreakdown m = MemoryOn(r, c, s, stage, inFlightOn(stage));
+        if (m.Total() > worst.Total()) worst = m;
+    };
+    if (c.layout)
+        for (int stage = 1; stage < c.pp - 1; ++stage) consider(stage);
+    else if (c.Uneven() && c.pp > 2) {
+        int most = 1;
+        for (int stage = 2; stage < c.pp - 1; ++stage)
+            if (inFlightOn(stage) > inFlightOn(most)) most = stage;
+        consider(most);
     }
+    if (c.pp > 1) consider(c.pp - 1);
     return worst;
 }
 

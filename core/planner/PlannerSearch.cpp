@@ -382,10 +382,17 @@ PlanResult PlanTraining(const PlanRequest& r)
         if (res.rows[i].config.pp > 1 && (i < 50 || std::find(res.pareto.begin(), res.pareto.end(), i) != res.pareto.end()))
             shown.push_back(i);
     }
-    ParallelFor(shown.size(), 1, [&](size_t k) { // the memo has their pipelines; the free-send ones are new
-        PlanRow& row = res.rows[shown[k]];
-        row.time = PlannerTime(r, row.config, PipelineStructureOf(PipelineShapeOf(r, row.config)).get(), true, &memo);
+    // The memo has their pipelines; the free-send ones are new, replayed side by side first.
+    std::vector<std::shared_ptr<const PipelineStructure>> pipes(shown.size());
+    std::vector<PipelineMemo::Request> freeSends(shown.size());
+    ParallelFor(shown.size(), 4, [&](size_t k) {
+        const TrainingConfig& c = res.rows[shown[k]].config;
+        pipes[k] = PipelineStructureOf(PipelineShapeOf(r, c));
+        freeSends[k] = {pipes[k].get(), PipelineTimesOf(r, c, OpCostsOf(r, c, ShapeOf(r, c)), memo)};
+        freeSends[k].times.send = 0.0;
     });
+    memo.Prefill(std::move(freeSends));
+    ParallelFor(shown.size(), 4, [&](size_t k) { res.rows[shown[k]].time = PlannerTime(r, res.rows[shown[k]].config, pipes[k].get(), true, &memo); });
     if (res.fitting == 0 && !res.rows.empty())
         res.notes.push_back("nothing fits in " + std::to_string(static_cast<int>(usable / 1e9)) + " GB per GPU; the closest, " +
                             ConfigText(res.rows.front().config) + ", " + res.rows.front().rejected);

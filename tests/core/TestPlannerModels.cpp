@@ -8,8 +8,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <set>
 #include <string>
+#include <vector>
 
 using namespace paralens;
 using namespace paralens::core;
@@ -254,4 +256,22 @@ TEST_CASE("planner: DeepSeek-V3's multi-token prediction module as its report co
     const ResolvedModel given = ResolveModel(in);
     CHECK(given.model.mtpLayers == 1);
     CHECK(given.model.id == "deepseek-v3*");
+}
+
+TEST_CASE("planner: GB amounts are written as printf's %.1f writes them, halves included", "[core][planner]")
+{
+    uint64_t state = 99;
+    std::vector<double> values = {0.0, 1.0, 49'999'999.0, 50'000'000.0, 150'000'000.0, 250'000'000.0, 1.05e9, 1.15e9, 1.25e9,
+                                  93.15e9, 72e9, 85'899'345'920.0, 1e15, 123456789012345.6, 3.5e22, -2.5e8};
+    for (int i = 0; i < 2000; ++i) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        const double x = static_cast<double>(state >> 11) / 9007199254740992.0;
+        values.push_back(i % 2 ? x * 200e9 : std::round(x * 2000) * 5e7); // and exact halves of a tenth
+    }
+    for (double bytes : values) {
+        char expected[64];
+        std::snprintf(expected, sizeof expected, "%.1f GB", bytes / 1e9);
+        INFO(bytes);
+        CHECK(GbText(bytes) == expected);
+    }
 }

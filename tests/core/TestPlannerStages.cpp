@@ -311,3 +311,91 @@ TEST_CASE("planner: pipelines replayed side by side give each the makespan it ge
         }
     CHECK(pipelined == 40);
 }
+
+// The replay as first written: every op's end kept, every dependency read, its own stage's too.
+namespace {
+double ReplayWholeSchedule(const PipelineStructure& s, const PipelineOpTimes& t)
+{
+    const double v = s.shape.chunks;
+    const bool split = s.shape.kind == ScheduleKind::ZeroBubbleH1;
+    const double whole[3] = {t.forward, split ? t.backward - t.weight : t.backward, t.weight};
+    std::vector<double> end(s.ops.size(), 0.0), free(static_cast<size_t>(s.shape.stages), 0.0);
+    for (size_t i = 0; i < s.ops.size(); ++i) {
+        const PipelineStructure::Op& op = s.ops[i];
+        double start = free[op.device];
+        for (int j = 0; j < 2; ++j)
+            if (op.Dep(j) >= 0) start = std::max(start, end[static_cast<size_t>(op.Dep(j))] + (op.Cross(j) ? t.send : 0.0));
+        const double share = t.share ? (*t.share)[static_cast<size_t>(op.device * s.shape.chunks + s.chunk[i])] : 1.0 / v;
+        end[i] = free[op.device] = start + (t.share ? whole[op.kind] * share : whole[op.kind] / v);
+    }
+    return *std::max_element(free.begin(), free.end());
+}
+} // namespace
+
+TEST_CASE("planner: the pipeline replay keeps a ring of op ends, not the whole schedule, to the bit", "[core][planner]")
+{
+    uint64_t state = 777;
+    auto uniform = [&](double lo, double hi) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        return lo + (hi - lo) * static_cast<double>(state >> 11) / 9007199254740992.0;
+    };
+    const PipelineShape shapes[] = {
+        {ScheduleKind::OneFOneB, 16, 256, 1, 0, 0},   {ScheduleKind::GPipe, 8, 128, 1, 0, 0},
+        {ScheduleKind::Interleaved, 8, 64, 4, 0, 0},  {ScheduleKind::ZeroBubbleH1, 16, 128, 1, 2.0, 1.0},
+        {ScheduleKind::OneFOneB, 2, 1, 1, 0, 0},      {ScheduleKind::Interleaved, 3, 6, 2, 0, 0},
+    };
+    for (const PipelineShape& shape : shapes) {
+        const auto pipe = PipelineStructureOf(shape);
+        INFO(Name(shape.kind) << " stages " << shape.stages << " micro-batches " << shape.microBatches << " chunks " << shape.chunks << ": "
+                              << pipe->ops.size() << " ops, a ring of " << pipe->ringMask + 1);
+        CHECK(((pipe->ringMask + 1) & pipe->ringMask) == 0); // a power of two
+        if (pipe->ops.size() >= 4096) CHECK((pipe->ringMask + 1) * 8 <= pipe->ops.size());
+        std::vector<double> shares(static_cast<size_t>(shape.stages * shape.chunks));
+        for (double& x : shares) x = uniform(0.1, 1.0) / shape.chunks;
+        std::vector<PipelineOpTimes> times(8);
+        for (size_t i = 0; i < times.size(); ++i) {
+            PipelineOpTimes& t = times[i];
+            t.forward = uniform(0.5, 2.0), t.backward = t.forward * uniform(1.5, 2.5), t.weight = t.backward * uniform(0.3, 0.5);
+            t.send = i % 4 == 0 ? 0.0 : uniform(0.0, 0.5);
+            t.share = i >= 4 ? &shares : nullptr;
+        }
+        std::vector<double> batch(times.size());
+        PipelineSecondsBatch(*pipe, std::vector<PipelineOpTimes>(times.begin(), times.begin() + 4), batch.data());
+        PipelineSecondsBatch(*pipe, std::vector<PipelineOpTimes>(times.begin() + 4, times.end()), batch.data() + 4);
+        for (size_t i = 0; i < times.size(); ++i) {
+            const double reference = ReplayWholeSchedule(*pipe, times[i]);
+            CHECK(PipelineSeconds(*pipe, times[i]) == reference); // exactly
+            CHECK(batch[i] == reference);
+        }
+    }
+}
+
+TEST_CASE("planner: an uneven split's memory is its worst stage's, every stage weighed, with and without the schedule", "[core][planner]")
+{
+    const PlanRequest r = Request("llama3-405b", "h100-sxm", 4096, 2048);
+    const Shape base = ShapeOf(r, Config(32, 8, 16, 1));
+    struct Case { ScheduleKind kind; int v, first, last; };
+    const Case cases[] = {{ScheduleKind::OneFOneB, 1, 7, 7}, {ScheduleKind::OneFOneB, 1, 2, 0}, {ScheduleKind::GPipe, 1, 0, 5},
+                          {ScheduleKind::Interleaved, 2, 7, 7}, {ScheduleKind::ZeroBubbleH1, 1, 3, 3}};
+    for (const Case& k : cases) {
+        TrainingConfig c = Config(32, 8, 16, 1, k.kind, k.v, Recompute::Selective, 1, true);
+        c.firstStageLayers = k.first, c.lastStageLayers = k.last;
+        const Shape s = ShapeOf(r, c);
+        REQUIRE(s.microBatches == base.microBatches);
+        const auto pipe = PipelineStructureOf(PipelineShapeOf(r, c));
+        for (const PipelineStructure* p : {static_cast<const PipelineStructure*>(nullptr), pipe.get()}) {
+            const MemoryBreakdown got = PlannerMemory(r, c, p);
+            MemoryBreakdown worst;
+            for (int stage = 0; stage < c.pp; ++stage) {
+                const int behind = c.pp - stage; // the search's bound without the schedule (PlannerMemory)
+                const double bound = c.schedule == ScheduleKind::GPipe ? s.microBatches : std::min(behind, s.microBatches);
+                const MemoryBreakdown m = MemoryOn(r, c, s, stage, p ? p->peakInFlight[static_cast<size_t>(stage)] : bound);
+                if (stage == 0 || m.Total() > worst.Total()) worst = m;
+            }
+            INFO(ConfigText(c) << (p ? ", on its schedule" : ", the bound"));
+            CHECK(got.Total() == worst.Total());
+            CHECK(got.stage == worst.stage);
+            CHECK(got.inFlight == worst.inFlight);
+        }
+    }
+}
