@@ -202,64 +202,62 @@ constexpr size_t kLanes = 8; // the most replays of one pass
 struct Pair {
     __m128d v;
     static Pair Load(const double* p) { return {_mm_loadu_pd(p)}; }
-    static Pair Of(double a, double b) { return {_mm_set_pd(b, a)}; }
     void Store(double* p) const { _mm_storeu_pd(p, v); }
     Pair operator+(Pair o) const { return {_mm_add_pd(v, o.v)}; }
-    Pair operator*(Pair o) const { return {_mm_mul_pd(v, o.v)}; }
     Pair AtLeast(Pair x) const { return {_mm_max_pd(x.v, v)}; } // x > this ? x : this
 };
 #else
 struct Pair {
     double a, b;
     static Pair Load(const double* p) { return {p[0], p[1]}; }
-    static Pair Of(double x, double y) { return {x, y}; }
     void Store(double* p) const { p[0] = a, p[1] = b; }
     Pair operator+(Pair o) const { return {a + o.a, b + o.b}; }
-    Pair operator*(Pair o) const { return {a * o.a, b * o.b}; }
     Pair AtLeast(Pair x) const { return {a < x.a ? x.a : a, b < x.b ? x.b : b}; }
 };
 #endif
 
 // Up to Width replays of one structure in one pass: PipelineSeconds's loop with a lane per
 // replay, each lane's arithmetic in PipelineSeconds's order (so its result is the same double).
-// `Shared`: each op at its stage's and chunk's share (every lane has a share table), else 1 / v.
-template <size_t Width, bool Shared>
+// Each op's duration on each lane is looked up, computed before the pass as PipelineSeconds
+// computes it (whole / v, or whole x its stage's and chunk's share), so lanes with and without
+// share tables run side by side and an op loads its lanes' durations at once.
+template <size_t Width>
 void ReplayLanes(const PipelineStructure& s, const PipelineOpTimes* t, size_t lanes, double* out)
 {
     static_assert(Width % 2 == 0);
     const double v = s.shape.chunks;
     const bool split = s.shape.kind == ScheduleKind::ZeroBubbleH1;
-    alignas(64) double dur[3][Width], send[Width], zero[Width] = {};
-    const double* share[Width];
+    const size_t places = static_cast<size_t>(s.shape.stages) * static_cast<size_t>(s.shape.chunks); // stage x v + chunk
+    static thread_local std::vector<double> durations; // [kind][place][lane]
+    durations.resize(3 * places * Width);
+    alignas(64) double send[Width], zero[Width] = {};
     for (size_t k = 0; k < Width; ++k) {
         const PipelineOpTimes& x = t[std::min(k, lanes - 1)]; // spare lanes repeat the last
         const double whole[3] = {x.forward, split ? x.backward - x.weight : x.backward, x.weight};
-        for (int kind = 0; kind < 3; ++kind) dur[kind][k] = Shared ? whole[kind] : whole[kind] / v;
+        for (size_t kind = 0; kind < 3; ++kind)
+            for (size_t at = 0; at < places; ++at)
+                durations[(kind * places + at) * Width + k] = x.share ? whole[kind] * (*x.share)[at] : whole[kind] / v;
         send[k] = x.send;
-        share[k] = Shared ? x.share->data() : nullptr;
     }
     static thread_local std::vector<double> buffer;
-    const size_t n = s.ops.size();
     if (buffer.size() < (s.ringMask + 2u) * Width) buffer.resize((s.ringMask + 2u) * Width);
     double* const end = buffer.data();
     std::fill(end, end + Width, 0.0);
     std::vector<double> free(static_cast<size_t>(s.shape.stages) * Width, 0.0);
     const PipelineStructure::Op* op = s.ops.data();
     const int32_t* chunk = s.chunk.data();
-    const int chunks = s.shape.chunks;
+    const size_t chunks = static_cast<size_t>(s.shape.chunks), n = s.ops.size();
     for (size_t i = 0; i < n; ++i, ++op) {
         double* const stageFree = &free[op->device * Width];
         const double* const e0 = end + s.ReadSlot(*op, 0) * Width;
         const double* const e1 = end + s.ReadSlot(*op, 1) * Width;
         const double* const s0 = op->cross & 1 ? send : zero;
         const double* const s1 = op->cross & 2 ? send : zero;
-        const double* const d = dur[op->kind];
+        const double* const d = &durations[(op->kind * places + op->device * chunks + static_cast<size_t>(chunk[i])) * Width];
         double* const e = end + s.EndSlot(i) * Width;
-        const size_t at = static_cast<size_t>(op->device) * chunks + chunk[i];
         for (size_t k = 0; k < Width; k += 2) {
             const Pair start = Pair::Load(stageFree + k).AtLeast(Pair::Load(e0 + k) + Pair::Load(s0 + k)).AtLeast(Pair::Load(e1 + k) + Pair::Load(s1 + k));
-            const Pair took = Shared ? Pair::Load(d + k) * Pair::Of(share[k][at], share[k + 1][at]) : Pair::Load(d + k);
-            const Pair finish = start + took;
+            const Pair finish = start + Pair::Load(d + k);
             finish.Store(e + k);
             finish.Store(stageFree + k);
         }
@@ -275,27 +273,18 @@ void ReplayLanes(const PipelineStructure& s, const PipelineOpTimes* t, size_t la
 
 void PipelineSecondsBatch(const PipelineStructure& s, const std::vector<PipelineOpTimes>& times, double* out)
 {
-    // Lanes of one pass either all have share tables or none (their arithmetic differs).
-    std::vector<size_t> even, shared;
-    for (size_t i = 0; i < times.size(); ++i) {
-        if (times[i].share)
-            Require(times[i].share->size() == static_cast<size_t>(s.shape.stages * s.shape.chunks), "PipelineSeconds: a share for each stage and chunk");
-        (times[i].share ? shared : even).push_back(i);
+    for (const PipelineOpTimes& t : times)
+        if (t.share)
+            Require(t.share->size() == static_cast<size_t>(s.shape.stages * s.shape.chunks), "PipelineSeconds: a share for each stage and chunk");
+    for (size_t first = 0; first < times.size();) {
+        const size_t lanes = std::min(kLanes, times.size() - first);
+        const PipelineOpTimes* lane = times.data() + first;
+        if (lanes == 1) out[first] = PipelineSeconds(s, *lane); // as fast alone
+        else if (lanes == 2) ReplayLanes<2>(s, lane, 2, out + first);
+        else if (lanes <= 4) ReplayLanes<4>(s, lane, lanes, out + first);
+        else ReplayLanes<8>(s, lane, lanes, out + first);
+        first += lanes;
     }
-    std::vector<PipelineOpTimes> lane(kLanes);
-    double result[kLanes];
-    for (const std::vector<size_t>* group : {&even, &shared})
-        for (size_t first = 0; first < group->size();) {
-            const size_t left = group->size() - first, lanes = std::min(kLanes, left);
-            for (size_t k = 0; k < lanes; ++k) lane[k] = times[(*group)[first + k]];
-            const bool share = group == &shared;
-            if (lanes == 1) result[0] = PipelineSeconds(s, lane[0]); // as fast alone
-            else if (lanes == 2) share ? ReplayLanes<2, true>(s, lane.data(), 2, result) : ReplayLanes<2, false>(s, lane.data(), 2, result);
-            else if (lanes <= 4) share ? ReplayLanes<4, true>(s, lane.data(), lanes, result) : ReplayLanes<4, false>(s, lane.data(), lanes, result);
-            else share ? ReplayLanes<8, true>(s, lane.data(), lanes, result) : ReplayLanes<8, false>(s, lane.data(), lanes, result);
-            for (size_t k = 0; k < lanes; ++k) out[(*group)[first + k]] = result[k];
-            first += lanes;
-        }
 }
 
 } // namespace paralens::core

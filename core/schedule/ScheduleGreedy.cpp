@@ -3,8 +3,6 @@
 #include "schedule/ScheduleDeps.hpp"
 
 #include <deque>
-#include <queue>
-#include <tuple>
 #include <limits>
 
 namespace paralens::core {
@@ -58,30 +56,39 @@ std::vector<std::vector<PipeOp>> ZeroBubbleOrder(const PipelineSpec& spec)
         if (!x.pendingW.empty()) return std::pair{x.clock, true};
         return std::pair{std::numeric_limits<double>::infinity(), false};
     };
-    // The earliest device first, the lowest index among equals. A device's next op depends only on
-    // its own state and its neighbours' F and B, so only those are re-evaluated after a step; stale
-    // heap entries are skipped by their version.
-    using Entry = std::tuple<double, int, uint64_t>;
-    std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap;
-    std::vector<uint64_t> version(static_cast<size_t>(D), 0);
-    std::vector<std::pair<double, bool>> next(static_cast<size_t>(D));
-    std::vector<uint8_t> queued(static_cast<size_t>(D), 0); // its entry is in the heap and current
+    // The earliest device first, the lowest index among equals: a tournament tree over the
+    // devices' next times (each inner node the winner of its two halves), so a device's new time
+    // is one walk to the root. A device's next op depends only on its own state and its
+    // neighbours' F and B, so only those are re-evaluated after a step.
+    const double never = std::numeric_limits<double>::infinity();
+    size_t leaves = 1;
+    while (leaves < static_cast<size_t>(D)) leaves <<= 1;
+    std::vector<double> at(leaves, never); // each device's next start (never: finished or blocked)
+    std::vector<bool> isW(leaves, false);
+    std::vector<int> winner(2 * leaves);
+    for (size_t i = 0; i < leaves; ++i) winner[leaves + i] = static_cast<int>(i);
+    auto earlier = [&](int a, int b) { return at[static_cast<size_t>(a)] < at[static_cast<size_t>(b)] || (at[static_cast<size_t>(a)] == at[static_cast<size_t>(b)] && a < b); };
+    auto play = [&](size_t node) {
+        const int a = winner[2 * node], b = winner[2 * node + 1];
+        winner[node] = earlier(b, a) ? b : a;
+    };
+    for (size_t node = leaves - 1; node >= 1; --node) play(node);
     auto refresh = [&](int d) {
         if (d < 0 || d >= D) return;
-        const auto n = nextOf(d);
-        if (queued[static_cast<size_t>(d)] && n == next[static_cast<size_t>(d)]) return; // the entry there still holds
-        next[static_cast<size_t>(d)] = n;
-        ++version[static_cast<size_t>(d)];
-        queued[static_cast<size_t>(d)] = n.first < std::numeric_limits<double>::infinity();
-        if (queued[static_cast<size_t>(d)]) heap.emplace(n.first, d, version[static_cast<size_t>(d)]);
+        const auto [time, w] = nextOf(d);
+        at[static_cast<size_t>(d)] = time;
+        isW[static_cast<size_t>(d)] = w;
+        for (size_t node = (leaves + static_cast<size_t>(d)) / 2; node >= 1; node /= 2) {
+            const int before = winner[node];
+            play(node);
+            if (winner[node] == before && before != d) break; // the same winner at the same time: nothing above changes
+        }
     };
     for (int d = 0; d < D; ++d) refresh(d);
-    while (!heap.empty()) {
-        const auto [bestTime, bestDevice, stamp] = heap.top();
-        heap.pop();
-        if (stamp != version[static_cast<size_t>(bestDevice)]) continue;
-        queued[static_cast<size_t>(bestDevice)] = 0;
-        const bool bestIsW = next[static_cast<size_t>(bestDevice)].second;
+    while (at[static_cast<size_t>(winner[1])] < never) {
+        const int bestDevice = winner[1];
+        const double bestTime = at[static_cast<size_t>(bestDevice)];
+        const bool bestIsW = isW[static_cast<size_t>(bestDevice)];
         Device& x = dev[static_cast<size_t>(bestDevice)];
         const double slow = spec.Slowdown(bestDevice);
         if (bestIsW) {
