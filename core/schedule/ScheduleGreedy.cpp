@@ -2,6 +2,8 @@
 
 #include "schedule/ScheduleDeps.hpp"
 
+#include <algorithm>
+#include <bit>
 #include <deque>
 #include <limits>
 
@@ -16,6 +18,39 @@ struct Device {
     std::deque<int> pendingW; // micro-batches whose B is done and W is not
     std::vector<PipeOp> out;
     bool Finished() const { return next >= base.size() && pendingW.empty(); }
+};
+
+// The earliest of n times, the lowest index among equals: a tournament tree (each inner node the
+// winner of its two halves), so a new time is one walk towards the root.
+class Tournament {
+public:
+    explicit Tournament(size_t n) : m_leaves(std::bit_ceil(std::max<size_t>(n, 1))), m_at(m_leaves, kNever), m_winner(2 * m_leaves)
+    {
+        for (size_t i = 0; i < m_leaves; ++i) m_winner[m_leaves + i] = i;
+        for (size_t node = m_leaves - 1; node >= 1; --node) Play(node);
+    }
+    static constexpr double kNever = std::numeric_limits<double>::infinity();
+    void Set(size_t i, double time)
+    {
+        m_at[i] = time;
+        for (size_t node = (m_leaves + i) / 2; node >= 1; node /= 2) {
+            const size_t before = m_winner[node];
+            Play(node);
+            if (m_winner[node] == before && before != i) break; // the same winner at the same time: nothing above changes
+        }
+    }
+    size_t Winner() const { return m_winner[1]; }
+    double At(size_t i) const { return m_at[i]; }
+
+private:
+    void Play(size_t node)
+    {
+        const size_t a = m_winner[2 * node], b = m_winner[2 * node + 1];
+        m_winner[node] = m_at[b] < m_at[a] || (m_at[b] == m_at[a] && b < a) ? b : a;
+    }
+    size_t m_leaves;
+    std::vector<double> m_at;
+    std::vector<size_t> m_winner;
 };
 
 } // namespace
@@ -56,38 +91,20 @@ std::vector<std::vector<PipeOp>> ZeroBubbleOrder(const PipelineSpec& spec)
         if (!x.pendingW.empty()) return std::pair{x.clock, true};
         return std::pair{std::numeric_limits<double>::infinity(), false};
     };
-    // The earliest device first, the lowest index among equals: a tournament tree over the
-    // devices' next times (each inner node the winner of its two halves), so a device's new time
-    // is one walk to the root. A device's next op depends only on its own state and its
-    // neighbours' F and B, so only those are re-evaluated after a step.
-    const double never = std::numeric_limits<double>::infinity();
-    size_t leaves = 1;
-    while (leaves < static_cast<size_t>(D)) leaves <<= 1;
-    std::vector<double> at(leaves, never); // each device's next start (never: finished or blocked)
-    std::vector<bool> isW(leaves, false);
-    std::vector<int> winner(2 * leaves);
-    for (size_t i = 0; i < leaves; ++i) winner[leaves + i] = static_cast<int>(i);
-    auto earlier = [&](int a, int b) { return at[static_cast<size_t>(a)] < at[static_cast<size_t>(b)] || (at[static_cast<size_t>(a)] == at[static_cast<size_t>(b)] && a < b); };
-    auto play = [&](size_t node) {
-        const int a = winner[2 * node], b = winner[2 * node + 1];
-        winner[node] = earlier(b, a) ? b : a;
-    };
-    for (size_t node = leaves - 1; node >= 1; --node) play(node);
+    // The earliest device first, the lowest index among equals. A device's next op depends only on
+    // its own state and its neighbours' F and B, so only those are re-evaluated after a step.
+    Tournament earliest(static_cast<size_t>(D));
+    std::vector<bool> isW(static_cast<size_t>(D), false);
     auto refresh = [&](int d) {
         if (d < 0 || d >= D) return;
         const auto [time, w] = nextOf(d);
-        at[static_cast<size_t>(d)] = time;
         isW[static_cast<size_t>(d)] = w;
-        for (size_t node = (leaves + static_cast<size_t>(d)) / 2; node >= 1; node /= 2) {
-            const int before = winner[node];
-            play(node);
-            if (winner[node] == before && before != d) break; // the same winner at the same time: nothing above changes
-        }
+        earliest.Set(static_cast<size_t>(d), time);
     };
     for (int d = 0; d < D; ++d) refresh(d);
-    while (at[static_cast<size_t>(winner[1])] < never) {
-        const int bestDevice = winner[1];
-        const double bestTime = at[static_cast<size_t>(bestDevice)];
+    while (earliest.At(earliest.Winner()) < Tournament::kNever) {
+        const int bestDevice = static_cast<int>(earliest.Winner());
+        const double bestTime = earliest.At(earliest.Winner());
         const bool bestIsW = isW[static_cast<size_t>(bestDevice)];
         Device& x = dev[static_cast<size_t>(bestDevice)];
         const double slow = spec.Slowdown(bestDevice);
