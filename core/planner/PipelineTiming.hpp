@@ -46,7 +46,7 @@ struct PipelineStructure {
     // read only by ops on other stages (its own stage's later ops start after its stage's last
     // end, which is never earlier), and those come at most ringMask ops after it in `ops`, so a
     // replay's memory is the ring's, not the whole schedule's (1F1B on 128 stages x 1024
-    // micro-batches: 8K slots for 262K ops).
+    // micro-batches: 16K slots for 262K ops).
     uint32_t ringMask = 0;
     // The ring slot op `i`'s end is kept in (1 + i mod ring; slot 0 is "no producer": 0), and the
     // slot an op reads its dependency `j` from (0 where it is on the op's own stage or none).
