@@ -60,6 +60,7 @@ void RingOf(PipelineStructure& s)
             if (s.ops[i].Cross(j)) farthest = std::max(farthest, i - static_cast<size_t>(s.ops[i].Dep(j)));
     size_t ring = 1;
     while (ring <= farthest) ring <<= 1;
+    Require(ring <= (size_t{1} << 32), "a pipeline whose ops read back more than 2^32 ops: too large to replay");
     s.ringMask = static_cast<uint32_t>(ring - 1);
 }
 
@@ -163,7 +164,7 @@ double PipelineSeconds(const PipelineStructure& s, const PipelineOpTimes& t)
     // dependency on the op's own stage is read as no producer: the stage's last end is as late.
     static thread_local std::vector<double> buffer;
     const size_t n = s.ops.size();
-    if (buffer.size() < s.ringMask + 2u) buffer.resize(s.ringMask + 2u);
+    if (buffer.size() < s.RingSlots()) buffer.resize(s.RingSlots());
     double* const end = buffer.data();
     end[0] = 0.0;
     std::vector<double> free(static_cast<size_t>(s.shape.stages), 0.0);
@@ -240,7 +241,7 @@ void ReplayLanes(const PipelineStructure& s, const PipelineOpTimes* t, size_t la
         send[k] = x.send;
     }
     static thread_local std::vector<double> buffer;
-    if (buffer.size() < (s.ringMask + 2u) * Width) buffer.resize((s.ringMask + 2u) * Width);
+    if (buffer.size() < s.RingSlots() * Width) buffer.resize(s.RingSlots() * Width);
     double* const end = buffer.data();
     std::fill(end, end + Width, 0.0);
     std::vector<double> free(static_cast<size_t>(s.shape.stages) * Width, 0.0);

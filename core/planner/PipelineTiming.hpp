@@ -51,6 +51,7 @@ struct PipelineStructure {
     // The ring slot op `i`'s end is kept in (1 + i mod ring; slot 0 is "no producer": 0), and the
     // slot an op reads its dependency `j` from (0 where it is on the op's own stage or none).
     size_t EndSlot(size_t i) const { return (i & ringMask) + 1; }
+    size_t RingSlots() const { return size_t{ringMask} + 2; } // the ring and slot 0
     size_t ReadSlot(const Op& op, int j) const { return op.Cross(j) ? EndSlot(static_cast<size_t>(op.Dep(j))) : 0; }
 };
 
