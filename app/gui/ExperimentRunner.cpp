@@ -189,7 +189,10 @@ void MeasuredCollective(RunResult& r, const Experiment& e, const core::RunReport
     // A sweep shows each size's run as it goes: its numbers are that size's.
     c.bytes = static_cast<uint64_t>(r.trace->Meta().workload.GetNumber("bytes", static_cast<double>(c.bytes)));
     double measured = MeasuredCollectiveSeconds(*r.trace);
-    if (measured <= 0 && (measured = ReportedSeconds(report, c.bytes)) > 0) r.measuredAs = "measured (mean, CUDA events)";
+    if (measured <= 0) { // a Plan run's trace holds transfers, not the collective: the run's own time
+        measured = ReportedSeconds(report, c.bytes);
+        if (measured > 0) r.measuredAs = "measured (mean, CUDA events)";
+    }
     const core::Prediction pred = core::PredictSeconds({c.collective, c.algorithm, c.ranks, c.bytes, c.root, 1}, CostOf(e.cluster));
     r.simulatedSeconds = measured;
     r.predictedSeconds = pred.seconds;

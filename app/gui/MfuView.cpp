@@ -90,9 +90,10 @@ void MfuView::DrawRun(const RunResult& run, ImVec2 min, ImVec2 max)
     };
     std::snprintf(line, sizeof line, "peak %.4g TFLOPS per device \xC3\x97 %d devices", m.peakFlops * 1e-12, m.report.devices);
     text(line, th.text);
+    char over[64] = "";
+    if (m.iterations > 0) std::snprintf(over, sizeof over, " (%d iterations, without the gaps between them)", m.iterations);
     std::snprintf(line, sizeof line, "model %.3g FLOPs, hardware %.3g FLOPs in %s%s", m.report.modelFlops, m.report.hardwareFlops,
-                  FormatValue(a, sizeof a, m.report.seconds, AxisUnit::Seconds),
-                  m.iterations > 0 ? (" (" + std::to_string(m.iterations) + " iterations, without the gaps between them)").c_str() : "");
+                  FormatValue(a, sizeof a, m.report.seconds, AxisUnit::Seconds), over);
     text(line, th.textDim);
     text(m.peakSource.c_str(), th.textDim);
     dl->PopClipRect();

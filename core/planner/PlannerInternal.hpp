@@ -10,9 +10,13 @@
 
 #include <map>
 #include <mutex>
+#include <string>
 #include <tuple>
 
 namespace paralens::core {
+
+// An integer in a message or a configuration's text.
+inline std::string Num(int v) { return std::to_string(v); }
 
 struct Shape { // the derived quantities of one configuration
     // The stage that bounds the pipeline (every stage is timed as it): its layers, and whether it

@@ -29,8 +29,6 @@ std::vector<T> OneOr(const std::optional<T>& fixed, std::vector<T> all)
     return all;
 }
 
-std::string Num(int v) { return std::to_string(v); }
-
 // A pipeline layout fixes pp, v and the stages' layers: what else is given must agree.
 void CheckFixedLayout(const PlanRequest& r, const PipelineLayout& layout)
 {
