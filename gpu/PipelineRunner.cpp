@@ -12,6 +12,7 @@
 #include "gpu/detail/Workloads.hpp"
 
 #include "analysis/PipelineMetrics.hpp"
+#include "sim/MeasuredPipeline.hpp"
 #include "common/Error.hpp"
 #include "common/Units.hpp"
 
@@ -212,6 +213,7 @@ void PipelineRun::Setup(RunReport& report)
         m.workload.Set("stages", static_cast<int64_t>(D));
         m.workload.Set("microbatches", static_cast<int64_t>(pr.microBatches));
         m.workload.Set("chunks", static_cast<int64_t>(pr.chunks));
+        m.workload.Set("recompute", pr.recompute);
         m.workload.Set("layersPerStage", static_cast<int64_t>(pr.layersPerStage));
         m.workload.Set("hidden", static_cast<int64_t>(pr.hidden));
         m.workload.Set("ffn", static_cast<int64_t>(pr.ffn));
@@ -397,6 +399,13 @@ RunReport PipelineRun::Run()
     if (m_gpuPeak > 0) report.summary.Set("mfu", flops / mean / (m_gpuPeak * (m_virtual ? 1 : pr.stages)));
     report.summary.Set("peakFlopsPerGpu", m_gpuPeak);
     if (formula >= 0) report.summary.Set("bubbleFormula", formula);
+    // The model for every schedule, closed form or not: the run's order at its measured op times.
+    if (const auto model = core::CheckPipelineModel(t)) {
+        report.summary.Set("bubbleModel", model->model);
+        report.summary.Set("forwardMs", model->times.forwardSec * 1e3);
+        report.summary.Set("backwardMs", model->times.backwardSec * 1e3);
+        if (model->spec.SplitsWeightGrad()) report.summary.Set("weightMs", model->times.weightSec * 1e3);
+    }
     std::string heldText;
     for (int h : held) heldText += (heldText.empty() ? "" : " ") + std::to_string(h);
     report.summary.Set("peakActivations", heldText);

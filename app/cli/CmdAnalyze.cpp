@@ -5,10 +5,12 @@
 #include "analysis/TraceReport.hpp"
 #include "common/Error.hpp"
 #include "common/Units.hpp"
+#include "sim/MeasuredPipeline.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 namespace paralens::app {
 
@@ -201,6 +203,37 @@ void PrintChannels(const core::Trace& t, const core::ChannelReport& c)
     }
 }
 
+// null when the trace is no pipeline of a known schedule.
+Json PipelineJson(const std::optional<core::PipelineModelCheck>& c)
+{
+    if (!c) return nullptr;
+    const core::MeasuredOpTimes& t = c->times;
+    return {{"schedule", core::Name(c->spec.kind)}, {"stages", c->spec.stages}, {"microbatches", c->spec.microBatches},
+            {"chunks", c->spec.chunks}, {"bubble", c->measured}, {"bubbleModel", c->model},
+            {"bubbleFormula", c->formula >= 0 ? Json(c->formula) : Json(nullptr)}, {"forwardSeconds", t.forwardSec},
+            {"backwardSeconds", t.backwardSec}, {"weightSeconds", t.weightSec}, {"stageSlowdown", t.stageSlowdown}, {"ops", t.ops}};
+}
+
+void PrintPipeline(const std::optional<core::PipelineModelCheck>& c)
+{
+    if (!c) return;
+    const core::MeasuredOpTimes& t = c->times;
+    std::string slow;
+    char buf[32];
+    for (double f : t.stageSlowdown) {
+        std::snprintf(buf, sizeof buf, "%.3f", f);
+        slow += (slow.empty() ? "" : " ") + std::string(buf);
+    }
+    std::printf("\n  %s pipeline, %d stages x %d micro-batches: bubble %.1f %% measured over its iterations; %.1f %% by the\n"
+                "  schedule simulated at the measured op times (F %s, B %s%s%s per stage, stages x %s; free communication)",
+                std::string(core::Name(c->spec.kind)).c_str(), c->spec.stages, c->spec.microBatches, c->measured * 100, c->model * 100,
+                core::FormatSeconds(t.forwardSec).c_str(), core::FormatSeconds(t.backwardSec).c_str(),
+                c->spec.SplitsWeightGrad() ? " of which W " : "", c->spec.SplitsWeightGrad() ? core::FormatSeconds(t.weightSec).c_str() : "",
+                slow.c_str());
+    if (c->formula >= 0) std::printf("; %.1f %% by the lectures' formula", c->formula * 100);
+    std::printf("\n");
+}
+
 void RunAnalyze(const AnalyzeOptions& o)
 {
     Require(o.peakTflops >= 0, "--peak-tflops: must be >= 0");
@@ -220,6 +253,7 @@ void RunAnalyze(const AnalyzeOptions& o)
                           trace.Meta().extra.GetString("clockReferenceRank", "0") + "): " +
                           (offsets.empty() ? "none needed or no match" : offsets));
     }
+    const std::optional<core::PipelineModelCheck> pipeline = core::CheckPipelineModel(trace);
     if (o.json) {
         Json devices = Json::array(), collectives = Json::array(), matches = Json::array();
         for (const auto& d : r.devices) devices.push_back(DeviceJson(d));
@@ -229,13 +263,14 @@ void RunAnalyze(const AnalyzeOptions& o)
                    {"endNs", r.endNs}, {"windowSeconds", Sec(r.endNs - r.startNs)}, {"idleFraction", r.idleFraction},
                    {"devices", devices}, {"collectives", collectives}, {"matches", matches}, {"sendDelays", SendDelaysJson(r.sendDelays)},
                    {"opStartWaits", OpStartWaitsJson(r.opStartWaits)}, {"hardwareChannels", ChannelsJson(trace, r.channels)},
-                   {"notes", r.notes}});
+                   {"pipeline", PipelineJson(pipeline)}, {"notes", r.notes}});
         return;
     }
     std::printf("%s (%s): %zu device%s analysed over %s; bubble (idle) fraction %.1f %%\n", r.title.c_str(),
                 std::string(core::Name(r.source)).c_str(), r.devices.size(), r.devices.size() == 1 ? "" : "s",
                 core::FormatSeconds(Sec(r.endNs - r.startNs)).c_str(), r.idleFraction * 100);
     PrintDevices(r);
+    PrintPipeline(pipeline);
     PrintCollectives(r);
     PrintMatches(r, o.top);
     PrintSendDelays(r.sendDelays);

@@ -11,6 +11,7 @@
 #include "common/Units.hpp"
 #include "model/Hardware.hpp"
 #include "plan/SharedMemoryCost.hpp"
+#include "sim/MeasuredPipeline.hpp"
 #include "sim/PipelineSimulator.hpp"
 #include "sim/Simulator.hpp"
 #include "sim/TwoLevelCost.hpp"
@@ -456,15 +457,11 @@ std::shared_ptr<const RunResult> AnalyzeTrace(const Experiment& experiment, std:
         // A measured run of several iterations: each one's bubble (as `paralens run` reports it).
         r->bubbleFraction = core::ComputeBubbleFraction(t, core::IterationWindows(t), {r->windowBeginNs, r->windowEndNs});
         r->bubbleFormula = t.Meta().results.GetNumber("bubbleFractionFormula", -1.0);
-        const auto kind = core::ParseScheduleKind(w.GetString("schedule"));
-        if (r->bubbleFormula < 0 && kind) {
-            core::PipelineSpec spec;
-            spec.kind = *kind;
-            spec.stages = static_cast<int>(w.GetNumber("stages", 0));
-            spec.microBatches = static_cast<int>(w.GetNumber("microbatches", 0));
-            spec.chunks = static_cast<int>(w.GetNumber("chunks", 1));
-            if (spec.stages > 0 && spec.microBatches > 0) r->bubbleFormula = core::BubbleFractionFormula(spec);
-        }
+        const std::optional<core::PipelineSpec> spec = core::PipelineSpecOf(t);
+        if (r->bubbleFormula < 0 && spec) r->bubbleFormula = core::BubbleFractionFormula(*spec);
+        // A measured run beside its model (a simulated one is its own model).
+        if (t.Meta().source != core::TraceSource::Simulated)
+            if (const auto model = core::CheckPipelineModel(t)) r->bubbleModel = model->model;
         r->peakActivations = core::PeakActivations(t);
     }
     r->simulatedSeconds = (t.EndNs() - t.BeginNs()) * 1e-9;

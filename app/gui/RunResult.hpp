@@ -157,6 +157,7 @@ struct RunResult {
     // Pipelines (negative when not a pipeline or the lectures give no formula).
     double bubbleFraction = -1.0;
     double bubbleFormula = -1.0;
+    double bubbleModel = -1.0;    // measured pipelines: their order simulated at their measured op times
     double pipelineSeconds = 0.0; // simulated pipelines: until the last stage's flush (the window's end)
     std::vector<int> peakActivations;
     std::vector<int> peakActivationsFormula;    // GPipe N, 1F1B min(D-s, N); empty when unknown

@@ -42,6 +42,8 @@ void StatsView::DrawRun(const RunResult& run, size_t index)
                         run.bubbleFormula * 100, FormatDuration(c, sizeof c, static_cast<double>(run.windowEndNs - run.windowBeginNs)));
         else
             ImGui::Text("bubble fraction %.2f%% (the lectures give no formula for this schedule)", run.bubbleFraction * 100);
+        if (run.bubbleModel >= 0)
+            ImGui::Text("model %.2f%%: the run's schedule simulated at its measured op times, free links", run.bubbleModel * 100);
     }
     const bool activations = !run.peakActivations.empty();
     const int columns = activations ? 9 : 8;

@@ -141,7 +141,9 @@ void TimelineView::DrawRowHeader(const Section& s, const Row& r, DrawContext& dc
         if (run.bubbleFraction >= 0 && n > 0 && n < static_cast<int>(sizeof dc.text)) {
             n += std::snprintf(dc.text + n, sizeof dc.text - static_cast<size_t>(n), "   \xE2\x80\x94   bubble %.1f%%", run.bubbleFraction * 100);
             if (run.bubbleFormula >= 0 && n < static_cast<int>(sizeof dc.text))
-                std::snprintf(dc.text + n, sizeof dc.text - static_cast<size_t>(n), " (formula %.1f%%)", run.bubbleFormula * 100);
+                n += std::snprintf(dc.text + n, sizeof dc.text - static_cast<size_t>(n), " (formula %.1f%%)", run.bubbleFormula * 100);
+            if (run.bubbleModel >= 0 && n > 0 && n < static_cast<int>(sizeof dc.text))
+                std::snprintf(dc.text + n, sizeof dc.text - static_cast<size_t>(n), ", model %.1f%%", run.bubbleModel * 100);
         } else if (run.experiment.kind == ExperimentKind::Collective && n > 0 && n < static_cast<int>(sizeof dc.text)) {
             std::snprintf(dc.text + n, sizeof dc.text - static_cast<size_t>(n), "   \xE2\x80\x94   %s %s, model %s",
                           FormatDuration(a, sizeof a, run.simulatedSeconds * 1e9), run.measured ? run.measuredAs : "simulated",

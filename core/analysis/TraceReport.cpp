@@ -40,6 +40,9 @@ UsageWindow DefaultWindow(const Trace& trace, const AnalysisOptions& o)
 double PeakFlopsOf(const Trace& trace, const Device& d, const AnalysisOptions& o)
 {
     if (o.peakTflops > 0) return o.peakTflops * 1e12;
+    // The run's own peak per stage (paralens run: virtual stages of one GPU share its peak).
+    const double runPeak = trace.Meta().model.GetNumber("peakFlopsPerStage", 0.0);
+    if (runPeak > 0) return runPeak;
     const GpuSpec* gpu = FindGpu(trace.Str(d.name));
     if (!gpu) gpu = FindGpu(trace.Meta().hardware.GetString("gpu"));
     return gpu ? gpu->PeakFlops(o.dtype) : 0.0;

@@ -261,6 +261,27 @@ TEST_CASE("analyze an nccl-tests log: devices and collectives in JSON", "[cli]")
     CHECK_THAT(text.out, Catch::Contains("busbw") && Catch::Contains("allreduce") && Catch::Contains("rank 3 GPU 3"));
 }
 
+TEST_CASE("analyze a pipeline: its bubble beside the schedule simulated at its measured op times", "[cli]")
+{
+    CliTempDir dir;
+    // A simulated zb-h1 read back: its own model. The text names the schedule and both bubbles.
+    REQUIRE(RunParalens("pipeline --schedule zb-h1 -D 4 -N 8 --t-forward-ms 2 --t-backward-ms 3 --t-weight-ms 1.2 "
+                        "--stage-slowdown 1,1.2,1,1 --out " + dir.File("zb.json")).exitCode == 0);
+    const Json a = RunJson("analyze " + dir.File("zb.json") + " --json");
+    const Json& p = a["pipeline"];
+    REQUIRE(p.is_object());
+    CHECK(p["schedule"] == "zb-h1");
+    CHECK(p["bubbleFormula"].is_null());
+    CHECK(p["bubbleModel"].get<double>() == Approx(p["bubble"].get<double>()).margin(1e-9));
+    CHECK(p["weightSeconds"].get<double>() == Approx(1.2e-3 * 4.2 / 4).epsilon(1e-6));
+    const CliResult text = RunParalens("analyze " + dir.File("zb.json"));
+    REQUIRE(text.exitCode == 0);
+    CHECK_THAT(text.out, Catch::Contains("zb-h1 pipeline, 4 stages x 8 micro-batches") && Catch::Contains("measured op times"));
+    // An nccl-tests log is no pipeline.
+    paralens::core::WriteFileAtomic(dir.File("ar.log"), SyntheticLog());
+    CHECK(RunJson("analyze " + dir.File("ar.log") + " --json")["pipeline"].is_null());
+}
+
 TEST_CASE("analyze and fit on the reference traces and logs", "[cli][reference]")
 {
     std::string alexnet = Ref("kineto/alexnet_1gpu.json.gz");
