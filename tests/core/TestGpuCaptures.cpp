@@ -3,13 +3,17 @@
 // reader or analysis that drifts from what the GPU backend wrote is seen without a GPU.
 #include "analysis/HardwareChannels.hpp"
 #include "analysis/PipelineMetrics.hpp"
+#include "analysis/TraceReport.hpp"
 #include "model/CostModel.hpp"
+#include "sim/MeasuredPipeline.hpp"
 #include "trace/TraceBuilder.hpp"
 #include "trace/FileIO.hpp"
 #include "trace/TraceFile.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+
+#include <map>
 
 using namespace paralens;
 using namespace paralens::core;
@@ -277,4 +281,53 @@ TEST_CASE("the H100 again after the fix found on the H200: 1F1B's bubble at the 
         if (n >= 8)
             for (const auto& row : Report(step).at("rows")) CHECK(row.at("bubble").get<double>() > formula + 0.01);
     }
+}
+
+TEST_CASE("the H200's other schedules: zb-h1 at a third of 1F1B's bubble, each beside its model", "[core][gpu-captures]")
+{
+    // traces/h200/schedules (the twenty-fourth session): zb-h1, naive, pipedream and 8 stages on
+    // real GEMMs, first run there. The model: the run's order simulated at its measured op times.
+    const std::string dir = std::string(PARALENS_SOURCE_DIR) + "/traces/h200/schedules/";
+    std::map<std::string, double> measured;
+    for (const std::string step : {"pipeline-zb-h1-4x4-virtual-2048tokens", "pipeline-zb-h1-4x8-virtual-2048tokens",
+                                   "pipeline-zb-h1-4x16-virtual-2048tokens", "pipeline-zb-h1-4x32-virtual-2048tokens",
+                                   "pipeline-zb-h1-4x8-virtual", "pipeline-zb-h1-8x16-virtual-2048tokens",
+                                   "pipeline-1f1b-8x16-virtual-2048tokens", "pipeline-interleaved-8x16x2-virtual-2048tokens",
+                                   "pipeline-naive-4x8-virtual-2048tokens", "pipeline-pipedream-4x8-virtual-2048tokens",
+                                   "pipeline-1f1b-4x8-virtual-2048tokens"}) {
+        INFO(step);
+        const Trace t = ReadTraceFile(dir + step + ".json.gz");
+        CHECK(t.Meta().hardware.GetString("gpu") == "NVIDIA H200");
+        const nlohmann::json report = Report(step, dir);
+        CHECK(report.at("checksPassed").get<bool>());
+        double mean = 0;
+        for (const auto& row : report.at("rows")) mean += row.at("bubble").get<double>() / static_cast<double>(report.at("rows").size());
+        const std::optional<PipelineModelCheck> c = CheckPipelineModel(t);
+        REQUIRE(c);
+        CHECK(c->measured == Approx(mean).margin(1e-9));
+        measured[step] = c->measured;
+        const int D = c->spec.stages, N = c->spec.microBatches;
+        if (c->spec.kind == ScheduleKind::ZeroBubbleH1) {
+            // F, B and W are two GEMMs each: ZB-H1's (D-1)/(D-1+3N), and the model within 0.02.
+            CHECK(c->times.weightSec == Approx(c->times.forwardSec).epsilon(0.15));
+            CHECK(c->measured == Approx((D - 1.0) / (D - 1.0 + 3 * N)).margin(0.015));
+            CHECK(c->model == Approx(c->measured).margin(0.02));
+        }
+        // Ops alone on the GPU run faster than ops beside three or seven busy stages, and the
+        // fill and drain are where stages run alone: the bubble is the model's or a little less.
+        CHECK(c->measured <= c->model + 0.005);
+        CHECK(c->measured >= c->model - 0.045);
+        if (c->formula >= 0) CHECK(c->model == Approx(c->formula).margin(0.011));
+    }
+    CHECK(measured["pipeline-zb-h1-4x8-virtual-2048tokens"] < measured["pipeline-1f1b-4x8-virtual-2048tokens"] / 2);
+    // `paralens analyze` weighs each virtual stage against its share of the GPU, as the run did
+    // (against a whole H200 each it read 11.7 %).
+    const TraceReport r = AnalyzeTrace(ReadTraceFile(dir + "pipeline-zb-h1-4x8-virtual-2048tokens.json.gz"), AnalysisOptions{});
+    REQUIRE(r.devices.size() == 4);
+    for (const DeviceReport& d : r.devices) {
+        CHECK(d.peakFlops == Approx(989e12 / 4));
+        CHECK(d.mfu > 0.4); // over the whole capture, warm-up and the host's gaps included
+        CHECK(d.mfu < 0.55);
+    }
+    CHECK(measured["pipeline-zb-h1-8x16-virtual-2048tokens"] < measured["pipeline-1f1b-8x16-virtual-2048tokens"] / 2);
 }

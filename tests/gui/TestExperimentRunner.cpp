@@ -101,7 +101,7 @@ TEST_CASE("the GPU validation's window scenario asks the GPU backend for what it
     // scripts/gpu-validate.sh draws it with `render` on the GPU machine: a scenario that stopped
     // parsing, or asked the GPU for something it refuses, would be found there only.
     const Scenario s = ResolveScenario(std::string(PARALENS_SOURCE_DIR) + "/scripts/gpu-window-scenario.json");
-    REQUIRE(s.experiments.size() == 2);
+    REQUIRE(s.experiments.size() == 3);
     for (const Experiment& e : s.experiments) {
         INFO(e.label);
         CHECK(e.backend == Backend::Gpu);
@@ -113,6 +113,8 @@ TEST_CASE("the GPU validation's window scenario asks the GPU backend for what it
     }
     CHECK(s.experiments[0].kind == ExperimentKind::Pipeline);
     CHECK(s.experiments[1].kind == ExperimentKind::Collective);
+    CHECK(s.experiments[2].kind == ExperimentKind::Pipeline); // zb-h1: the window's model beside its bubble
+    CHECK(s.experiments[2].pipeline.schedule == core::ScheduleKind::ZeroBubbleH1);
 }
 
 TEST_CASE("a collective measured on the GPU shows the time its run reported, not zero", "[gui]")
