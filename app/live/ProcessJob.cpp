@@ -147,7 +147,8 @@ public:
         return m_exited;
     }
 
-    // SIGTERM to the group and to `ranks`, SIGKILL to whatever is left 2 s later; reaps mpirun.
+    // SIGTERM to the group and to `ranks`, SIGKILL to whatever is left 2 s later; reaps mpirun and
+    // waits (1 s at most) for the killed to be gone.
     void Stop(const std::vector<int64_t>& ranks)
     {
         if (m_pid <= 0) return;
@@ -171,6 +172,10 @@ public:
         }
         signalAll(SIGKILL);
         if (!m_exited && ::waitpid(m_pid, &m_status, 0) == m_pid) m_exited = true;
+        // A killed rank (mpirun's child, not ours) takes a moment to go: a loaded machine ran the
+        // tests' check before it had. A zombie no one reaps still answers kill(0): 1 s at most.
+        for (const auto killed = Clock::now(); anyLeft() && SecondsSince(killed) < 1.0;)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
         m_pid = m_exited ? m_pid : -1;
         m_stopped = true;
     }
