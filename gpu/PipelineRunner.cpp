@@ -342,6 +342,17 @@ void PipelineRun::Issue(int iteration, const std::string& detail)
     PARALENS_CUDA(cudaEventRecord(m_end.Get(), m_control.Get()));
 }
 
+// The model for every schedule, closed form or not: the run's order at its measured op times.
+void AddModel(core::MetaSection& summary, const core::Trace& t)
+{
+    const auto model = core::CheckPipelineModel(t);
+    if (!model) return;
+    summary.Set("bubbleModel", model->model);
+    summary.Set("forwardMs", model->times.forwardSec * 1e3);
+    summary.Set("backwardMs", model->times.backwardSec * 1e3);
+    if (model->spec.SplitsWeightGrad()) summary.Set("weightMs", model->times.weightSec * 1e3);
+}
+
 RunReport PipelineRun::Run()
 {
     RunReport report;
@@ -399,15 +410,12 @@ RunReport PipelineRun::Run()
     if (m_gpuPeak > 0) report.summary.Set("mfu", flops / mean / (m_gpuPeak * (m_virtual ? 1 : pr.stages)));
     report.summary.Set("peakFlopsPerGpu", m_gpuPeak);
     if (formula >= 0) report.summary.Set("bubbleFormula", formula);
-    // The model for every schedule, closed form or not: the run's order at its measured op times.
-    if (const auto model = core::CheckPipelineModel(t)) {
-        report.summary.Set("bubbleModel", model->model);
-        report.summary.Set("forwardMs", model->times.forwardSec * 1e3);
-        report.summary.Set("backwardMs", model->times.backwardSec * 1e3);
-        if (model->spec.SplitsWeightGrad()) report.summary.Set("weightMs", model->times.weightSec * 1e3);
-    }
+    AddModel(report.summary, t);
     std::string heldText;
-    for (int h : held) heldText += (heldText.empty() ? "" : " ") + std::to_string(h);
+    for (int h : held) {
+        if (!heldText.empty()) heldText += ' ';
+        heldText += std::to_string(h);
+    }
     report.summary.Set("peakActivations", heldText);
     report.summary.Set("timing", t.Meta().extra.GetString("timing"));
     return report;

@@ -4,6 +4,7 @@
 #include "sim/PipelineSimulator.hpp"
 
 #include "common/CharConv.hpp"
+#include "common/Error.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -133,7 +134,12 @@ std::optional<PipelineModelCheck> CheckPipelineModel(const Trace& trace)
     const std::optional<MeasuredOpTimes> times = MeasureOpTimes(trace, windows, *spec);
     if (!times) return std::nullopt;
     // The order the run followed, built as it was, then timed at what the run measured.
-    Schedule schedule = BuildSchedule(*spec);
+    Schedule schedule;
+    try {
+        schedule = BuildSchedule(*spec);
+    } catch (const Error&) {
+        return std::nullopt; // e.g. interleaved with N not a multiple of D: the file's, not ours
+    }
     PipelineModelCheck c;
     c.spec = *spec;
     c.times = *times;

@@ -17,7 +17,8 @@ namespace paralens::core {
 
 // The schedule named by a pipeline Trace's workload metadata (simulated: "kind" = "pipeline";
 // run on GPUs or processes: "workload" = "pipeline"): kind, D, N, v, mini-batches, recomputation
-// and the op times its order was built with (a simulation's; the defaults for a run). Empty when the Trace is no pipeline or names no schedule paralens knows.
+// and the op times its order was built with (a simulation's; the defaults for a run). Empty when
+// the Trace is no pipeline or names no schedule paralens knows.
 std::optional<PipelineSpec> PipelineSpecOf(const Trace& trace);
 
 // The op times of a measured pipeline, as a PipelineSpec holds them: per whole stage (an op of one
@@ -40,7 +41,8 @@ struct PipelineModelCheck {
     double model = 0.0;      // the schedule simulated at the measured times, free communication
     double formula = -1.0;   // the lectures' closed form; < 0: none
 };
-// Empty when the Trace is no pipeline of a known schedule or its ops cannot be measured.
+// Empty when the Trace is no pipeline of a known schedule, its ops cannot be measured, or its
+// metadata names a schedule that cannot be built (a file edited by hand): never throws for that.
 std::optional<PipelineModelCheck> CheckPipelineModel(const Trace& trace);
 
 } // namespace paralens::core

@@ -76,4 +76,13 @@ TEST_CASE("no model for a trace that is no pipeline, or whose stages are not the
     CHECK(PipelineSpecOf(t)->stages == 4);
     CHECK_FALSE(CheckPipelineModel(t)); // no F or B spans on 4 stages
     CHECK_FALSE(PipelineSpecOf(build("round-robin")));
+    // A schedule that cannot be built from the file's metadata: no model, no exception.
+    const PipelineSimResult sim = SimulatePipeline(BuildSchedule(Spec(ScheduleKind::Interleaved, 4, 8, 2)), FreeLinks());
+    Trace edited = TraceBuilder::WithMetadata(Trace(*sim.trace), [&] {
+        Metadata m = sim.trace->Meta();
+        m.workload.Set("microbatches", int64_t{6}); // not a multiple of D = 4
+        return m;
+    }());
+    CHECK_NOTHROW(CheckPipelineModel(edited));
+    CHECK_FALSE(CheckPipelineModel(edited));
 }
