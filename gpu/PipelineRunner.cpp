@@ -407,7 +407,9 @@ RunReport PipelineRun::Run()
     report.summary.Set("gpu", m_gpus.used.front().name);
     report.summary.Set("meanTimeUs", mean * 1e6);
     report.summary.Set("modelFlopsPerIteration", flops);
-    if (m_gpuPeak > 0) report.summary.Set("mfu", flops / mean / (m_gpuPeak * (m_virtual ? 1 : pr.stages)));
+    const double peak = m_gpuPeak * (m_virtual ? 1 : pr.stages);
+    if (m_gpuPeak > 0) report.summary.Set("mfu", flops / mean / peak);
+    if (m_gpuPeak > 0) report.summary.Set("hfu", m_prog.HardwareFlops() / mean / peak); // recomputation counted
     report.summary.Set("peakFlopsPerGpu", m_gpuPeak);
     if (formula >= 0) report.summary.Set("bubbleFormula", formula);
     AddModel(report.summary, t);

@@ -359,6 +359,12 @@ for schedule in naive pipedream; do
   run "pipeline-$schedule-4x8-virtual-2048tokens" --workload pipeline --schedule "$schedule" --stages 4 --microbatches 8 \
     --tokens 2048 --virtual --iters 2
 done
+# Full recomputation (each B re-runs its F first, a span of its own): HFU 4/3 of MFU, and the
+# bubble beside the model, which re-runs each F too.
+for schedule in 1f1b zb-h1; do
+  run "pipeline-$schedule-4x8-virtual-2048tokens-recompute" --workload pipeline --schedule "$schedule" --stages 4 \
+    --microbatches 8 --tokens 2048 --virtual --iters 2 --recompute
+done
 # Eight virtual stages of 16 SMs: 1F1B (D-1)/(D-1+N) = 7/23, interleaved 7/39, zb-h1 about 7/55.
 for schedule in 1f1b zb-h1; do
   run "pipeline-$schedule-8x16-virtual-2048tokens" --workload pipeline --schedule "$schedule" --stages 8 --microbatches 16 \

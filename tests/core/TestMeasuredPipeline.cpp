@@ -34,16 +34,20 @@ PipelineSpec Spec(ScheduleKind k, int D, int N, int v = 1)
 
 TEST_CASE("a simulated pipeline read back as measured is its own model, its op times recovered", "[core][measured-pipeline]")
 {
-    const std::vector<PipelineSpec> specs = {Spec(ScheduleKind::Naive, 4, 4),       Spec(ScheduleKind::GPipe, 4, 8),
+    std::vector<PipelineSpec> specs = {Spec(ScheduleKind::Naive, 4, 4),       Spec(ScheduleKind::GPipe, 4, 8),
                                              Spec(ScheduleKind::OneFOneB, 4, 8),    Spec(ScheduleKind::Interleaved, 4, 8, 2),
                                              Spec(ScheduleKind::ZeroBubbleH1, 4, 8), Spec(ScheduleKind::ZeroBubbleH1, 6, 12),
-                                             Spec(ScheduleKind::PipeDream, 3, 6)};
+                                             Spec(ScheduleKind::PipeDream, 3, 6),   Spec(ScheduleKind::OneFOneB, 4, 8),
+                                             Spec(ScheduleKind::ZeroBubbleH1, 4, 8)};
+    specs[specs.size() - 2].recompute = specs.back().recompute = true; // recomputation spans are not forwards
     for (const PipelineSpec& spec : specs) {
         INFO(Name(spec.kind) << " D=" << spec.stages << " N=" << spec.microBatches);
         const PipelineSimResult sim = SimulatePipeline(BuildSchedule(spec), FreeLinks());
         const std::optional<PipelineModelCheck> c = CheckPipelineModel(*sim.trace);
         REQUIRE(c);
+        INFO("recompute " << spec.recompute);
         CHECK(c->spec.kind == spec.kind);
+        CHECK(c->spec.recompute == spec.recompute);
         CHECK(c->model == Approx(c->measured).margin(1e-9));
         CHECK(c->formula == Approx(BubbleFractionFormula(spec)).margin(1e-12));
         const double meanSlow = (spec.stages - 2 + 1.25 + 0.9) / spec.stages;
