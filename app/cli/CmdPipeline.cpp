@@ -14,7 +14,6 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
-#include <sstream>
 
 namespace paralens::app {
 
@@ -42,22 +41,6 @@ struct PipelineOptions {
     bool json = false;
 };
 
-std::vector<double> ParseFactors(const std::string& text)
-{
-    std::vector<double> out;
-    std::stringstream ss(text);
-    for (std::string part; std::getline(ss, part, ',');) {
-        try {
-            size_t used = 0;
-            out.push_back(std::stod(part, &used));
-            if (used != part.size()) throw std::invalid_argument(part);
-        } catch (const std::exception&) {
-            throw Error("--stage-slowdown: cannot read '" + part + "' as a number (expected e.g. 1,1,2,1)");
-        }
-    }
-    return out;
-}
-
 // The command's options as the window's pipeline experiment (gui/RunBuilder builds and analyses
 // both): the links always modelled, with this command's alpha and bandwidth.
 Experiment ToExperiment(const PipelineOptions& o)
@@ -79,7 +62,7 @@ Experiment ToExperiment(const PipelineOptions& o)
     p.optimizerMs = o.optimizerMs;
     p.activationBytes = ParseSizeOption("--activation-bytes", o.activationBytes);
     p.communicate = true;
-    if (!o.stageSlowdown.empty()) p.stageSlowdown = ParseFactors(o.stageSlowdown);
+    if (!o.stageSlowdown.empty()) p.stageSlowdown = core::ParseStageSlowdown(o.stageSlowdown);
     p.recompute = o.recompute;
     p.forwardTflop = o.forwardTflop;
     p.gpu = o.hardware;

@@ -446,11 +446,9 @@ std::shared_ptr<const RunResult> AnalyzeTrace(const Experiment& experiment, std:
     r->trace = std::move(trace);
     const core::Trace& t = *r->trace;
     r->title = t.Meta().title.empty() ? Describe(experiment) : t.Meta().title;
-    r->windowBeginNs = t.BeginNs();
-    r->windowEndNs = t.EndNs();
-    const double pipelineSeconds = t.Meta().results.GetNumber("pipelineSeconds", -1.0);
-    if (pipelineSeconds > 0)
-        r->windowEndNs = std::min(t.EndNs(), t.BeginNs() + static_cast<int64_t>(std::llround(pipelineSeconds * 1e9)));
+    const core::UsageWindow window = core::PipelineWindow(t); // the whole Trace unless a simulated schedule's
+    r->windowBeginNs = window.beginNs;
+    r->windowEndNs = window.endNs;
     FillUsage(*r);
     const core::MetaSection& w = t.Meta().workload;
     if (w.GetString("kind") == "pipeline" || w.GetString("workload") == "pipeline") { // simulated, or run on GPUs

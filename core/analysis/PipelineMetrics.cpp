@@ -1,6 +1,7 @@
 #include "analysis/PipelineMetrics.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <tuple>
@@ -40,6 +41,14 @@ UsageWindow StepWindow(const Trace& trace, int step)
                 w.beginNs = std::min(w.beginNs, s.startNs);
                 w.endNs = std::max(w.endNs, s.endNs);
             }
+    return w;
+}
+
+UsageWindow PipelineWindow(const Trace& trace)
+{
+    UsageWindow w{trace.BeginNs(), trace.EndNs()};
+    const double pipelineSeconds = trace.Meta().results.GetNumber("pipelineSeconds", -1.0);
+    if (pipelineSeconds > 0) w.endNs = std::min(w.endNs, w.beginNs + static_cast<int64_t>(std::llround(pipelineSeconds * 1e9)));
     return w;
 }
 

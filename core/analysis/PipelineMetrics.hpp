@@ -17,6 +17,10 @@ double ComputeBubbleFraction(const Trace& trace, UsageWindow window);
 // measured pipeline's bubble is taken over. Empty (begin > end) when the step has none.
 UsageWindow StepWindow(const Trace& trace, int step);
 
+// The window a pipeline Trace's bubble is taken over when it has no iterations: the whole Trace,
+// or a simulated schedule's F/B/W ops (results "pipelineSeconds": its optimizer step left out).
+UsageWindow PipelineWindow(const Trace& trace);
+
 // The windows of a measured run's iterations, in order: StepWindow of each step with micro-batch
 // ops, when the Trace holds several, or warm-up ops beside them (micro-batch ops of no step). Empty
 // for one step alone (a simulated schedule): its whole window is the iteration. The bubble and MFU

@@ -1,6 +1,7 @@
 // The schedules' op orders, their validation and execution order.
 #include "schedule/Schedule.hpp"
 
+#include "common/CharConv.hpp"
 #include "common/Error.hpp"
 #include "schedule/ScheduleGreedy.hpp"
 
@@ -97,6 +98,33 @@ std::string ScheduleNamesList()
     std::string out;
     for (ScheduleKind k : kKinds) out += (out.empty() ? "" : ", ") + std::string(Name(k));
     return out;
+}
+
+std::vector<double> ParseStageSlowdown(std::string_view text)
+{
+    std::vector<double> out;
+    for (size_t at = 0; at <= text.size();) {
+        const size_t comma = std::min(text.find(',', at), text.size());
+        const std::string_view part = text.substr(at, comma - at);
+        double f = 0;
+        const auto r = FromChars(part.data(), part.data() + part.size(), f);
+        Require(!part.empty() && r.ec == std::errc() && r.ptr == part.data() + part.size(),
+                "--stage-slowdown: cannot read '" + std::string(part) + "' as a number (expected e.g. 1,1,2,1)");
+        out.push_back(f);
+        at = comma + 1;
+    }
+    return out;
+}
+
+std::string StageSlowdownText(const std::vector<double>& factors)
+{
+    std::string text;
+    char buf[32];
+    for (double f : factors) {
+        if (!text.empty()) text += ',';
+        text.append(buf, ToChars(buf, buf + sizeof buf, f).ptr);
+    }
+    return text;
 }
 
 double PipelineSpec::Slowdown(int stage) const

@@ -70,6 +70,11 @@ struct Schedule {
 // other than interleaved, interleaved with N not a multiple of D, negative times, ...
 Schedule BuildSchedule(const PipelineSpec& spec);
 
+// Stage slowdowns as text, "1,1,2,1" (--stage-slowdown, and a simulated trace's metadata): read
+// (throws Error naming the part that is no number) and written back exactly.
+std::vector<double> ParseStageSlowdown(std::string_view text);
+std::string StageSlowdownText(const std::vector<double>& factors);
+
 struct ScheduleCheck {
     bool ok = false;
     std::string message; // what is missing, doubled, out of order or deadlocked

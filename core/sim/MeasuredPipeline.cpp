@@ -3,11 +3,9 @@
 #include "analysis/PipelineMetrics.hpp"
 #include "sim/PipelineSimulator.hpp"
 
-#include "common/CharConv.hpp"
 #include "common/Error.hpp"
 
 #include <algorithm>
-#include <cmath>
 
 namespace paralens::core {
 
@@ -24,32 +22,6 @@ bool Inside(const std::vector<UsageWindow>& windows, const Span& s)
     for (const UsageWindow& w : windows)
         if (s.startNs >= w.beginNs && s.endNs <= w.endNs) return true;
     return false;
-}
-
-// The window a pipeline's bubble is measured in when it has no iterations: the whole Trace, or a
-// simulated schedule's F/B/W window (its optimizer step left out).
-UsageWindow WholeWindow(const Trace& t)
-{
-    UsageWindow w{t.BeginNs(), t.EndNs()};
-    const double pipelineSeconds = t.Meta().results.GetNumber("pipelineSeconds", -1.0);
-    if (pipelineSeconds > 0) w.endNs = std::min(w.endNs, w.beginNs + static_cast<int64_t>(std::llround(pipelineSeconds * 1e9)));
-    return w;
-}
-
-// "1,1.5,1" (a simulation's --stage-slowdown); empty when absent or not all numbers > 0.
-std::vector<double> Factors(const std::string& text)
-{
-    std::vector<double> out;
-    size_t at = 0;
-    while (at < text.size()) {
-        const size_t comma = std::min(text.find(',', at), text.size());
-        double f = 0;
-        const auto r = FromChars(text.data() + at, text.data() + comma, f);
-        if (r.ec != std::errc() || r.ptr != text.data() + comma || !(f > 0)) return {};
-        out.push_back(f);
-        at = comma + 1;
-    }
-    return out;
 }
 
 struct StageSums {
@@ -77,7 +49,11 @@ std::optional<PipelineSpec> PipelineSpecOf(const Trace& trace)
     spec.forwardSec = w.GetNumber("forwardMs", spec.forwardSec * 1e3) * 1e-3;
     spec.backwardSec = w.GetNumber("backwardMs", spec.backwardSec * 1e3) * 1e-3;
     spec.weightSec = w.GetNumber("weightMs", spec.weightSec * 1e3) * 1e-3;
-    spec.stageSlowdown = Factors(w.GetString("stageSlowdown"));
+    try {
+        spec.stageSlowdown = ParseStageSlowdown(w.GetString("stageSlowdown"));
+    } catch (const Error&) {
+        spec.stageSlowdown.clear(); // none recorded (a run), or not numbers: all stages alike
+    }
     if (static_cast<int>(spec.stageSlowdown.size()) != spec.stages) spec.stageSlowdown.clear();
     if (spec.stages < 1 || spec.microBatches < 1) return std::nullopt;
     return spec;
@@ -150,10 +126,10 @@ std::optional<PipelineModelCheck> CheckPipelineModel(const Trace& trace)
     c.spec.stageSlowdown = times->stageSlowdown;
     c.spec.optimizerSec = 0.0;
     c.spec.activationBytes = 0;
-    c.measured = ComputeBubbleFraction(trace, windows, WholeWindow(trace));
+    c.measured = ComputeBubbleFraction(trace, windows, PipelineWindow(trace));
     schedule.spec = c.spec;
     const PipelineSimResult sim = SimulatePipeline(schedule, FreeLinks(), true);
-    c.model = sim.trace ? ComputeBubbleFraction(*sim.trace, WholeWindow(*sim.trace)) : 0.0;
+    c.model = sim.trace ? ComputeBubbleFraction(*sim.trace, PipelineWindow(*sim.trace)) : 0.0;
     c.formula = BubbleFractionFormula(c.spec);
     return c;
 }

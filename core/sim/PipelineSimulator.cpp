@@ -5,7 +5,6 @@
 #include "sim/WorkloadSimulator.hpp"
 #include "trace/TraceBuilder.hpp"
 
-#include "common/CharConv.hpp"
 #include "common/Error.hpp"
 
 #include <algorithm>
@@ -40,16 +39,7 @@ Metadata PipelineMeta(const PipelineSpec& s, const ClusterModel& link)
     m.workload.Set("forwardMs", s.forwardSec * 1e3);
     m.workload.Set("backwardMs", s.BackwardSec() * 1e3);
     if (s.SplitsWeightGrad()) m.workload.Set("weightMs", s.WeightSec() * 1e3);
-    if (!s.stageSlowdown.empty()) {
-        std::string factors; // exact: MeasuredPipeline reads them back to rebuild the order
-        char buf[32];
-        for (double f : s.stageSlowdown) {
-            const auto r = ToChars(buf, buf + sizeof buf, f);
-            if (!factors.empty()) factors += ',';
-            factors.append(buf, r.ptr);
-        }
-        m.workload.Set("stageSlowdown", factors);
-    }
+    if (!s.stageSlowdown.empty()) m.workload.Set("stageSlowdown", StageSlowdownText(s.stageSlowdown)); // read back exactly
     m.workload.Set("activationBytes", static_cast<int64_t>(s.activationBytes));
     m.workload.Set("recompute", s.recompute);
     if (s.forwardFlops > 0) m.workload.Set("forwardFlops", s.forwardFlops);
