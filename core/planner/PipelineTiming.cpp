@@ -71,11 +71,6 @@ std::shared_ptr<const PipelineStructure> Build(const PipelineShape& shape)
     spec.stages = shape.stages;
     spec.microBatches = shape.microBatches;
     spec.chunks = shape.chunks;
-    if (shape.kind == ScheduleKind::ZeroBubbleH1) {
-        spec.forwardSec = 1.0;
-        spec.backwardSec = shape.backwardRatio;
-        spec.weightSec = shape.weightRatio;
-    }
     Require(shape.stages <= 65535, "a pipeline of " + std::to_string(shape.stages) + " stages: at most 65535");
     const Schedule schedule = BuildSchedule(spec);
     const std::vector<std::pair<int, int>> order = ExecutionOrder(schedule);
@@ -106,7 +101,7 @@ std::shared_ptr<const PipelineStructure> Build(const PipelineShape& shape)
     ByWavefront(*out, D);
     RingOf(*out);
     // Activations held: F stores one chunk's, B frees it; W when the weight gradient is split off,
-    // since the weight gradient needs the layer inputs (more than ScheduleGreedy's F-to-B count).
+    // since the weight gradient needs the layer inputs (zb-h1: D on every stage, 1F1B's D - s F to B).
     const PipeOpKind frees = spec.SplitsWeightGrad() ? PipeOpKind::WeightGrad : PipeOpKind::Backward;
     out->peakInFlight.assign(static_cast<size_t>(D), 0.0);
     for (int d = 0; d < D; ++d) {
@@ -122,19 +117,9 @@ std::shared_ptr<const PipelineStructure> Build(const PipelineShape& shape)
 
 } // namespace
 
-PipelineShape CachedShape(const PipelineShape& shape)
-{
-    PipelineShape out = shape;
-    const bool timed = shape.kind == ScheduleKind::ZeroBubbleH1;
-    out.backwardRatio = timed ? std::max(1.0, std::round(shape.backwardRatio * 2) / 2) : 0.0;
-    out.weightRatio = timed ? std::clamp(std::round(shape.weightRatio * 2) / 2, 0.5, out.backwardRatio - 0.5) : 0.0;
-    return out;
-}
-
 PipelineCacheKey CacheKey(const PipelineShape& shape)
 {
-    const PipelineShape c = CachedShape(shape);
-    return {static_cast<int>(c.kind), c.stages, c.microBatches, c.chunks, std::llround(c.backwardRatio * 2), std::llround(c.weightRatio * 2)};
+    return {static_cast<int>(shape.kind), shape.stages, shape.microBatches, shape.chunks};
 }
 
 std::shared_ptr<const PipelineStructure> PipelineStructureOf(const PipelineShape& shape)
@@ -146,7 +131,7 @@ std::shared_ptr<const PipelineStructure> PipelineStructureOf(const PipelineShape
         std::lock_guard<std::mutex> lock(mutex);
         if (auto it = cache.find(key); it != cache.end()) return it->second;
     }
-    std::shared_ptr<const PipelineStructure> built = Build(CachedShape(shape));
+    std::shared_ptr<const PipelineStructure> built = Build(shape);
     std::lock_guard<std::mutex> lock(mutex);
     if (cache.size() > 4096) cache.clear(); // bounded: a long session of slider moves
     cache.emplace(key, built);

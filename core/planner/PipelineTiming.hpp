@@ -20,9 +20,6 @@ namespace paralens::core {
 struct PipelineShape {
     ScheduleKind kind = ScheduleKind::OneFOneB;
     int stages = 1, microBatches = 1, chunks = 1;
-    // zb-h1 only: its order slots W by the op times, so the shape carries B / F and W / F (the
-    // order is built and cached for them rounded to halves).
-    double backwardRatio = 0, weightRatio = 0;
 };
 
 struct PipelineStructure {
@@ -55,11 +52,9 @@ struct PipelineStructure {
     size_t ReadSlot(const Op& op, int j) const { return op.Cross(j) ? EndSlot(static_cast<size_t>(op.Dep(j))) : 0; }
 };
 
-// The shape's structure is built for and cached under: zb-h1's ratios rounded to halves of F (its
-// order is valid for any times; the planner and its simulated step time the same order with the
-// true ones), the ratios of other schedules zeroed. Equal keys, one structure.
-using PipelineCacheKey = std::tuple<int, int, int, int, long long, long long>;
-PipelineShape CachedShape(const PipelineShape& shape);
+// What a structure is cached under (every schedule's order is built without the op times): equal
+// keys, one structure.
+using PipelineCacheKey = std::tuple<int, int, int, int>;
 PipelineCacheKey CacheKey(const PipelineShape& shape);
 
 // Throws Error (BuildSchedule's) for a shape the schedule does not allow.

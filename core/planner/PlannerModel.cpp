@@ -626,14 +626,7 @@ void CheckPlannerConfig(const PlanRequest& r, const TrainingConfig& c) { CheckCo
 
 PipelineShape PipelineShapeOf(const PlanRequest& r, const TrainingConfig& c)
 {
-    const Shape s = ShapeOf(r, c);
-    PipelineShape p{c.schedule, c.pp, s.microBatches, c.chunks, 0.0, 0.0};
-    if (c.schedule == ScheduleKind::ZeroBubbleH1) {
-        const OpCosts o = OpCostsOf(r, c, s);
-        p.backwardRatio = o.times.backward / o.times.forward;
-        p.weightRatio = o.times.weight / o.times.forward;
-    }
-    return p;
+    return {c.schedule, c.pp, ShapeOf(r, c).microBatches, c.chunks};
 }
 
 PipelineOpTimes PipelineTimesOf(const PlanRequest& r, const TrainingConfig& c, const OpCosts& o, PipelineMemo& memo)

@@ -3,12 +3,10 @@
 
 #include "common/CharConv.hpp"
 #include "common/Error.hpp"
-#include "schedule/ScheduleGreedy.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <deque>
 
 namespace paralens::core {
 
@@ -41,6 +39,28 @@ std::vector<PipeOp> OneFOneBOrder(int total, int warmup, const auto& forwardOp, 
         ops.push_back(backwardOp(i));
     }
     for (int i = total - warmup; i < total; ++i) ops.push_back(backwardOp(i));
+    return ops;
+}
+
+// ZB-H1 (Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, section 3.1; PyTorch's
+// ScheduleInterleavedZeroBubble with one chunk): 1F1B's forwards and input backwards with the
+// weight gradient (W) split off; the device `lag` hops from the first runs its first `lag` Ws late,
+// then a W after each B (oldest first), the `lag` left at the end. Its activations, held from F to
+// W, peak at D on every device (the first's under 1F1B); at equal F, B and W times it leaves
+// (D - 1) / (D - 1 + 3N), and (D - 1)(F + B - W) of idle time per device while W <= F + B. The
+// order does not depend on the times.
+std::vector<PipeOp> ZeroBubbleH1Order(int total, int warmup, int lag)
+{
+    std::vector<PipeOp> ops;
+    ops.reserve(static_cast<size_t>(3 * total));
+    int weights = 0;
+    for (int i = 0; i < warmup; ++i) ops.push_back(F(i));
+    for (int k = 0; k < total; ++k) { // the k-th backward, after the forward 1F1B pairs it with
+        if (warmup + k < total) ops.push_back(F(warmup + k));
+        ops.push_back(B(k));
+        if (k >= lag) ops.push_back({PipeOpKind::WeightGrad, weights++, 0});
+    }
+    while (weights < total) ops.push_back({PipeOpKind::WeightGrad, weights++, 0});
     return ops;
 }
 
@@ -162,10 +182,9 @@ Schedule BuildSchedule(const PipelineSpec& spec)
                                 [&](int k) { return InterleavedOp(k, D, v, false); });
             break;
         }
-        case ScheduleKind::ZeroBubbleH1: break; // below: needs the timing
+        case ScheduleKind::ZeroBubbleH1: ops = ZeroBubbleH1Order(N, std::min(D - d - 1, N), d); break;
         }
     }
-    if (spec.kind == ScheduleKind::ZeroBubbleH1) s.stages = ZeroBubbleOrder(spec);
     return s;
 }
 
@@ -177,6 +196,12 @@ double BubbleFractionFormula(const PipelineSpec& s)
     case ScheduleKind::GPipe:
     case ScheduleKind::OneFOneB: return (D - 1) / (D - 1 + N);
     case ScheduleKind::Interleaved: return (D - 1) / (D - 1 + v * N);
+    case ScheduleKind::ZeroBubbleH1: {
+        if (N < D) return -1.0; // the lagged Ws outnumber the backwards that would place them
+        const double f = s.forwardSec, w = s.WeightSec(), b = s.BackwardSec() - w;
+        const double idle = (D - 1) * (f + b - std::min({f, b, w})), work = N * (f + b + w);
+        return idle + work > 0 ? idle / (idle + work) : 0.0;
+    }
     default: return -1.0;
     }
 }

@@ -19,7 +19,7 @@ enum class ScheduleKind {
     GPipe,        // all forwards, then all backwards
     OneFOneB,     // PipeDream-flush: warm-up forwards, then one forward one backward
     Interleaved,  // Megatron's interleaved 1F1B with v model chunks per device
-    ZeroBubbleH1, // 1F1B with the weight gradient (W) split from B and deferred into idle slots
+    ZeroBubbleH1, // ZB-H1: 1F1B with the weight gradient (W) split from B, stage d running its first d Ws late
     PipeDream,    // asynchronous 1F1B with weight stashing: several mini-batches, no flush
 };
 
@@ -96,7 +96,10 @@ ScheduleCheck ValidateSchedule(const Schedule& schedule, const std::function<voi
 std::vector<std::pair<int, int>> ExecutionOrder(const Schedule& schedule);
 
 // The lectures' bubble fraction for the schedule: (D-1)/D naive, (D-1)/(D-1+N) GPipe and 1F1B,
-// (D-1)/(D-1+vN) interleaved. Negative when the lectures give none (zb-h1, pipedream).
+// (D-1)/(D-1+vN) interleaved; zb-h1 (N >= D) idles (D-1)(F + B - min(F, B, W)) per stage beside
+// N(F + B + W) of work, B the input backward (ZB-H1's (D-1)(F + B - W) where W is the shortest;
+// (D-1)/(D-1+3N) at equal times), at the spec's times and with stages alike. Negative where
+// there is none (pipedream; zb-h1 with N < D).
 double BubbleFractionFormula(const PipelineSpec& spec);
 
 } // namespace paralens::core

@@ -6,6 +6,7 @@
 #include "common/Error.hpp"
 
 #include <algorithm>
+#include <climits>
 
 namespace paralens::core {
 
@@ -22,6 +23,39 @@ bool Inside(const std::vector<UsageWindow>& windows, const Span& s)
     for (const UsageWindow& w : windows)
         if (s.startNs >= w.beginNs && s.endNs <= w.endNs) return true;
     return false;
+}
+
+bool IsRecompute(const Trace& trace, const Span& s) { return s.detail != 0 && trace.Str(s.detail) == "recompute"; }
+
+PipeOpKind OpKindOf(SpanCategory c)
+{
+    return c == SpanCategory::Forward ? PipeOpKind::Forward : c == SpanCategory::Backward ? PipeOpKind::Backward : PipeOpKind::WeightGrad;
+}
+
+// The order each stage ran one iteration's ops in (the first iteration inside `windows`, or the
+// whole Trace where its spans carry no step), read from the spans' starts. Empty where that is
+// not `spec`'s whole schedule (an op missing or doubled, a stage too many): built as the run was.
+std::optional<Schedule> RecordedSchedule(const Trace& trace, const std::vector<UsageWindow>& windows, const PipelineSpec& spec)
+{
+    int step = INT_MAX;
+    for (const Track& tr : trace.Tracks())
+        for (const Span& s : tr.spans)
+            if (IsPipelineOp(s.category) && s.step >= 0 && Inside(windows, s)) step = std::min(step, s.step);
+    Schedule out;
+    out.spec = spec;
+    for (const Device& d : trace.Devices()) {
+        if (d.kind == DeviceKind::Cpu) continue;
+        std::vector<const Span*> spans;
+        for (uint32_t tr : d.tracks)
+            for (const Span& s : trace.Tracks()[tr].spans)
+                if (IsPipelineOp(s.category) && !IsRecompute(trace, s) && (step == INT_MAX || s.step == step)) spans.push_back(&s);
+        if (spans.empty()) continue;
+        std::stable_sort(spans.begin(), spans.end(), [](const Span* a, const Span* b) { return a->startNs < b->startNs; });
+        std::vector<PipeOp>& ops = out.stages.emplace_back();
+        for (const Span* s : spans) ops.push_back({OpKindOf(s->category), s->microBatch, std::max(0, s->chunk)});
+    }
+    if (!ValidateSchedule(out).ok) return std::nullopt;
+    return out;
 }
 
 struct StageSums {
@@ -44,8 +78,7 @@ std::optional<PipelineSpec> PipelineSpecOf(const Trace& trace)
     spec.chunks = std::max(1, static_cast<int>(w.GetNumber("chunks", 1)));
     spec.batches = std::max(1, static_cast<int>(w.GetNumber("batches", 1)));
     spec.recompute = w.GetNumber("recompute", 0) != 0; // a bool, or 0/1
-    // The times its order was built with (zb-h1's greedy order depends on them): a simulated
-    // schedule's; a run on GPUs or processes built its order with the defaults.
+    // The op times it was simulated at (a run on GPUs or processes records the defaults).
     spec.forwardSec = w.GetNumber("forwardMs", spec.forwardSec * 1e3) * 1e-3;
     spec.backwardSec = w.GetNumber("backwardMs", spec.backwardSec * 1e3) * 1e-3;
     spec.weightSec = w.GetNumber("weightMs", spec.weightSec * 1e3) * 1e-3;
@@ -73,7 +106,7 @@ std::optional<MeasuredOpTimes> MeasureOpTimes(const Trace& trace, const std::vec
         for (uint32_t tr : d.tracks)
             for (const Span& s : trace.Tracks()[tr].spans) {
                 if (!IsPipelineOp(s.category) || (anyStep && s.step < 0) || !Inside(windows, s)) continue;
-                if (s.detail != 0 && trace.Str(s.detail) == "recompute") continue; // counted in its backward's model
+                if (IsRecompute(trace, s)) continue; // counted in its backward's model
                 const int k = s.category == SpanCategory::Forward ? 0 : s.category == SpanCategory::Backward ? 1 : 2;
                 sums.sec[k] += static_cast<double>(s.DurationNs()) * 1e-9;
                 ++sums.count[k];
@@ -109,12 +142,17 @@ std::optional<PipelineModelCheck> CheckPipelineModel(const Trace& trace)
     const std::vector<UsageWindow> windows = IterationWindows(trace);
     const std::optional<MeasuredOpTimes> times = MeasureOpTimes(trace, windows, *spec);
     if (!times) return std::nullopt;
-    // The order the run followed, built as it was, then timed at what the run measured.
+    // The order the run followed (as recorded; else built as the run built it), then timed at
+    // what the run measured.
     Schedule schedule;
-    try {
-        schedule = BuildSchedule(*spec);
-    } catch (const Error&) {
-        return std::nullopt; // e.g. interleaved with N not a multiple of D: the file's, not ours
+    if (std::optional<Schedule> recorded = RecordedSchedule(trace, windows, *spec)) {
+        schedule = std::move(*recorded);
+    } else {
+        try {
+            schedule = BuildSchedule(*spec);
+        } catch (const Error&) {
+            return std::nullopt; // e.g. interleaved with N not a multiple of D: the file's, not ours
+        }
     }
     PipelineModelCheck c;
     c.spec = *spec;

@@ -1,8 +1,9 @@
-// The model beside a measured pipeline: the schedule a Trace ran (read from its metadata), the op
-// times it ran at (read from its forward, backward and weight-gradient spans), and that schedule
-// simulated at those times with free communication, the lectures' setting. This gives every
-// schedule a model bubble beside its measured one, closed form or not (zb-h1, pipedream), and a
-// closed form's assumptions (B = 2F, equal stages) are replaced by what the run measured.
+// The model beside a measured pipeline: the schedule a Trace ran (named by its metadata, each
+// stage's order read from its spans), the op times it ran at (read from its forward, backward and
+// weight-gradient spans), and that schedule simulated at those times with free communication, the
+// lectures' setting. This gives every schedule a model bubble beside its measured one, closed
+// form or not (zb-h1, pipedream), and a closed form's assumptions (B = 2F, equal stages) are
+// replaced by what the run measured.
 // Pure functions of the Trace; used by `paralens run` on GPUs, `paralens analyze` and the window.
 #pragma once
 
@@ -17,7 +18,7 @@ namespace paralens::core {
 
 // The schedule named by a pipeline Trace's workload metadata (simulated: "kind" = "pipeline";
 // run on GPUs or processes: "workload" = "pipeline"): kind, D, N, v, mini-batches, recomputation
-// and the op times its order was built with (a simulation's; the defaults for a run). Empty when
+// and the op times it was simulated at (the defaults for a run). Empty when
 // the Trace is no pipeline or names no schedule paralens knows.
 std::optional<PipelineSpec> PipelineSpecOf(const Trace& trace);
 
@@ -35,7 +36,7 @@ std::optional<MeasuredOpTimes> MeasureOpTimes(const Trace& trace, const std::vec
                                               const PipelineSpec& spec);
 
 struct PipelineModelCheck {
-    PipelineSpec spec;       // the schedule, at the measured op times (its order as the run built it)
+    PipelineSpec spec;       // the schedule, at the measured op times (its order as the Trace recorded it)
     MeasuredOpTimes times;
     double measured = 0.0;   // the Trace's bubble, over its iterations (IterationWindows)
     double model = 0.0;      // the schedule simulated at the measured times, free communication

@@ -234,7 +234,8 @@ TEST_CASE("pipeline reports the lectures' GPipe bubble", "[cli]")
     CHECK(inter["bubbleFraction"].get<double>() == Approx(3.0 / 19).epsilon(1e-12));
     Json zb = RunJson("pipeline --schedule zb-h1 --stages 4 --microbatches 8 --json");
     CHECK(zb["bubbleFraction"].get<double>() < onef["bubbleFraction"].get<double>());
-    CHECK(zb["bubbleFractionFormula"].is_null());
+    CHECK(zb["bubbleFractionFormula"].get<double>() == Approx(3.0 / 27).epsilon(1e-12)); // ZB-H1 at equal F, B, W
+    CHECK(zb["bubbleFraction"].get<double>() == Approx(3.0 / 27).epsilon(1e-9));
     Json mfu = RunJson("pipeline --schedule 1f1b --stages 4 --microbatches 8 --forward-tflop 0.5 --recompute --json");
     CHECK(mfu["mfu"]["mfu"].get<double>() / mfu["mfu"]["hfu"].get<double>() == Approx(0.75));
     CliResult human = RunParalens("pipeline --schedule 1f1b --stages 4 --microbatches 8");

@@ -271,8 +271,10 @@ TEST_CASE("analyze a pipeline: its bubble beside the schedule simulated at its m
     const Json& p = a["pipeline"];
     REQUIRE(p.is_object());
     CHECK(p["schedule"] == "zb-h1");
-    CHECK(p["bubbleFormula"].is_null());
     CHECK(p["bubbleModel"].get<double>() == Approx(p["bubble"].get<double>()).margin(1e-9));
+    // ZB-H1's closed form at the measured mean times, stages alike: near the run's, whose stage 1 is slower.
+    CHECK(p["bubbleFormula"].get<double>() > 0.0);
+    CHECK(p["bubbleFormula"].get<double>() == Approx(p["bubble"].get<double>()).margin(0.05));
     CHECK(p["weightSeconds"].get<double>() == Approx(1.2e-3 * 4.2 / 4).epsilon(1e-6));
     const CliResult text = RunParalens("analyze " + dir.File("zb.json"));
     REQUIRE(text.exitCode == 0);

@@ -243,7 +243,7 @@ TEST_CASE("planner: the pipeline timing equals the pipeline simulator on the rea
                           {ScheduleKind::OneFOneB, 8, 3, 1},      {ScheduleKind::Interleaved, 4, 8, 2}, {ScheduleKind::Interleaved, 8, 16, 3},
                           {ScheduleKind::ZeroBubbleH1, 4, 8, 1}, {ScheduleKind::ZeroBubbleH1, 8, 24, 1}};
     for (const Case& c : cases)
-        // Seconds, against F = 1 s (zb-h1 orders by the times). Sends a tenth of an op and shorter, as
+        // Seconds, against F = 1 s. Sends a tenth of an op and shorter, as
         // in every plan: much longer ones queue on the simulator's single ports, which the timing
         // does not model (documented in PipelineTiming.hpp).
         for (double send : {0.0, 0.02, 0.1}) {
@@ -258,14 +258,14 @@ TEST_CASE("planner: the pipeline timing equals the pipeline simulator on the rea
             spec.activationBytes = 1'000'000'000;
             const ClusterModel link = ClusterModel::FromUnits(0, send > 0 ? 1.0 / send : 1e12, 0);
             const double simulated = SimulatePipeline(BuildSchedule(spec), link, false).pipelineSeconds;
-            const auto s = PipelineStructureOf(PipelineShape{c.kind, c.D, c.N, c.v, 2.5, 1.0});
+            const auto s = PipelineStructureOf(PipelineShape{c.kind, c.D, c.N, c.v});
             const double timed = PipelineSeconds(*s, PipelineOpTimes{1.0, 2.5, 1.0, send > 0 ? send : 0.0, nullptr});
             INFO(Name(c.kind) << " D " << c.D << " N " << c.N << " v " << c.v << " send " << send << " s");
             CHECK(timed == Approx(simulated).epsilon(1e-9));
         }
     // The search's lower bound of the first stage's micro-batches in flight holds for every schedule.
     for (const Case& c : cases) {
-        const auto s = PipelineStructureOf(PipelineShape{c.kind, c.D, c.N, c.v, 2.5, 1.0});
+        const auto s = PipelineStructureOf(PipelineShape{c.kind, c.D, c.N, c.v});
         const double bound = c.kind == ScheduleKind::GPipe ? c.N : std::min(c.D, c.N);
         INFO(Name(c.kind) << " D " << c.D << " N " << c.N << " v " << c.v);
         CHECK(s->peakInFlight[0] >= bound - 1e-12);

@@ -132,7 +132,7 @@ TEST_CASE("planner: the search offers the v Megatron-LM's standard flags accept,
 TEST_CASE("planner: each stage's and chunk's ops take their share of the bounding stage's time, as Megatron-Core builds the chunks", "[core][planner]")
 {
     // The replay: two stages, one micro-batch (F0 F1 B1 B0), the first stage holding half the work.
-    const auto pipe = PipelineStructureOf(PipelineShape{ScheduleKind::OneFOneB, 2, 1, 1, 0, 0});
+    const auto pipe = PipelineStructureOf(PipelineShape{ScheduleKind::OneFOneB, 2, 1, 1});
     PipelineOpTimes t{1.0, 2.0, 0.0, 0.0, nullptr};
     CHECK(PipelineSeconds(*pipe, t) == Approx(6.0));
     const std::vector<double> half = {0.5, 1.0};
@@ -274,8 +274,8 @@ TEST_CASE("planner: pipelines replayed side by side give each the makespan it ge
         return lo + (hi - lo) * static_cast<double>(state >> 11) / 9007199254740992.0;
     };
     const PipelineShape shapes[] = {
-        {ScheduleKind::OneFOneB, 4, 8, 1, 0, 0},     {ScheduleKind::GPipe, 3, 5, 1, 0, 0}, {ScheduleKind::Interleaved, 4, 8, 2, 0, 0},
-        {ScheduleKind::Interleaved, 2, 6, 3, 0, 0}, {ScheduleKind::ZeroBubbleH1, 4, 8, 1, 2.0, 1.0},
+        {ScheduleKind::OneFOneB, 4, 8, 1},    {ScheduleKind::GPipe, 3, 5, 1},        {ScheduleKind::Interleaved, 4, 8, 2},
+        {ScheduleKind::Interleaved, 2, 6, 3}, {ScheduleKind::ZeroBubbleH1, 4, 8, 1},
     };
     for (const PipelineShape& shape : shapes) {
         const auto pipe = PipelineStructureOf(shape);
@@ -340,9 +340,8 @@ TEST_CASE("planner: the pipeline replay keeps a ring of op ends, not the whole s
         return lo + (hi - lo) * static_cast<double>(state >> 11) / 9007199254740992.0;
     };
     const PipelineShape shapes[] = {
-        {ScheduleKind::OneFOneB, 16, 256, 1, 0, 0},   {ScheduleKind::GPipe, 8, 128, 1, 0, 0},
-        {ScheduleKind::Interleaved, 8, 64, 4, 0, 0},  {ScheduleKind::ZeroBubbleH1, 16, 128, 1, 2.0, 1.0},
-        {ScheduleKind::OneFOneB, 2, 1, 1, 0, 0},      {ScheduleKind::Interleaved, 3, 6, 2, 0, 0},
+        {ScheduleKind::OneFOneB, 16, 256, 1},  {ScheduleKind::GPipe, 8, 128, 1},     {ScheduleKind::Interleaved, 8, 64, 4},
+        {ScheduleKind::ZeroBubbleH1, 16, 128, 1}, {ScheduleKind::OneFOneB, 2, 1, 1}, {ScheduleKind::Interleaved, 3, 6, 2},
     };
     for (const PipelineShape& shape : shapes) {
         const auto pipe = PipelineStructureOf(shape);

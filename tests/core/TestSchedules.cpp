@@ -4,6 +4,7 @@
 #include "schedule/Schedule.hpp"
 #include "sim/PipelineSimulator.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <tuple>
@@ -151,6 +152,46 @@ TEST_CASE("zb-h1 leaves a smaller bubble than 1F1B on the same inputs", "[core][
             CHECK(zb < onef);
         }
     }
+}
+
+TEST_CASE("zb-h1 is ZB-H1: stage d defers its first d Ws, holds D micro-batches until W and idles (D-1)(F+B-min(F,B,W))",
+          "[core][schedule]")
+{
+    // The paper's fixed pattern (Qi et al. 2024, section 3.1): one order for any op times, its
+    // bubble in closed form wherever N >= D (B the input backward; W split off). A W started in
+    // a gap slightly shorter than itself, as a greedy slots them, left 0.138 where this leaves 0.111.
+    int checked = 0;
+    for (int D = 1; D <= 8; ++D)
+        for (int N = D; N <= D + 9; N += 3)
+            for (double f : {0.3, 1.0, 1.7})
+                for (double b : {0.4, 1.0, 1.5})
+                    for (double w : {0.5, 1.0, 1.05, 2.0}) {
+                        PipelineSpec spec = Spec(ScheduleKind::ZeroBubbleH1, D, N);
+                        spec.forwardSec = f * 1e-3;
+                        spec.backwardSec = (b + w) * 1e-3;
+                        spec.weightSec = w * 1e-3;
+                        INFO(Label(spec) << " F " << f << " B " << b << " W " << w);
+                        const Schedule s = BuildSchedule(spec);
+                        const double idle = (D - 1) * (f + b - std::min({f, b, w})), work = N * (f + b + w);
+                        const PipelineSimResult r = SimulatePipeline(s, FreeLinks(), false);
+                        CHECK(r.pipelineSeconds == Approx((idle + work) * 1e-3).epsilon(1e-9));
+                        CHECK(BubbleFractionFormula(spec) == Approx(idle / (idle + work)).margin(1e-12));
+                        for (int d = 0; d < D; ++d) {
+                            int backwards = 0, pendingW = 0, held = 0, peak = 0, lag = 0;
+                            for (const PipeOp& op : s.stages[static_cast<size_t>(d)]) {
+                                if (op.kind == PipeOpKind::Forward) peak = std::max(peak, ++held);
+                                if (op.kind == PipeOpKind::Backward) ++backwards, ++pendingW;
+                                if (op.kind == PipeOpKind::WeightGrad) --held, --pendingW;
+                                lag = std::max(lag, pendingW);
+                            }
+                            CHECK(lag == std::min(d + 1, N)); // d Ws deferred and the B just run
+                            CHECK(peak == D);
+                        }
+                        ++checked;
+                    }
+    CHECK(checked == 8 * 4 * 3 * 3 * 4);
+    CHECK(BubbleFractionFormula(Spec(ScheduleKind::ZeroBubbleH1, 4, 8)) == Approx(3.0 / 27)); // (D-1)/(D-1+3N) at equal times
+    CHECK(BubbleFractionFormula(Spec(ScheduleKind::ZeroBubbleH1, 8, 4)) < 0); // N < D: no closed form
 }
 
 TEST_CASE("pipedream streams several mini-batches without a flush", "[core][schedule]")
