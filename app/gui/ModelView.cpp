@@ -485,6 +485,10 @@ void ModelView::DrawPipelineSidebar(const RunResult& chosen)
         ImGui::TextWrapped("The lectures give no closed form for this schedule: circles are the simulator's bubble.");
     else if (m.schedule == core::ScheduleKind::Interleaved)
         ImGui::TextWrapped("bubble = (D-1) / (D-1+vN) with D = %d stages and v = %d chunks: the line.", m.stages, m.chunks);
+    else if (m.schedule == core::ScheduleKind::ZeroBubbleH1)
+        ImGui::TextWrapped("ZB-H1 idles (D-1)(F + B - min(F, B, W)) per stage beside N(F + B + W) of work, B the input "
+                           "backward, with D = %d stages and N >= D: the line ((D-1) / (D-1+3N) at equal F, B and W).",
+                           m.stages);
     else if (m.schedule == core::ScheduleKind::Naive)
         ImGui::TextWrapped("bubble = (D-1) / D with D = %d: one micro-batch in flight.", m.stages);
     else

@@ -266,7 +266,7 @@ std::shared_ptr<const PipelineModelData> PipelineModel(const core::PipelineSpec&
     for (int n = step; n <= maxN; n += step) {
         spec.microBatches = n;
         const double f = core::BubbleFractionFormula(spec);
-        if (f < 0) break;
+        if (f < 0) continue; // none (pipedream), or not at this N (zb-h1 below N = D)
         m->n.push_back(n);
         m->formula.push_back(f);
     }

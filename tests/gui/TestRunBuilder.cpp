@@ -262,6 +262,16 @@ TEST_CASE("the pipeline model: the bubble against N from the formula and the sim
     REQUIRE(interleaved->pipelineModel);
     CHECK(interleaved->pipelineModel->n.front() == 4.0); // N must be a multiple of D
     CHECK(interleaved->pipelineModel->formula.front() == Approx(3.0 / (3.0 + 2 * 4)));
+    // zb-h1: ZB-H1's closed form from N = D on, which the simulator's circles meet there.
+    auto zb = BuildRun(Pipeline(core::ScheduleKind::ZeroBubbleH1));
+    REQUIRE(zb->pipelineModel);
+    const PipelineModelData& z = *zb->pipelineModel;
+    REQUIRE(!z.n.empty());
+    CHECK(z.n.front() == 4.0);
+    CHECK(z.formula.front() == Approx(3.0 / (3.0 + 3 * 4)));
+    for (size_t i = 0; i < z.pointN.size(); ++i)
+        if (z.pointN[i] >= 4) CHECK(z.simulated[i] == Approx(3.0 / (3.0 + 3 * z.pointN[i])).epsilon(1e-6));
+    CHECK(BuildRun(Pipeline(core::ScheduleKind::PipeDream))->pipelineModel->formula.empty());
 }
 
 TEST_CASE("random parameters from the controls either run or say what is wrong", "[gui]")
