@@ -348,8 +348,9 @@ for copy in receiver sender; do
 done
 # The other schedules on real GEMMs (first run in the twenty-fourth session). zb-h1 splits each B
 # into B (dX: two GEMMs) and W (dW: two GEMMs), so F = B = W here and its bubble is about
-# (D-1)(F+B-W) / ((D-1)(F+B-W) + N(F+B+W)) = (D-1)/(D-1+3N), a third of 1F1B's; the simulator's
-# figure for the measured op times is the model (`paralens pipeline --schedule zb-h1`).
+# (D-1)(F+B-min(F,B,W)) / ((D-1)(F+B-min(F,B,W)) + N(F+B+W)) = (D-1)/(D-1+3N), a third of 1F1B's
+# (ZB-H1's fixed pattern since the twenty-fifth session; the twenty-fourth ran a greedy order); the
+# run's own order simulated at its measured op times is the model (the report's bubbleModel).
 for mb in 4 8 16 32; do
   run "pipeline-zb-h1-4x$mb-virtual-2048tokens" --workload pipeline --schedule zb-h1 --stages 4 --microbatches "$mb" \
     --tokens 2048 --virtual --iters 2

@@ -109,13 +109,18 @@ void RunPipeline(const PipelineOptions& o)
         PrintJson(j);
         return;
     }
+    char weight[48] = "";
+    if (spec.SplitsWeightGrad()) std::snprintf(weight, sizeof weight, " (W %.3g ms)", spec.WeightSec() * 1e3);
     std::printf("%s pipeline: D = %d stages, N = %d micro-batches%s; F %.3g ms, B %.3g ms%s per micro-batch and stage\n",
                 std::string(core::Name(spec.kind)).c_str(), spec.stages, spec.microBatches,
                 spec.chunks > 1 ? (", v = " + std::to_string(spec.chunks) + " chunks").c_str() : "", spec.forwardSec * 1e3,
-                spec.BackwardSec() * 1e3, spec.SplitsWeightGrad() ? (" (W " + std::to_string(spec.WeightSec() * 1e3) + " ms)").c_str() : "");
+                spec.BackwardSec() * 1e3, weight);
     std::printf("  step time  %s  (%zu ops, schedule validated: every op once, dependencies kept, no deadlock)\n",
                 core::FormatSeconds(run->simulatedSeconds).c_str(), ops);
-    if (formula >= 0) std::printf("  bubble     %.4f measured, %.4f by the lectures' formula\n", bubble, formula);
+    const bool zb = spec.kind == core::ScheduleKind::ZeroBubbleH1;
+    if (formula >= 0)
+        std::printf("  bubble     %.4f measured, %.4f by %s\n", bubble, formula, zb ? "ZB-H1's closed form" : "the lectures' formula");
+    else if (zb) std::printf("  bubble     %.4f measured (ZB-H1's closed form holds from N = D)\n", bubble);
     else std::printf("  bubble     %.4f measured (the lectures give no closed form for %s)\n", bubble, std::string(core::Name(spec.kind)).c_str());
     std::printf("  peak activations per stage (micro-batches held):");
     for (int a : peakActs) std::printf(" %d", a);

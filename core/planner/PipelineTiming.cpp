@@ -4,7 +4,6 @@
 #include "schedule/ScheduleDeps.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <mutex>
 

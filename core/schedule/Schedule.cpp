@@ -46,9 +46,9 @@ std::vector<PipeOp> OneFOneBOrder(int total, int warmup, const auto& forwardOp, 
 // ScheduleInterleavedZeroBubble with one chunk): 1F1B's forwards and input backwards with the
 // weight gradient (W) split off; the device `lag` hops from the first runs its first `lag` Ws late,
 // then a W after each B (oldest first), the `lag` left at the end. Its activations, held from F to
-// W, peak at D on every device (the first's under 1F1B); at equal F, B and W times it leaves
-// (D - 1) / (D - 1 + 3N), and (D - 1)(F + B - W) of idle time per device while W <= F + B. The
-// order does not depend on the times.
+// W, peak at D on every device (the first's under 1F1B). For N >= D each device idles
+// (D - 1)(F + B - min(F, B, W)) (BubbleFractionFormula; (D - 1) / (D - 1 + 3N) at equal times).
+// The order does not depend on the times.
 std::vector<PipeOp> ZeroBubbleH1Order(int total, int warmup, int lag)
 {
     std::vector<PipeOp> ops;

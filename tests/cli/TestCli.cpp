@@ -236,6 +236,8 @@ TEST_CASE("pipeline reports the lectures' GPipe bubble", "[cli]")
     CHECK(zb["bubbleFraction"].get<double>() < onef["bubbleFraction"].get<double>());
     CHECK(zb["bubbleFractionFormula"].get<double>() == Approx(3.0 / 27).epsilon(1e-12)); // ZB-H1 at equal F, B, W
     CHECK(zb["bubbleFraction"].get<double>() == Approx(3.0 / 27).epsilon(1e-9));
+    CHECK_THAT(RunParalens("pipeline --schedule zb-h1 --stages 4 --microbatches 8").out, Catch::Contains("0.1111 by ZB-H1's closed form"));
+    CHECK_THAT(RunParalens("pipeline --schedule zb-h1 --stages 4 --microbatches 2").out, Catch::Contains("holds from N = D"));
     Json mfu = RunJson("pipeline --schedule 1f1b --stages 4 --microbatches 8 --forward-tflop 0.5 --recompute --json");
     CHECK(mfu["mfu"]["mfu"].get<double>() / mfu["mfu"]["hfu"].get<double>() == Approx(0.75));
     CliResult human = RunParalens("pipeline --schedule 1f1b --stages 4 --microbatches 8");
