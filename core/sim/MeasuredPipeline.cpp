@@ -107,7 +107,7 @@ std::optional<MeasuredOpTimes> MeasureOpTimes(const Trace& trace, const std::vec
             for (const Span& s : trace.Tracks()[tr].spans) {
                 if (!IsPipelineOp(s.category) || (anyStep && s.step < 0) || !Inside(windows, s)) continue;
                 if (IsRecompute(trace, s)) continue; // counted in its backward's model
-                const int k = s.category == SpanCategory::Forward ? 0 : s.category == SpanCategory::Backward ? 1 : 2;
+                const int k = static_cast<int>(OpKindOf(s.category)); // forward, backward, weight gradient
                 sums.sec[k] += static_cast<double>(s.DurationNs()) * 1e-9;
                 ++sums.count[k];
                 ++out.ops;
