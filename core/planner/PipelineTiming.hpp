@@ -74,9 +74,14 @@ struct PipelineOpTimes { // one micro-batch through a whole stage (all v chunks)
 // The makespan of the F/B/W ops (no optimizer).
 double PipelineSeconds(const PipelineStructure& s, const PipelineOpTimes& t);
 
+// How PipelineSecondsBatch runs its lanes: four to an instruction where the CPU has AVX (x86-64,
+// checked at run time), two otherwise (SSE2), or two everywhere (Portable: what tests compare).
+enum class ReplayPath { Fastest, Portable };
+
 // PipelineSeconds of each of `times` on one structure, bit for bit, their replays side by side
 // (lanes of one pass over the ops, which a search's candidates of one shape share): out[i] for
 // times[i]. `out` has times.size() elements.
-void PipelineSecondsBatch(const PipelineStructure& s, const std::vector<PipelineOpTimes>& times, double* out);
+void PipelineSecondsBatch(const PipelineStructure& s, const std::vector<PipelineOpTimes>& times, double* out,
+                          ReplayPath path = ReplayPath::Fastest);
 
 } // namespace paralens::core

@@ -121,7 +121,8 @@ StepBreakdown PlannerTime(const PlanRequest& r, const TrainingConfig& c, const P
 // FlashAttention's rate on blocks of `blockTokens` queries and keys, as a fraction of its rate on
 // long ones (a published H100 measurement: 0.69 at 512 tokens, 0.83 at 1K, 0.95 at 4K, 1 from 16K).
 double FlashAttentionBlockFactor(double blockTokens);
-// fits / rejected / tokens per second / MFU / HFU from memory and time.
-void FinishRow(const PlanRequest& r, PlanRow& row);
+// fits / rejected / tokens per second / MFU / HFU from memory and time; lowerBound: the memory is
+// a lower bound (no schedule built to count the micro-batches in flight), "needs at least ...".
+void FinishRow(const PlanRequest& r, PlanRow& row, bool lowerBound = false);
 
 } // namespace paralens::core

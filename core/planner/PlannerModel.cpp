@@ -679,12 +679,16 @@ StepBreakdown PlannerTime(const PlanRequest& r, const TrainingConfig& c, const P
     return t;
 }
 
-void FinishRow(const PlanRequest& r, PlanRow& row)
+void FinishRow(const PlanRequest& r, PlanRow& row, bool lowerBound)
 {
     const double usable = r.cluster.UsableBytes();
     row.fits = row.memory.Total() <= usable;
-    if (!row.fits)
-        row.rejected = "needs " + GbText(row.memory.Total()) + " of " + GbText(usable) + ": " + GbText(row.memory.Total() - usable) + " over";
+    if (!row.fits) { // one allocation: a search writes this for each of its tens of thousands of candidates that do not fit
+        const std::string need = GbText(row.memory.Total()), have = GbText(usable), over = GbText(row.memory.Total() - usable);
+        std::string& why = row.rejected;
+        why.reserve(48 + need.size() + have.size() + over.size());
+        why.append(lowerBound ? "needs at least " : "needs ").append(need).append(" of ").append(have).append(": ").append(over).append(" over");
+    }
     if (row.timed && row.time.step > 0) {
         const double peak = r.cluster.PeakFlops() * r.cluster.gpus * row.time.step;
         row.tokensPerSecond = static_cast<double>(r.globalBatch) * r.Seq() / row.time.step;

@@ -250,8 +250,7 @@ void TimeCandidate(const PlanRequest& r, const PipelineStructure* pipe, double u
         row.time = PlannerTime(r, c, pipe, false, &memo);
         row.timed = true;
     }
-    FinishRow(r, row);
-    if (!row.fits && c.pp > 1 && !pipe) row.rejected.insert(5, " at least"); // "needs at least ...": the lower bound of micro-batches in flight
+    FinishRow(r, row, c.pp > 1 && !pipe); // "needs at least ...": the lower bound of micro-batches in flight
 }
 
 // Sizes every candidate, replays the pipelines of those that fit side by side (PipelineMemo::
@@ -276,25 +275,28 @@ void EvaluateCandidates(const PlanRequest& r, const std::vector<TrainingConfig>&
     });
 }
 
-// Fitting rows fastest first, then the others smallest first; ties keep their order. The order is
-// found on the keys and the rows moved once (a merge sort of whole rows moves each log n times).
-void Rank(std::vector<PlanRow>& rows)
+// The allowed rows, fitting ones fastest first, then the others smallest first; ties keep the
+// candidates' order (the same ranking on any core count). The order is found on the keys and each
+// row moved once (a merge sort of whole rows moves each log n times).
+std::vector<PlanRow> Ranked(std::vector<PlanRow>& rows, const std::vector<uint8_t>& allowed)
 {
     struct Entry {
         bool fits;
         double key;
         size_t index;
     };
-    std::vector<Entry> order(rows.size());
-    for (size_t i = 0; i < rows.size(); ++i) order[i] = {rows[i].fits, rows[i].fits ? rows[i].time.step : rows[i].memory.Total(), i};
+    std::vector<Entry> order;
+    order.reserve(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i)
+        if (allowed[i]) order.push_back({rows[i].fits, rows[i].fits ? rows[i].time.step : rows[i].memory.Total(), i});
     std::stable_sort(order.begin(), order.end(), [](const Entry& a, const Entry& b) {
         if (a.fits != b.fits) return a.fits;
         return a.key < b.key;
     });
     std::vector<PlanRow> sorted;
-    sorted.reserve(rows.size());
+    sorted.reserve(order.size());
     for (const Entry& e : order) sorted.push_back(std::move(rows[e.index]));
-    rows = std::move(sorted);
+    return sorted;
 }
 
 } // namespace
@@ -368,10 +370,7 @@ PlanResult PlanTraining(const PlanRequest& r)
     std::vector<uint8_t> allowed(candidates.size());
     PipelineMemo memo;
     EvaluateCandidates(r, candidates, bound, usable, memo, rows, allowed);
-    res.rows.reserve(rows.size());
-    for (size_t i = 0; i < rows.size(); ++i) // in the candidates' order, so that ties rank the same on any core count
-        if (allowed[i]) res.rows.push_back(std::move(rows[i]));
-    Rank(res.rows);
+    res.rows = Ranked(rows, allowed);
     // The breakdown (bubble apart from sends) for the rows people read: the best and the front.
     res.pareto = ParetoFront(res.rows);
     std::vector<size_t> shown;

@@ -291,11 +291,14 @@ TEST_CASE("planner: pipelines replayed side by side give each the makespan it ge
                 t.send = i % 3 == 0 ? 0.0 : uniform(0.0, 0.3); // some without sends, some with
                 t.share = i % 2 ? &shares[i % 3] : nullptr;     // lanes with and without share tables, mixed
             }
-            std::vector<double> out(count, -1.0);
-            PipelineSecondsBatch(*pipe, times, out.data());
-            for (size_t i = 0; i < count; ++i) {
-                INFO(Name(shape.kind) << " stages " << shape.stages << " chunks " << shape.chunks << ", " << count << " at once, #" << i);
-                CHECK(out[i] == PipelineSeconds(*pipe, times[i])); // exactly
+            for (ReplayPath path : {ReplayPath::Fastest, ReplayPath::Portable}) { // AVX where this CPU has it, and SSE2
+                std::vector<double> out(count, -1.0);
+                PipelineSecondsBatch(*pipe, times, out.data(), path);
+                for (size_t i = 0; i < count; ++i) {
+                    INFO(Name(shape.kind) << " stages " << shape.stages << " chunks " << shape.chunks << ", " << count << " at once, #" << i
+                                          << (path == ReplayPath::Portable ? ", portable" : ""));
+                    CHECK(out[i] == PipelineSeconds(*pipe, times[i])); // exactly
+                }
             }
         }
     }
@@ -358,13 +361,15 @@ TEST_CASE("planner: the pipeline replay keeps a ring of op ends, not the whole s
             t.send = i % 4 == 0 ? 0.0 : uniform(0.0, 0.5);
             t.share = i >= 4 ? &shares : nullptr;
         }
-        std::vector<double> batch(times.size());
+        std::vector<double> batch(times.size()), portable(times.size());
         PipelineSecondsBatch(*pipe, std::vector<PipelineOpTimes>(times.begin(), times.begin() + 4), batch.data());
         PipelineSecondsBatch(*pipe, std::vector<PipelineOpTimes>(times.begin() + 4, times.end()), batch.data() + 4);
+        PipelineSecondsBatch(*pipe, times, portable.data(), ReplayPath::Portable);
         for (size_t i = 0; i < times.size(); ++i) {
             const double reference = ReplayWholeSchedule(*pipe, times[i]);
             CHECK(PipelineSeconds(*pipe, times[i]) == reference); // exactly
             CHECK(batch[i] == reference);
+            CHECK(portable[i] == reference);
         }
     }
 }
