@@ -191,6 +191,7 @@ EMSCRIPTEN_KEEPALIVE const char* paralens_state()
                         {"presentation", app.Presentation()},
                         {"backends", {{"processes", BackendAvailability(Backend::Processes)}, {"gpu", BackendAvailability(Backend::Gpu)}}},
                         {"layout", app.Layout("window")},
+                        {"tabLayout", app.Layout(std::string(Name(app.Settings().tab)))}, // what the open tab drew (the planner: its rows)
                         {"frameMs", FrameStats(p.frameMs)}};
     text = j.dump();
     return text.c_str();

@@ -108,6 +108,10 @@ class Suite:
             stats = picture_stats(base64.b64decode(png["data"]))
             print("    %-8s of %-22s %4d colours, %4.0f%% drawn" % (tab, scenario, stats["colours"], stats["drawnShare"] * 100))
             self.check(stats["colours"] >= 10 and stats["drawnShare"] > 0.03, "%s: the %s tab looks empty: %s" % (scenario, tab, stats))
+            if tab == "planner":  # its pipelined rows too (the replay's ring check was undefined in a 32-bit build)
+                rows = page.wait_for("(() => { const r = paralens.state().tabLayout.rows; return r && r.length > 0 ? r : null; })()", timeout=60)
+                configs = [r["config"] for r in rows]
+                self.check(any(" pp 1 " not in c for c in configs), "%s: no pipelined row among %s" % (scenario, configs))
         self.no_errors(page)
 
     def test_link_restores_parameters(self, browser):
