@@ -191,7 +191,7 @@ EMSCRIPTEN_KEEPALIVE const char* paralens_state()
                         {"presentation", app.Presentation()},
                         {"backends", {{"processes", BackendAvailability(Backend::Processes)}, {"gpu", BackendAvailability(Backend::Gpu)}}},
                         {"layout", app.Layout("window")},
-                        {"tabLayout", app.Layout(std::string(Name(app.Settings().tab)))}, // what the open tab drew (the planner: its rows)
+                        {"planner", app.Settings().tab == ViewTab::Planner ? app.Layout("planner") : nlohmann::json()}, // the rows the Planner tab shows
                         {"frameMs", FrameStats(p.frameMs)}};
     text = j.dump();
     return text.c_str();

@@ -40,7 +40,15 @@ def settled(page, link_prefix=None, timeout=60):
     cond = ("(() => { if (!(%s)) return null; const s = paralens.state();"
             " return !s.busy && s.runs.length > 0 && (s.runs.length === s.experiments.length || s.experiments.some(e => e.kind === 'file'))"
             " && %s ? s : null; })()") % (READY, "s.link.startsWith(%s)" % json.dumps(link_prefix) if link_prefix else "true")
-    state = page.wait_for(cond, timeout=timeout)
+    try:
+        state = page.wait_for(cond, timeout=timeout)
+    except BrowserError as e:  # say what the page was doing
+        try:
+            now = page.evaluate("paralens.state()")
+            now = {k: now.get(k) for k in ("frames", "link", "busy", "simulating", "fileJob", "error", "experiments", "runs")}
+        except BrowserError as again:
+            now = "unreadable: %s" % again
+        raise BrowserError("%s; the page's state then: %s" % (e, json.dumps(now)[:1500]))
     frames = state["frames"]
     page.wait_for("paralens.state().frames >= %d || !paralens.state().busy" % (frames + 2), timeout=10)
     return page.evaluate("paralens.state()")
@@ -109,7 +117,7 @@ class Suite:
             print("    %-8s of %-22s %4d colours, %4.0f%% drawn" % (tab, scenario, stats["colours"], stats["drawnShare"] * 100))
             self.check(stats["colours"] >= 10 and stats["drawnShare"] > 0.03, "%s: the %s tab looks empty: %s" % (scenario, tab, stats))
             if tab == "planner":  # its pipelined rows too (the replay's ring check was undefined in a 32-bit build)
-                rows = page.wait_for("(() => { const r = paralens.state().tabLayout.rows; return r && r.length > 0 ? r : null; })()", timeout=60)
+                rows = page.wait_for("(() => { const p = paralens.state().planner; return p && p.rows && p.rows.length > 0 ? p.rows : null; })()", timeout=60)
                 configs = [r["config"] for r in rows]
                 self.check(any(" pp 1 " not in c for c in configs), "%s: no pipelined row among %s" % (scenario, configs))
         self.no_errors(page)
