@@ -63,7 +63,12 @@ void DrawRegimeSwitches(ImDrawList* dl, const PlotFrame& f, const ModelData& m)
 
 } // namespace
 
-void ModelView::SetSnapshot(std::shared_ptr<const Snapshot> snapshot) { m_snapshot = std::move(snapshot); }
+void ModelView::SetSnapshot(std::shared_ptr<const Snapshot> snapshot)
+{
+    m_snapshot = std::move(snapshot);
+    m_lastData = nullptr; // they point into the old snapshot's runs: Layout() before the next Draw must not read them
+    m_lastPipeline = nullptr;
+}
 
 const RunResult* ModelView::Chosen(const ViewSettings& settings) const
 {

@@ -3,6 +3,7 @@
 // what changed.
 #include "App.hpp"
 #include "FlowView.hpp"
+#include "ModelView.hpp"
 #include "RunBuilder.hpp"
 #include "ScenarioLoader.hpp"
 #include "Theme.hpp"
@@ -177,6 +178,25 @@ TEST_CASE("flow view: a scenario's step applies, -1 is the last step", "[gui]")
     session.Frame(ImVec2(-1000, -1000), false, 0, draw);
     CHECK(view.Layout()["step"] == 6); // allreduce on 4 ranks: 2 (p-1) steps, the longest
     CHECK(view.Layout()["panels"].size() == 7);
+}
+
+TEST_CASE("model view: a new snapshot drops what the last frame drew, so its layout never reads the old runs", "[gui]")
+{
+    ImGuiSession session;
+    ViewSettings settings;
+    ModelView view;
+    auto draw = [&](ImVec2 size) { view.Draw(settings, size); };
+    view.SetSnapshot(ScenarioSnapshot("two-level-allreduce"));
+    session.Frame(ImVec2(-1000, -1000), false, 0, draw);
+    CHECK(view.Layout()["ranks"] == 16);
+    CHECK(view.Layout()["twoLevel"] == true);
+    // The app publishes a snapshot between frames (the web page's state is read there too); the
+    // old one's runs are freed with it.
+    view.SetSnapshot(ScenarioSnapshot("ring-vs-tree"));
+    CHECK_FALSE(view.Layout().contains("ranks"));
+    session.Frame(ImVec2(-1000, -1000), false, 0, draw);
+    CHECK(view.Layout()["ranks"] == 8);
+    CHECK(view.Layout()["twoLevel"] == false);
 }
 
 TEST_CASE("app: a bad file opens a dialog naming it, and the app keeps what it showed", "[gui]")
