@@ -683,9 +683,10 @@ void FinishRow(const PlanRequest& r, PlanRow& row, bool lowerBound)
 {
     const double usable = r.cluster.UsableBytes();
     row.fits = row.memory.Total() <= usable;
-    if (!row.fits) { // one allocation: a search writes this for each of its tens of thousands of candidates that do not fit
+    if (!row.fits) { // built in place: a search writes this for each of its tens of thousands of candidates that do not fit
         const std::string need = GbText(row.memory.Total()), have = GbText(usable), over = GbText(row.memory.Total() - usable);
         std::string& why = row.rejected;
+        why.clear();
         why.reserve(48 + need.size() + have.size() + over.size());
         why.append(lowerBound ? "needs at least " : "needs ").append(need).append(" of ").append(have).append(": ").append(over).append(" over");
     }
