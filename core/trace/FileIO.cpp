@@ -275,18 +275,34 @@ std::unique_ptr<ByteSource> TextSource(std::string_view text) { return std::make
 
 // Pieces of text compressed into gzip members on worker threads, written to the file in the
 // order they were given. The caller's thread makes the text meanwhile; at most 2 pieces per
-// worker wait, so memory stays bounded.
+// worker wait, so memory stays bounded. A compressed piece's text buffer and a written member's
+// go back to be filled again (Spare()): fresh 8 MB buffers for each piece of a 1 GB trace cost
+// its writer more in the kernel's page faults than the text took to make.
 class GzipWriter {
 public:
     GzipWriter(std::FILE* file, const std::string& path) : m_file(file), m_path(path)
     {
         libdeflate_crc32(0, nullptr, 0); // picks its CPU's CRC code once, before several threads would
         const unsigned threads = std::max(1u, std::min(std::thread::hardware_concurrency(), 8u));
+        m_spareTexts.reserve(2 * threads + 4); // more than are ever out at once: kept without allocating
+        m_spareMembers.reserve(2 * threads + 4);
         for (unsigned i = 0; i < threads; ++i) m_workers.emplace_back([this] { Work(); });
     }
     ~GzipWriter() { Stop(); }
     GzipWriter(const GzipWriter&) = delete;
     GzipWriter& operator=(const GzipWriter&) = delete;
+
+    // An empty buffer for the next piece, with the capacity of one already filled where there is one.
+    std::string Spare()
+    {
+        std::lock_guard lock(m_mutex);
+        std::string text;
+        if (!m_spareTexts.empty()) {
+            text = std::move(m_spareTexts.back());
+            m_spareTexts.pop_back();
+        }
+        return text;
+    }
 
     void Submit(std::string&& piece)
     {
@@ -325,8 +341,12 @@ private:
             m_work.wait(lock, [&] { return m_stopping || m_next < m_pieces.size(); });
             if (m_stopping) break;
             Piece& piece = m_pieces[m_next++];
-            lock.unlock();
             std::string member;
+            if (!m_spareMembers.empty()) {
+                member = std::move(m_spareMembers.back());
+                m_spareMembers.pop_back();
+            }
+            lock.unlock();
             try { // no exception leaves the thread: a failure is the next Submit's or Finish's error
                 member.resize(libdeflate_gzip_compress_bound(c, piece.text.size()));
                 member.resize(libdeflate_gzip_compress(c, piece.text.data(), piece.text.size(), member.data(), member.size()));
@@ -336,6 +356,8 @@ private:
             lock.lock();
             if (member.empty() && m_error.empty()) m_error = "cannot compress " + m_path + " (out of memory)";
             piece.member = std::move(member);
+            piece.text.clear();
+            if (m_spareTexts.size() < m_spareTexts.capacity()) m_spareTexts.push_back(std::move(piece.text));
             piece.text = {};
             piece.done = true;
             WriteReady(lock);
@@ -353,6 +375,8 @@ private:
             lock.unlock();
             const bool ok = std::fwrite(member.data(), 1, member.size(), m_file) == member.size();
             lock.lock();
+            member.clear();
+            if (m_spareMembers.size() < m_spareMembers.capacity()) m_spareMembers.push_back(std::move(member));
             m_writing = false;
             ++m_written;
             if (!ok) m_error = "cannot write " + m_path + ": " + SystemReason() + " (disk full?)";
@@ -381,6 +405,7 @@ private:
     std::mutex m_mutex;
     std::condition_variable m_work, m_room;
     std::deque<Piece> m_pieces; // every piece so far; written ones are left empty
+    std::vector<std::string> m_spareTexts, m_spareMembers; // emptied buffers to fill again
     size_t m_next = 0, m_written = 0;
     bool m_writing = false, m_stopping = false;
     std::string m_error;
@@ -425,7 +450,7 @@ void OutputFile::FlushBuffer()
 {
     if (m_buffer.empty()) return;
     if (m_gz) {
-        std::string piece;
+        std::string piece = m_gz->Spare();
         piece.reserve(PieceBytes());
         piece.swap(m_buffer);
         m_gz->Submit(std::move(piece));

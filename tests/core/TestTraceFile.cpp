@@ -262,9 +262,10 @@ TEST_CASE("trace files write atomically, gzip by extension, and read back", "[io
 TEST_CASE("a .gz written on several threads is one gzip file of members in order", "[io]")
 {
     TempDir dir;
-    // 20 MiB of varied text: three pieces compressed apart, written in order.
+    // 72 MiB of varied text: nine pieces compressed apart, written in order (more than are ever in
+    // flight on two cores, so emptied buffers are filled again).
     std::string text;
-    for (int64_t i = 0; text.size() < (size_t{20} << 20); ++i) text += "{\"ph\":\"X\",\"ts\":" + std::to_string(i * 7919 % 100003) + "},\n";
+    for (int64_t i = 0; text.size() < (size_t{72} << 20); ++i) text += "{\"ph\":\"X\",\"ts\":" + std::to_string(i * 7919 % 100003) + "},\n";
     const std::string path = dir.File("big.json.gz");
     {
         OutputFile out(path);
