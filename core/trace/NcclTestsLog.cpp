@@ -441,8 +441,12 @@ NcclTestsLog LogParser::Parse()
 
 bool LooksLikeNcclTestsLog(std::string_view text)
 {
-    size_t first = text.find_first_not_of(" \t\r\n");
-    if (first == std::string_view::npos || text[first] == '{' || text[first] == '[') return false;
+    const size_t first = text.find_first_not_of(" \t\r\n");
+    if (first == std::string_view::npos || text[first] == '{') return false;
+    if (text[first] == '[') { // JSON's array of events, or a launcher's line such as "[1622510437.75] [g0314:110100:0] UCX WARN ..."
+        const size_t next = text.find_first_not_of(" \t\r\n", first + 1);
+        if (next == std::string_view::npos || text[next] == '{' || text[next] == ']' || text[next] == '[') return false;
+    }
     bool header = text.find("algbw") != std::string_view::npos && text.find("busbw") != std::string_view::npos;
     bool settings = text.find("nThread") != std::string_view::npos && text.find("minBytes") != std::string_view::npos;
     return header || settings;

@@ -84,7 +84,9 @@ struct NcclTestsLog {
 };
 
 // True when the text looks like an nccl-tests log (a table header with size, count, time, algbw
-// and busbw, or nccl-tests' settings line) and not like JSON.
+// and busbw, or nccl-tests' settings line) and not like JSON: a log may start with a launcher's
+// lines in brackets (Open MPI's UCX warnings "[1622510437.752046] [g0314:110100:0] ..."), JSON
+// with an object or an array of them.
 bool LooksLikeNcclTestsLog(std::string_view text);
 
 // Throws Error naming `origin` and the line when a row has a column that is not a number, and

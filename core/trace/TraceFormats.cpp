@@ -95,6 +95,7 @@ TraceFormat DetectTraceFormat(std::string_view prefix)
     if (LooksLikeSqlite(prefix)) return TraceFormat::Nsys;
     std::string_view start = SkipSpaceAndBom(prefix);
     if (start.empty()) return TraceFormat::Unknown;
+    if (start[0] == '[' && LooksLikeNcclTestsLog(start)) return TraceFormat::NcclTests; // a launcher's "[time] [host:pid]" lines first
     if (start[0] == '{' || start[0] == '[') {
         if (Contains(prefix, "\"paralens-trace\"")) return TraceFormat::Chrome;
         if (LooksLikeExecutionTrace(prefix)) return TraceFormat::ExecutionTrace;

@@ -131,6 +131,13 @@ TEST_CASE("nccl-tests: an MPI launcher's warnings before the header, and an old 
         "           4             1   float     sum    40.00    0.00    0.00  0e+00    39.00    0.00    0.00  0e+00\n"
         "           8             2   float     sum    41.00    0.00    0.00  0e+00    40.00    0.00    0.00  0e+00\n"
         "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 0.00 \n";
+    // Recognised as a log, not as the JSON its first '[' could start (what `fit`, `report` and the
+    // window's Open go by), and read as one.
+    CHECK(LooksLikeNcclTestsLog(text));
+    CHECK(DetectTraceFormat(text) == TraceFormat::NcclTests);
+    const Trace trace = ReadTraceText(text, "N2_G2.log");
+    CHECK(trace.Devices().size() == 4);
+    CHECK(trace.SpanCount() > 0);
     const NcclTestsLog log = ReadNcclTestsLog(text, "N2_G2.log");
     REQUIRE(log.blocks.size() == 1);
     const NcclTestsBlock& b = log.blocks[0];
@@ -231,6 +238,17 @@ TEST_CASE("nccl-tests: launchers' prefixes on every line are taken off", "[io][n
     REQUIRE(info.skipped.size() == 1);
     CHECK(info.skipped[0].line == 6);
     CHECK(info.blocks[0].rows.size() == 2);
+}
+
+TEST_CASE("nccl-tests: JSON that starts like a launcher's bracketed line is still JSON", "[io][nccl-tests]")
+{
+    const std::string header = "# nThread 1 nGpus 1 minBytes 4 maxBytes 8\n#  size  count  type  redop  time  algbw  busbw\n";
+    CHECK_FALSE(LooksLikeNcclTestsLog("[{\"name\": \"algbw busbw\"}]"));
+    CHECK_FALSE(LooksLikeNcclTestsLog(" [\n  {\"ph\": \"X\", \"args\": {\"note\": \"nThread minBytes\"}}]"));
+    CHECK_FALSE(LooksLikeNcclTestsLog("[ ]" + header));
+    CHECK_FALSE(LooksLikeNcclTestsLog("{\"traceEvents\": []}" + header));
+    CHECK(DetectTraceFormat("[{\"ph\": \"X\", \"name\": \"nThread minBytes\"}]") == TraceFormat::Chrome);
+    CHECK(LooksLikeNcclTestsLog("[node-1:1234] warning\n" + header));
 }
 
 TEST_CASE("nccl-tests: a log without rows or with a broken number gets one clear error", "[io][nccl-tests]")
