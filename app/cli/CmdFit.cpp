@@ -77,7 +77,7 @@ std::vector<SourceFits> FitAll(const FitOptions& o)
     std::vector<SourceFits> out;
     std::vector<std::string> traces;
     for (const std::string& f : o.files) {
-        if (core::DetectTraceFormat(core::ReadFilePrefix(f, 64 * 1024)) != core::TraceFormat::NcclTests) {
+        if (core::DetectFileFormat(f) != core::TraceFormat::NcclTests) {
             traces.push_back(f);
             continue;
         }

@@ -487,7 +487,7 @@ std::vector<Experiment> FileExperiments(const std::vector<std::string>& files)
     Experiment job;
     job.kind = ExperimentKind::File;
     for (const std::string& f : files) {
-        const bool kineto = core::DetectTraceFormat(core::ReadFilePrefix(f, 1 << 16)) == core::TraceFormat::Kineto;
+        const bool kineto = core::DetectFileFormat(f) == core::TraceFormat::Kineto;
         if (kineto && files.size() > 1) {
             job.files.push_back(f);
             continue;

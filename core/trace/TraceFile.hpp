@@ -54,6 +54,10 @@ std::string_view Name(TraceFormat f);
 // object with "schema" and "nodes" is a PyTorch execution trace (no timeline: read it beside a
 // profiler trace with ReadTraceFiles).
 TraceFormat DetectTraceFormat(std::string_view prefix);
+// The format of a file (decompressed) by DetectTraceFormat of its first 64 KiB, and of its first
+// 8 MiB when those are text that says nothing yet (a job's long preamble before nccl-tests'
+// header). `prefix`, when given, receives the bytes it looked at.
+TraceFormat DetectFileFormat(const std::string& path, std::string* prefix = nullptr);
 
 // Reads a Chrome Trace Event JSON document, ours or another tool's (array or object form).
 // `origin` names the input in error messages ("trace.json"). Throws Error with the event index

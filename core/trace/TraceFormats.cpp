@@ -22,6 +22,9 @@ namespace paralens::core {
 namespace {
 
 constexpr size_t kSniffBytes = 64 * 1024;
+// A text whose first kSniffBytes say nothing (a job script's echo of every command and srun's
+// CPU bindings before nccl-tests' header: 4,000 lines on 512 nodes) is looked into this far.
+constexpr size_t kTextSniffBytes = 8 * 1024 * 1024;
 
 std::string_view SkipSpaceAndBom(std::string_view text)
 {
@@ -105,14 +108,41 @@ TraceFormat DetectTraceFormat(std::string_view prefix)
     return TraceFormat::Unknown;
 }
 
+namespace {
+
+// Text, not a binary format: no NUL byte in it.
+bool LooksLikeText(std::string_view prefix) { return prefix.find('\0') == std::string_view::npos; }
+
+// DetectTraceFormat of a text's first bytes, and of more of them when those say nothing.
+TraceFormat DetectTextFormat(std::string_view text)
+{
+    const TraceFormat format = DetectTraceFormat(text.substr(0, kSniffBytes));
+    if (format != TraceFormat::Unknown || text.size() <= kSniffBytes || !LooksLikeText(text.substr(0, kSniffBytes))) return format;
+    return DetectTraceFormat(text.substr(0, kTextSniffBytes));
+}
+
+} // namespace
+
+TraceFormat DetectFileFormat(const std::string& path, std::string* prefix)
+{
+    std::string head = ReadFilePrefix(path, kSniffBytes);
+    TraceFormat format = DetectTraceFormat(head);
+    if (format == TraceFormat::Unknown && head.size() == kSniffBytes && LooksLikeText(head)) {
+        head = ReadFilePrefix(path, kTextSniffBytes);
+        format = DetectTraceFormat(head);
+    }
+    if (prefix) *prefix = std::move(head);
+    return format;
+}
+
 Trace ReadTraceFile(const std::string& path, const ReadOptions& options)
 {
     const std::string ext = std::filesystem::path(path).extension().string();
     if (ext == ".nsys-rep" || ext == ".qdrep") return ReadNsysReport(path, options);
-    std::string prefix = ReadFilePrefix(path, kSniffBytes);
+    std::string prefix;
+    const TraceFormat format = DetectFileFormat(path, &prefix);
     if (SkipSpaceAndBom(prefix).empty())
         throw Error(path + (prefix.empty() ? ": the file is empty" : ": the file is empty (only blanks)"));
-    TraceFormat format = DetectTraceFormat(prefix);
     if (format == TraceFormat::NcclTests) return NcclTestsTrace(ReadNcclTestsLogFile(path));
     if (format == TraceFormat::Nsys && ext != ".gz") return ReadNsysSqlite(path, path, options);
     auto source = OpenFileSource(path);
@@ -123,7 +153,7 @@ Trace ReadTraceText(const std::string& text, const std::string& origin, const Re
 {
     std::string_view prefix = std::string_view(text).substr(0, kSniffBytes);
     if (SkipSpaceAndBom(prefix).empty()) throw Error(origin + ": the file is empty");
-    TraceFormat format = DetectTraceFormat(prefix);
+    const TraceFormat format = DetectTextFormat(text);
     if (format == TraceFormat::NcclTests) return NcclTestsTrace(ReadNcclTestsLog(text, origin));
     auto source = TextSource(text);
     return ReadByFormat(format, *source, origin, options, prefix);
@@ -211,7 +241,7 @@ Trace ReadTraceFiles(const std::vector<std::string>& paths, const ReadOptions& o
     std::vector<std::string> traces;
     ReadOptions withEts = options;
     for (const std::string& p : paths) {
-        if (std::filesystem::path(p).extension() == ".nsys-rep" || DetectTraceFormat(ReadFilePrefix(p, kSniffBytes)) != TraceFormat::ExecutionTrace) {
+        if (std::filesystem::path(p).extension() == ".nsys-rep" || DetectFileFormat(p) != TraceFormat::ExecutionTrace) {
             traces.push_back(p);
             continue;
         }

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
+#include <unistd.h>
 
 using namespace paralens;
 using namespace paralens::core;
@@ -238,6 +239,32 @@ TEST_CASE("nccl-tests: launchers' prefixes on every line are taken off", "[io][n
     REQUIRE(info.skipped.size() == 1);
     CHECK(info.skipped[0].line == 6);
     CHECK(info.blocks[0].rows.size() == 2);
+}
+
+TEST_CASE("nccl-tests: a job's preamble longer than the first 64 KiB before the log", "[io][nccl-tests]")
+{
+    // As CSCS Alps' logs on 256 and 512 nodes have it: the job script's commands echoed, then a
+    // CPU binding line per rank (2,048 of them), then nccl-tests' header, every line prefixed.
+    std::string text = "+ export NCCL_CROSS_NIC=0\n+ NCCL_CROSS_NIC=0\n";
+    for (int r = 0; r < 2048; ++r)
+        text += std::to_string(r / 4 * 4) + ": cpu-bind=MASK - nid00" + std::to_string(5000 + r / 4) + ", task " + std::to_string(r) +
+                " " + std::to_string(r % 4) + " [28635" + std::to_string(r % 10) + "]: mask 0xffffffffffffffffff000000000000000000 set\n";
+    REQUIRE(text.size() > 64 * 1024);
+    text += "0: # nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 8 iters: 24 agg iters: 1 validation: 1 graph: 0\n"
+            "0: #  Rank  0 Group  0 Pid 286352 on  nid005551 device  0 [0009:01:00] NVIDIA GH200 120GB\n"
+            "0: #  Rank  1 Group  0 Pid 214812 on  nid005554 device  0 [0009:01:00] NVIDIA GH200 120GB\n"
+            "0: #       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+            "0:            8             2     float     sum      -1    20.00    0.00    0.00      0    19.00    0.00    0.00      0\n"
+            "0:           16             4     float     sum      -1    21.00    0.00    0.00      0    20.00    0.00    0.00      0\n";
+    CHECK(DetectTraceFormat(std::string_view(text).substr(0, 64 * 1024)) == TraceFormat::Unknown); // the first 64 KiB alone
+    const Trace fromText = ReadTraceText(text, "N512.log");
+    CHECK(fromText.Devices().size() == 2);
+    const std::string path = (std::filesystem::temp_directory_path() / ("paralens-preamble-" + std::to_string(::getpid()) + ".log")).string();
+    WriteFileAtomic(path, text);
+    CHECK(DetectFileFormat(path) == TraceFormat::NcclTests);
+    const Trace fromFile = ReadTraceFile(path);
+    CHECK(fromFile.SpanCount() == fromText.SpanCount());
+    std::filesystem::remove(path);
 }
 
 TEST_CASE("nccl-tests: JSON that starts like a launcher's bracketed line is still JSON", "[io][nccl-tests]")
