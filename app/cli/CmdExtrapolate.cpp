@@ -90,7 +90,11 @@ void PrintText(const core::Extrapolation& e, const ExtrapolateOptions& o)
 
 void RunExtrapolate(const ExtrapolateOptions& o)
 {
-    const core::FitResult node = core::FitAlphaBeta(GroupOf("--node", o.node, core::Collective::AllReduce));
+    const core::FitGroup nodeGroup = GroupOf("--node", o.node, core::Collective::AllReduce);
+    Require(nodeGroup.nodes <= 1, "--node: " + o.node + " has its " + std::to_string(nodeGroup.ranks) + " ranks on " +
+                                      std::to_string(nodeGroup.nodes) + " hosts (its header's device lines): give an allreduce log of one "
+                                                                        "node (--net takes the log across nodes)");
+    const core::FitResult node = core::FitAlphaBeta(nodeGroup);
     const core::NetworkLogGroup netLog = [&] {
         try {
             return core::NetworkGroupOf(core::ReadNcclTestsLogFile(o.net), o.net);
@@ -99,11 +103,16 @@ void RunExtrapolate(const ExtrapolateOptions& o)
         }
     }();
     const core::FitResult net = core::FitAlphaBeta(netLog.group);
-    const int q = o.ranksPerNode > 0 ? o.ranksPerNode : node.ranks;
     std::optional<core::FitGroup> measured;
     if (!o.compare.empty()) measured = GroupOf("--compare", o.compare, core::Collective::AllReduce);
+    // A compared log that names its hosts says how many nodes, and GPUs on each, it ran.
+    const int hosts = measured && measured->nodes > 1 && measured->ranks % measured->nodes == 0 ? measured->nodes : 0;
+    const int q = o.ranksPerNode > 0 ? o.ranksPerNode : hosts > 0 ? measured->ranks / hosts : node.ranks;
     int nodes = o.nodes;
-    if (nodes == 0 && measured) nodes = measured->ranks / q;
+    if (nodes == 0 && measured) nodes = hosts > 0 ? hosts : measured->ranks / q;
+    if (hosts > 0)
+        Require(nodes == hosts, "--nodes: " + std::to_string(nodes) + ", but --compare's " + o.compare + " ran on " + std::to_string(hosts) +
+                                    " hosts (its header's device lines)");
     Require(nodes >= 2, "--nodes: give the number of nodes (2 or more), or --compare with a log of them");
     if (measured)
         Require(measured->ranks == nodes * q, "--compare: " + o.compare + " has " + std::to_string(measured->ranks) + " ranks, not " +
@@ -134,9 +143,10 @@ void AddExtrapolateCommand(CLI::App& root)
                                         "count, or sendrecv_perf, all_reduce_perf, all_gather_perf or reduce_scatter_perf with one GPU "
                                         "per node (2 ranks without host names: two nodes)")->required();
     cmd->add_option("--ranks-per-node", opts->ranksPerNode,
-                    "GPUs per node to predict (default: the --node log's; its per-link NVLink alpha and beta price any count)")
+                    "GPUs per node to predict (default: the --compare log's GPUs per host when its header names them, else the "
+                    "--node log's; its per-link NVLink alpha and beta price any count)")
         ->check(PositiveOption());
-    cmd->add_option("--nodes", opts->nodes, "Number of nodes to predict (default: from --compare)");
+    cmd->add_option("--nodes", opts->nodes, "Number of nodes to predict (default: from --compare: its hosts, else its ranks over the GPUs per node)");
     cmd->add_option("--compare", opts->compare, "nccl-tests allreduce log on those nodes: each size's prediction beside it");
     cmd->add_flag("--json", opts->json, "Machine-readable output on stdout");
     cmd->callback([opts] { RunExtrapolate(*opts); });

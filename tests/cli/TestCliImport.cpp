@@ -227,6 +227,21 @@ TEST_CASE("extrapolate predicts an allreduce on several nodes from a one-node lo
     const CliResult oneHost = RunParalens("extrapolate --node " + dir.File("node.log") + " --net " + dir.File("ar1node.log") + " --nodes 2");
     CHECK(oneHost.exitCode == 2);
     CHECK_THAT(oneHost.err, Catch::Contains("node0") && Catch::Contains("across nodes"));
+    // A log of two nodes is no log of one node.
+    const CliResult twoNodes = RunParalens("extrapolate --node " + dir.File("two.log") + " --net " + dir.File("p2p.log") + " --nodes 4");
+    CHECK(twoNodes.exitCode == 2);
+    CHECK_THAT(twoNodes.err, Catch::Contains("--node: ") && Catch::Contains("on 2 hosts") && Catch::Contains("one node"));
+    // A compared log that names its hosts (4 nodes of 4) sets the nodes and the GPUs on each: not
+    // 2 nodes of the node log's 8 from its 16 ranks; a --nodes that disagrees is refused.
+    paralens::core::WriteFileAtomic(dir.File("four4.log"), NodesLog("all_reduce_perf", 4, 4, node));
+    const Json byHosts = RunJson("extrapolate --node " + dir.File("node.log") + " --net " + dir.File("p2p.log") + " --compare " +
+                                 dir.File("four4.log") + " --json");
+    CHECK(byHosts["nodes"] == 4);
+    CHECK(byHosts["ranksPerNode"] == 4);
+    const CliResult otherNodes = RunParalens("extrapolate --node " + dir.File("node.log") + " --net " + dir.File("p2p.log") + " --compare " +
+                                             dir.File("four4.log") + " --nodes 8");
+    CHECK(otherNodes.exitCode == 2);
+    CHECK_THAT(otherNodes.err, Catch::Contains("--nodes: 8") && Catch::Contains("on 4 hosts"));
     // Another count of GPUs per node than the node's log.
     const Json four = RunJson("extrapolate --node " + dir.File("node.log") + " --net " + dir.File("p2p.log") +
                               " --nodes 2 --ranks-per-node 4 --json");
