@@ -168,6 +168,22 @@ TEST_CASE("plan: --network-fit prices the network with a fitted alpha and bandwi
     const CliResult bad = RunParalens("plan --network-fit " + dir.File("missing.json"));
     CHECK(bad.exitCode == 2);
     CHECK_THAT(bad.err, Catch::Contains("missing.json"));
+
+    // A fit of a log whose ranks all ran on one host measured NVLink, not the network (and one
+    // across hosts the network, not NVLink): each is refused at the other level, saying so.
+    file.fits[0].nodes = 1;
+    file.fits[0].source = "N1.log";
+    paralens::core::WriteFileAtomic(dir.File("node.json"), paralens::core::FitFileToJson(file));
+    const CliResult oneHost = RunParalens("plan --network-fit " + dir.File("node.json"));
+    CHECK(oneHost.exitCode == 2);
+    CHECK_THAT(oneHost.err, Catch::Contains("--network-fit: ") && Catch::Contains("N1.log") && Catch::Contains("on one host") &&
+                                Catch::Contains("--nvlink-fit"));
+    CHECK(RunParalens(common + "--nvlink-fit " + dir.File("node.json")).exitCode == 0);
+    file.fits[0].nodes = 2;
+    paralens::core::WriteFileAtomic(dir.File("net.json"), paralens::core::FitFileToJson(file));
+    const CliResult twoHosts = RunParalens("plan --nvlink-fit " + dir.File("net.json"));
+    CHECK(twoHosts.exitCode == 2);
+    CHECK_THAT(twoHosts.err, Catch::Contains("--nvlink-fit: ") && Catch::Contains("on 2 hosts") && Catch::Contains("--network-fit"));
 }
 
 TEST_CASE("plan: the defaults give an answer", "[cli][plan]")
