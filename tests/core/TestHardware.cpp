@@ -26,6 +26,8 @@ TEST_CASE("CUDA device names find their spec", "[core][model]")
 {
     CHECK(FindGpu("NVIDIA H100 80GB HBM3")->id == "h100-sxm");
     CHECK(FindGpu("NVIDIA H200")->id == "h200");
+    CHECK(FindGpu("NVIDIA GH200 120GB")->id == "gh200"); // not the H200 its name contains (CSCS Alps' nodes)
+    CHECK(FindGpu("NVIDIA GH200 480GB")->PeakFlops("bf16") == Approx(989e12));
     CHECK(FindGpu("NVIDIA A100-SXM4-40GB")->id == "a100-sxm");
     CHECK(FindGpu("NVIDIA GeForce GTX 1080") == nullptr);
     CHECK_THAT(GpuIdsList(), Catch::Contains("b200"));
