@@ -158,6 +158,19 @@ uint64_t DtypeBytes(const std::string& dtype)
                 "uint32, int64, uint64, fp8");
 }
 
+void RequireFitOfLevel(const char* option, const char* otherOption, const std::string& path, const core::FitFile& file, bool insideNode)
+{
+    bool other = !file.fits.empty();
+    for (const core::FitResult& f : file.fits) other = other && (insideNode ? f.nodes >= 2 : f.nodes == 1);
+    if (!other) return;
+    const core::FitResult& f = file.fits.front();
+    throw Error(std::string(option) + ": " + path + " fits " + (f.source.empty() ? std::string("a log") : f.source) + ", whose " +
+                std::to_string(f.ranks) + " ranks ran " +
+                (insideNode ? "on " + std::to_string(f.nodes) + " hosts: it measured the network"
+                            : std::string("on one host: it measured the links inside a node")) +
+                "; give it as " + otherOption + ", or fit a log " + (insideNode ? "of one node" : "across nodes"));
+}
+
 void PrintJson(const nlohmann::json& doc) { std::cout << doc.dump(2) << std::endl; }
 
 void CheckWritable(const char* option, const std::string& path)

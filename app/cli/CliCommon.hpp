@@ -3,6 +3,7 @@
 #pragma once
 
 #include "model/Collective.hpp"
+#include "model/Fit.hpp"
 #include "sim/ClusterModel.hpp"
 #include "trace/TraceFile.hpp"
 
@@ -44,6 +45,12 @@ uint64_t DtypeBytes(const std::string& dtype);
 CLI::Validator PositiveOption();
 
 void PrintJson(const nlohmann::json& doc);
+
+// A fit file given for one level of a cluster (`option`: --network-fit, --net-model, --nvlink-fit):
+// fits whose logs named their hosts say which level they measured (one host: inside a node;
+// several: across nodes). Throws Error naming the log and the option for the other level when
+// every fit of the file is of the other level; fits of logs without host names pass.
+void RequireFitOfLevel(const char* option, const char* otherOption, const std::string& path, const core::FitFile& file, bool insideNode);
 
 // Checks that an output path can be written before long work starts (the real write is atomic).
 void CheckWritable(const char* option, const std::string& path);

@@ -82,18 +82,7 @@ core::ResolvedModel ModelOf(const PlanOptions& o)
 void ApplyLinkFit(const char* option, const std::string& path, bool insideNode, core::PlanCluster& c)
 {
     auto file = std::make_shared<const core::FitFile>(core::ParseFitFile(core::ReadFileDecompressed(path), path));
-    // Fits whose logs named their hosts say which level they measured: one host is inside a node,
-    // several are across nodes. A file of only the other level's is refused (unnamed: taken as given).
-    bool other = !file->fits.empty();
-    for (const core::FitResult& f : file->fits) other = other && (insideNode ? f.nodes >= 2 : f.nodes == 1);
-    if (other) {
-        const core::FitResult& f = file->fits.front();
-        throw Error(std::string(option) + ": " + path + " fits " + (f.source.empty() ? std::string("a log") : f.source) + ", whose " +
-                    std::to_string(f.ranks) + " ranks ran " + (insideNode ? "on " + std::to_string(f.nodes) + " hosts: it measured the network"
-                                                                          : std::string("on one host: it measured the links inside a node")) +
-                    "; give it as " + (insideNode ? "--network-fit" : "--nvlink-fit") + ", or fit a log " +
-                    (insideNode ? "of one node" : "across nodes"));
-    }
+    RequireFitOfLevel(option, insideNode ? "--network-fit" : "--nvlink-fit", path, *file, insideNode);
     std::string why;
     std::optional<core::CostParams> p;
     if (!insideNode) p = core::NetworkLinkFromFit(*file, 1 << 30, c.nvlinkAlphaUs * 1e-6, &why);

@@ -2,6 +2,7 @@
 #include "CliCommon.hpp"
 #include "Commands.hpp"
 
+#include "analysis/Extrapolation.hpp"
 #include "analysis/Fitting.hpp"
 #include "common/Error.hpp"
 #include "common/Units.hpp"
@@ -14,6 +15,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 namespace paralens::app {
 
@@ -27,14 +29,15 @@ struct SimulateOptions {
     int root = 0;
     int ranksPerNode = 0;
     ClusterOptions cluster;
-    std::string model; // a fit file (paralens fit --out)
+    std::string model;    // a fit file (paralens fit --out)
+    std::string netModel; // a fit file of a log across nodes: the network between them
     std::string out;
     bool json = false;
 };
 
 // Which of --alpha-us, --bandwidth-GBps, --gamma-GBps the user gave: they win over --model.
 struct ExplicitCluster {
-    bool alpha = false, bandwidth = false, gamma = false;
+    bool alpha = false, bandwidth = false, gamma = false, netAlpha = false, netBandwidth = false;
 };
 
 // Takes alpha, beta and gamma from the fit file for the options not given explicitly; returns
@@ -57,6 +60,36 @@ std::string ApplyModel(SimulateOptions& o, const core::CollectiveSpec& spec, con
     if (given.bandwidth) overridden += " --bandwidth-GBps";
     if (given.gamma) overridden += " --gamma-GBps";
     return why + " in " + o.model + (overridden.empty() ? "" : "; given explicitly:" + overridden);
+}
+
+// --net-model: the network between nodes from a fit of a log across nodes, read per NIC as NCCL
+// runs that log (analysis/Extrapolation.hpp NetworkLinkFromFit), at the line of the size whose bytes
+// per NIC are this collective's (busbw factor x n / q), as `plan --network-fit` prices its
+// traffic; a fit whose log named no hosts by its own line (ModelFromFit). --net-alpha-us and
+// --net-bandwidth-GBps given explicitly win. Returns what was used, for the output.
+std::string ApplyNetModel(SimulateOptions& o, const core::CollectiveSpec& spec, const ExplicitCluster& given)
+{
+    if (o.netModel.empty()) return "";
+    Require(o.ranksPerNode > 0, "--net-model: give --ranks-per-node too (which ranks share a node)");
+    const core::FitFile file = core::LoadFitFile(o.netModel);
+    RequireFitOfLevel("--net-model", "--model", o.netModel, file, false);
+    const double perNic = core::BusBwFactor(spec.collective, spec.ranks) * static_cast<double>(spec.bytes) / o.ranksPerNode;
+    // A two-node log's latency holds its NVLink hops too: theirs as the smallest sizes of --model
+    // price them (as `extrapolate` reads its node log), else --alpha-us.
+    double alphaIntra = o.cluster.alphaUs * 1e-6;
+    if (!o.model.empty() && !given.alpha)
+        if (auto small = core::ModelFromFit(core::LoadFitFile(o.model), core::Collective::AllReduce, o.ranksPerNode, 1, nullptr))
+            alphaIntra = small->alphaSec;
+    std::string why;
+    std::optional<core::CostParams> p = core::NetworkLinkFromFit(file, perNic, alphaIntra, &why);
+    if (!p) p = core::ModelFromFit(file, spec.collective, spec.ranks, spec.bytes, &why);
+    Require(p.has_value() && p->betaSecPerByte > 0, "--net-model: " + o.netModel + " holds no fit with a bandwidth");
+    if (!given.netAlpha) o.cluster.netAlphaUs = p->alphaSec * 1e6;
+    if (!given.netBandwidth) o.cluster.netBandwidthGBps = 1e-9 / p->betaSecPerByte;
+    std::string overridden;
+    if (given.netAlpha) overridden += " --net-alpha-us";
+    if (given.netBandwidth) overridden += " --net-bandwidth-GBps";
+    return why + " in " + o.netModel + (overridden.empty() ? "" : "; given explicitly:" + overridden);
 }
 
 nlohmann::json TwoLevelJson(const core::TwoLevelModel& t, double stepByStep, const core::CollectiveSpec& spec, const ClusterOptions& c)
@@ -100,6 +133,7 @@ void RunSimulate(SimulateOptions o, const ExplicitCluster& given)
         Require(o.root >= 0 && o.root < o.ranks, "--root: must be a rank from 0 to " + std::to_string(o.ranks - 1) +
                                                      " (got " + std::to_string(o.root) + ")");
     const std::string modelFrom = ApplyModel(o, spec, given);
+    const std::string netModelFrom = ApplyNetModel(o, spec, given);
     core::ClusterModel cluster = o.cluster.ToModel();
     if (!o.out.empty()) CheckWritable("--out", o.out);
 
@@ -146,6 +180,10 @@ void RunSimulate(SimulateOptions o, const ExplicitCluster& given)
             j["model"] = o.model;
             j["modelFrom"] = modelFrom;
         }
+        if (!o.netModel.empty()) {
+            j["netModel"] = o.netModel;
+            j["netModelFrom"] = netModelFrom;
+        }
         if (!o.out.empty()) j["out"] = o.out;
         PrintJson(j);
         return;
@@ -154,6 +192,7 @@ void RunSimulate(SimulateOptions o, const ExplicitCluster& given)
                 std::string(core::Name(spec.algorithm)).c_str(), spec.ranks, core::FormatBytes(spec.bytes).c_str(),
                 o.cluster.Describe().c_str());
     if (!modelFrom.empty()) std::printf("  model from %s\n", modelFrom.c_str());
+    if (!netModelFrom.empty()) std::printf("  network %s\n", netModelFrom.c_str());
     std::printf("  simulated  %12.6f us   %zu messages in %zu steps, %s on the wire\n", simulated * 1e6, sim.transfers,
                 plan.steps.size(), core::FormatBytes(sim.wireBytes).c_str());
     if (twoLevel.twoLevel) PrintTwoLevel(twoLevel, spec);
@@ -190,10 +229,15 @@ void AddSimulateCommand(CLI::App& root)
                     "Take alpha, bandwidth and gamma from a fit file (`paralens fit --out FIT.json`): the fit of this "
                     "collective (nearest rank count), else the joint fit, else the first; --alpha-us, --bandwidth-GBps "
                     "and --gamma-GBps given explicitly win");
+    cmd->add_option("--net-model", opts->netModel,
+                    "Take the network between nodes from a fit file of a log across nodes (`paralens fit --out`; needs "
+                    "--ranks-per-node): per NIC as NCCL ran that log, at this collective's bytes per NIC, as `plan "
+                    "--network-fit` prices it; --net-alpha-us and --net-bandwidth-GBps given explicitly win");
     cmd->add_option("--out,-o", opts->out, "Write the simulated trace here (.json, or .json.gz compressed)");
     cmd->add_flag("--json", opts->json, "Machine-readable output on stdout");
     cmd->callback([opts, cmd] {
-        ExplicitCluster given{cmd->count("--alpha-us") > 0, cmd->count("--bandwidth-GBps") > 0, cmd->count("--gamma-GBps") > 0};
+        ExplicitCluster given{cmd->count("--alpha-us") > 0, cmd->count("--bandwidth-GBps") > 0, cmd->count("--gamma-GBps") > 0,
+                              cmd->count("--net-alpha-us") > 0, cmd->count("--net-bandwidth-GBps") > 0};
         RunSimulate(*opts, given);
     });
 }

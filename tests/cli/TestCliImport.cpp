@@ -250,6 +250,47 @@ TEST_CASE("extrapolate predicts an allreduce on several nodes from a one-node lo
     CHECK(four["rows"].back()["treeUs"].get<double>() == Approx((2 * (a2 + 3 * a) + std::max(n / 4 * b2 / eff(n), n * b)) * 1e6).epsilon(0.01));
 }
 
+TEST_CASE("simulate --net-model prices the network per NIC from a log across nodes, as plan --network-fit does", "[cli][twolevel]")
+{
+    CliTempDir dir;
+    // Between nodes: 10 us and 25 GB/s per NIC, measured by a sendrecv and by an allreduce on two
+    // nodes of 4 (NCCL's tree there); read per NIC, either gives the network of a simulation.
+    const double a2 = 10e-6, b2 = 1 / 25e9;
+    auto net = [&](double m) { return a2 + m * b2; };
+    auto eff = [](double n) { return paralens::core::NcclTreeEfficiency(static_cast<uint64_t>(n)); };
+    paralens::core::WriteFileAtomic(dir.File("p2p.log"), NodesLog("sendrecv_perf", 2, 1, net));
+    paralens::core::WriteFileAtomic(dir.File("two.log"), NodesLog("all_reduce_perf", 2, 4, [&](double n) {
+                                        return 2 * (a2 + 3 * 2e-6) + n / 4 * b2 / eff(n);
+                                    }));
+    const std::string common = "simulate -c allreduce -a hierarchical -p 16 --ranks-per-node 4 -n 256MiB --alpha-us 2 --bandwidth-GBps 300 ";
+    const Json direct = RunJson(common + "--net-alpha-us 10 --net-bandwidth-GBps 25 --json");
+    for (const char* log : {"p2p.log", "two.log"}) {
+        INFO(log);
+        REQUIRE(RunParalens(std::string("fit ") + dir.File(log) + " --out " + dir.File("net.json")).exitCode == 0);
+        const Json j = RunJson(common + "--net-model " + dir.File("net.json") + " --json");
+        // Exact from the sendrecv; from the allreduce near (its line between sizes spans the steps of
+        // NCCL's tree efficiency), where its ring formula's reading would give 8 times the bandwidth.
+        const double within = std::string(log) == "p2p.log" ? 0.02 : 0.15;
+        CHECK(j["simulatedSeconds"].get<double>() == Approx(direct["simulatedSeconds"].get<double>()).epsilon(within));
+        CHECK(j["twoLevel"]["netBandwidthGBps"].get<double>() == Approx(25).epsilon(within));
+        CHECK(j["twoLevel"]["netAlphaUs"].get<double>() == Approx(10).epsilon(0.02)); // the allreduce's NVLink hops at --alpha-us taken out
+        CHECK_THAT(j["netModelFrom"].get<std::string>(), Catch::Contains("per NIC") && Catch::Contains(log));
+    }
+    // Given explicitly, the network's bandwidth wins; without --ranks-per-node, or with a fit of one
+    // host's log, it is refused, naming what to give.
+    const Json over = RunJson(common + "--net-model " + dir.File("net.json") + " --net-bandwidth-GBps 50 --json");
+    CHECK(over["twoLevel"]["netBandwidthGBps"] == 50.0);
+    CHECK_THAT(over["netModelFrom"].get<std::string>(), Catch::Contains("given explicitly: --net-bandwidth-GBps"));
+    const CliResult noNodes = RunParalens("simulate -c allreduce -p 16 --net-model " + dir.File("net.json"));
+    CHECK(noNodes.exitCode == 2);
+    CHECK_THAT(noNodes.err, Catch::Contains("--net-model: give --ranks-per-node"));
+    paralens::core::WriteFileAtomic(dir.File("node.log"), NodesLog("all_reduce_perf", 1, 4, net));
+    REQUIRE(RunParalens("fit " + dir.File("node.log") + " --out " + dir.File("node.json")).exitCode == 0);
+    const CliResult oneHost = RunParalens(common + "--net-model " + dir.File("node.json"));
+    CHECK(oneHost.exitCode == 2);
+    CHECK_THAT(oneHost.err, Catch::Contains("--net-model: ") && Catch::Contains("on one host") && Catch::Contains("--model"));
+}
+
 TEST_CASE("analyze an nccl-tests log: devices and collectives in JSON", "[cli]")
 {
     CliTempDir dir;
