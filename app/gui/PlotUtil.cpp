@@ -86,6 +86,18 @@ double PlotFrame::FromX(float px) const
     return x.log ? std::pow(10.0, t) : t;
 }
 
+namespace {
+
+// printf's "%.3g" without its exponent: three significant digits below 1000 ("999"), the whole
+// number from there on ("1000", "12000"), where "%.3g" wrote "1e+03".
+void Significant(char* buf, size_t n, double v, const char* unit)
+{
+    if (std::abs(v) >= 999.5) std::snprintf(buf, n, "%.0f%s", v, unit);
+    else std::snprintf(buf, n, "%.3g%s", v, unit);
+}
+
+} // namespace
+
 char* FormatValue(char* buf, int size, double v, AxisUnit unit)
 {
     const auto n = static_cast<size_t>(size);
@@ -99,16 +111,16 @@ char* FormatValue(char* buf, int size, double v, AxisUnit unit)
     case AxisUnit::Seconds: {
         const double a = std::abs(v);
         if (a == 0) std::snprintf(buf, n, "0");
-        else if (a >= 1) std::snprintf(buf, n, "%.3g s", v);
-        else if (a >= 1e-3) std::snprintf(buf, n, "%.3g ms", v * 1e3);
-        else if (a >= 1e-6) std::snprintf(buf, n, "%.3g \xC2\xB5s", v * 1e6);
-        else std::snprintf(buf, n, "%.3g ns", v * 1e9);
+        else if (a >= 1) Significant(buf, n, v, " s");
+        else if (a >= 1e-3) Significant(buf, n, v * 1e3, " ms");
+        else if (a >= 1e-6) Significant(buf, n, v * 1e6, " \xC2\xB5s");
+        else Significant(buf, n, v * 1e9, " ns");
         return buf;
     }
-    case AxisUnit::GBps: std::snprintf(buf, n, "%.3g GB/s", v); return buf;
+    case AxisUnit::GBps: Significant(buf, n, v, " GB/s"); return buf;
     case AxisUnit::Fraction: std::snprintf(buf, n, "%.0f%%", v * 100); return buf;
     case AxisUnit::Plain:
-    case AxisUnit::Count: std::snprintf(buf, n, "%.3g", v); return buf;
+    case AxisUnit::Count: Significant(buf, n, v, ""); return buf;
     }
     return buf;
 }

@@ -4,6 +4,7 @@
 #include "App.hpp"
 #include "FlowView.hpp"
 #include "ModelView.hpp"
+#include "PlotUtil.hpp"
 #include "RunBuilder.hpp"
 #include "ScenarioLoader.hpp"
 #include "Theme.hpp"
@@ -234,4 +235,17 @@ TEST_CASE("app: a bad file opens a dialog naming it, and the app keeps what it s
     REQUIRE(app.CurrentSnapshot()->runs.size() == 1);
     CHECK(app.CurrentSnapshot()->runs[0]->experiment.kind == ExperimentKind::File);
     CHECK(app.CurrentSnapshot()->runs[0]->bubbleFraction == Approx(3.0 / 11.0).epsilon(1e-6)); // pipeline metadata kept
+}
+
+TEST_CASE("plot axes' labels never switch to an exponent", "[gui]")
+{
+    char b[64];
+    CHECK(std::string(FormatValue(b, sizeof b, 1000.0, AxisUnit::Seconds)) == "1000 s"); // the model view of 2048 ranks: "1e+03 s"
+    CHECK(std::string(FormatValue(b, sizeof b, 0.9998, AxisUnit::Seconds)) == "1000 ms"); // the MFU view: "1e+03 ms"
+    CHECK(std::string(FormatValue(b, sizeof b, 12345.0, AxisUnit::Seconds)) == "12345 s");
+    CHECK(std::string(FormatValue(b, sizeof b, 0.0125, AxisUnit::Seconds)) == "12.5 ms");
+    CHECK(std::string(FormatValue(b, sizeof b, 2.5e-7, AxisUnit::Seconds)) == "250 ns");
+    CHECK(std::string(FormatValue(b, sizeof b, 1600.0, AxisUnit::GBps)) == "1600 GB/s");
+    CHECK(std::string(FormatValue(b, sizeof b, 999.0, AxisUnit::Plain)) == "999");
+    CHECK(std::string(FormatValue(b, sizeof b, 4096.0, AxisUnit::Count)) == "4096");
 }
