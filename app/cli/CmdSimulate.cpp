@@ -40,12 +40,12 @@ struct ExplicitCluster {
     bool alpha = false, bandwidth = false, gamma = false, netAlpha = false, netBandwidth = false;
 };
 
-// Takes alpha, beta and gamma from the fit file for the options not given explicitly; returns
-// what was used, for the output.
-std::string ApplyModel(SimulateOptions& o, const core::CollectiveSpec& spec, const ExplicitCluster& given)
+// Takes alpha, beta and gamma from the fit file (--model's, read once) for the options not given
+// explicitly; returns what was used, for the output.
+std::string ApplyModel(SimulateOptions& o, const core::FitFile* model, const core::CollectiveSpec& spec, const ExplicitCluster& given)
 {
-    if (o.model.empty()) return "";
-    core::FitFile file = core::LoadFitFile(o.model);
+    if (!model) return "";
+    const core::FitFile& file = *model;
     std::string why;
     auto params = core::ModelFromFit(file, spec.collective, spec.ranks, spec.bytes, &why);
     if (!params) throw Error("--model: " + o.model + " holds no fit");
@@ -67,7 +67,7 @@ std::string ApplyModel(SimulateOptions& o, const core::CollectiveSpec& spec, con
 // per NIC are this collective's (busbw factor x n / q), as `plan --network-fit` prices its
 // traffic; a fit whose log named no hosts by its own line (ModelFromFit). --net-alpha-us and
 // --net-bandwidth-GBps given explicitly win. Returns what was used, for the output.
-std::string ApplyNetModel(SimulateOptions& o, const core::CollectiveSpec& spec, const ExplicitCluster& given)
+std::string ApplyNetModel(SimulateOptions& o, const core::FitFile* model, const core::CollectiveSpec& spec, const ExplicitCluster& given)
 {
     if (o.netModel.empty()) return "";
     Require(o.ranksPerNode > 0, "--net-model: give --ranks-per-node too (which ranks share a node)");
@@ -77,8 +77,8 @@ std::string ApplyNetModel(SimulateOptions& o, const core::CollectiveSpec& spec, 
     // A two-node log's latency holds its NVLink hops too: theirs as the smallest sizes of --model
     // price them (as `extrapolate` reads its node log), else --alpha-us.
     double alphaIntra = o.cluster.alphaUs * 1e-6;
-    if (!o.model.empty() && !given.alpha)
-        if (auto small = core::ModelFromFit(core::LoadFitFile(o.model), core::Collective::AllReduce, o.ranksPerNode, 1, nullptr))
+    if (model && !given.alpha)
+        if (auto small = core::ModelFromFit(*model, core::Collective::AllReduce, o.ranksPerNode, 1, nullptr))
             alphaIntra = small->alphaSec;
     std::string why;
     std::optional<core::CostParams> p = core::NetworkLinkFromFit(file, perNic, alphaIntra, &why);
@@ -132,8 +132,10 @@ void RunSimulate(SimulateOptions o, const ExplicitCluster& given)
     if (core::HasRoot(spec.collective))
         Require(o.root >= 0 && o.root < o.ranks, "--root: must be a rank from 0 to " + std::to_string(o.ranks - 1) +
                                                      " (got " + std::to_string(o.root) + ")");
-    const std::string modelFrom = ApplyModel(o, spec, given);
-    const std::string netModelFrom = ApplyNetModel(o, spec, given);
+    std::optional<core::FitFile> model;
+    if (!o.model.empty()) model = core::LoadFitFile(o.model);
+    const std::string modelFrom = ApplyModel(o, model ? &*model : nullptr, spec, given);
+    const std::string netModelFrom = ApplyNetModel(o, model ? &*model : nullptr, spec, given);
     core::ClusterModel cluster = o.cluster.ToModel();
     if (!o.out.empty()) CheckWritable("--out", o.out);
 

@@ -110,15 +110,19 @@ TraceFormat DetectTraceFormat(std::string_view prefix)
 
 namespace {
 
-// Text, not a binary format: no NUL byte in it.
-bool LooksLikeText(std::string_view prefix) { return prefix.find('\0') == std::string_view::npos; }
+// Whether the first kSniffBytes of a longer input (`head`, found `format`) said nothing and are
+// text (no NUL byte, not a binary format), so that more of it is looked into.
+bool LookFurther(TraceFormat format, std::string_view head)
+{
+    return format == TraceFormat::Unknown && head.size() >= kSniffBytes && head.find('\0') == std::string_view::npos;
+}
 
 // DetectTraceFormat of a text's first bytes, and of more of them when those say nothing.
 TraceFormat DetectTextFormat(std::string_view text)
 {
-    const TraceFormat format = DetectTraceFormat(text.substr(0, kSniffBytes));
-    if (format != TraceFormat::Unknown || text.size() <= kSniffBytes || !LooksLikeText(text.substr(0, kSniffBytes))) return format;
-    return DetectTraceFormat(text.substr(0, kTextSniffBytes));
+    const std::string_view head = text.substr(0, kSniffBytes);
+    const TraceFormat format = DetectTraceFormat(head);
+    return LookFurther(format, head) && text.size() > kSniffBytes ? DetectTraceFormat(text.substr(0, kTextSniffBytes)) : format;
 }
 
 } // namespace
@@ -127,7 +131,7 @@ TraceFormat DetectFileFormat(const std::string& path, std::string* prefix)
 {
     std::string head = ReadFilePrefix(path, kSniffBytes);
     TraceFormat format = DetectTraceFormat(head);
-    if (format == TraceFormat::Unknown && head.size() == kSniffBytes && LooksLikeText(head)) {
+    if (LookFurther(format, head)) {
         head = ReadFilePrefix(path, kTextSniffBytes);
         format = DetectTraceFormat(head);
     }
