@@ -165,6 +165,8 @@ std::string EndStagesText(const TrainingConfig& c);
 std::string ScheduleText(const TrainingConfig& c);
 // "69.4 GB" (decimal gigabytes, as HBM sizes are quoted).
 std::string GbText(double bytes);
+// An amount over the memory: GbText, or whole MB (rounded up) below 0.05 GB ("38 MB").
+std::string OverText(double bytes);
 
 struct PlanRequest {
     TransformerModel model;

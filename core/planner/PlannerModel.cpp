@@ -684,7 +684,7 @@ void FinishRow(const PlanRequest& r, PlanRow& row, bool lowerBound)
     const double usable = r.cluster.UsableBytes();
     row.fits = row.memory.Total() <= usable;
     if (!row.fits) { // built in place: a search writes this for each of its tens of thousands of candidates that do not fit
-        const std::string need = GbText(row.memory.Total()), have = GbText(usable), over = GbText(row.memory.Total() - usable);
+        const std::string need = GbText(row.memory.Total()), have = GbText(usable), over = OverText(row.memory.Total() - usable);
         std::string& why = row.rejected;
         why.clear();
         why.reserve(48 + need.size() + have.size() + over.size());

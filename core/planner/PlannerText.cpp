@@ -51,6 +51,14 @@ std::string GbText(double bytes)
     return out;
 }
 
+std::string OverText(double bytes)
+{
+    // Below 0.05 GB, "%.1f GB" would read "0.0 GB over" for a row that does not fit: whole MB,
+    // rounded up so that an overage is never 0.
+    if (!(bytes >= 0.05e9)) return std::to_string(static_cast<long long>(std::ceil(std::max(bytes, 1.0) / 1e6))) + " MB";
+    return GbText(bytes);
+}
+
 std::string ScheduleText(const TrainingConfig& c)
 {
     if (c.pp == 1) return "-";

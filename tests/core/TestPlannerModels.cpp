@@ -275,3 +275,13 @@ TEST_CASE("planner: GB amounts are written as printf's %.1f writes them, halves 
         CHECK(GbText(bytes) == expected);
     }
 }
+
+TEST_CASE("planner: an amount over the memory never reads 0.0 GB", "[core][planner]")
+{
+    CHECK(OverText(38.2e6) == "39 MB");
+    CHECK(OverText(1.0) == "1 MB");
+    CHECK(OverText(0.0) == "1 MB");
+    CHECK(OverText(49.9e6) == "50 MB");
+    CHECK(OverText(0.05e9) == "0.1 GB");
+    CHECK(OverText(21.1e9) == "21.1 GB");
+}
