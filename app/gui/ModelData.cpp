@@ -3,6 +3,7 @@
 // alpha and beta (core/model/Fit.hpp) and the measurements' regimes (core/model/RegimeFit.hpp).
 #include "RunBuilder.hpp"
 
+#include "analysis/Extrapolation.hpp"
 #include "common/Error.hpp"
 #include "model/Hardware.hpp"
 #include "model/ProtocolFit.hpp"
@@ -13,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <set>
 
 namespace paralens::app {
@@ -34,11 +36,12 @@ core::TwoLevelModel Model(const CollectiveParams& c, core::Algorithm a, double b
 }
 
 // The size where the ring becomes faster than the tree, by bisection between samples.
-double Crossover(const CollectiveParams& c, const core::ClusterModel& cluster, int ranksPerNode, const std::vector<double>& sizes)
+double Crossover(const CollectiveParams& c, const core::ClusterModel& ring, const core::ClusterModel& tree, int ranksPerNode,
+                 const std::vector<double>& sizes)
 {
     if (!core::Supports(c.collective, core::Algorithm::Ring) || !core::Supports(c.collective, core::Algorithm::Tree)) return -1;
     auto diff = [&](double n) {
-        return Model(c, core::Algorithm::Ring, n, cluster, ranksPerNode).seconds - Model(c, core::Algorithm::Tree, n, cluster, ranksPerNode).seconds;
+        return Model(c, core::Algorithm::Ring, n, ring, ranksPerNode).seconds - Model(c, core::Algorithm::Tree, n, tree, ranksPerNode).seconds;
     };
     for (size_t i = 1; i < sizes.size(); ++i) {
         if (!(diff(sizes[i - 1]) > 0 && diff(sizes[i]) <= 0)) continue;
@@ -52,14 +55,23 @@ double Crossover(const CollectiveParams& c, const core::ClusterModel& cluster, i
     return -1;
 }
 
+// The links algorithm `a` runs on: measured across nodes, the ring the fit's reading and the
+// others the network per NIC (ModelData::nicBandwidthGBps), else `cluster` for every algorithm.
+struct Links {
+    core::ClusterModel cluster, perNic;
+    bool split = false;
+    const core::ClusterModel& For(core::Algorithm a) const { return split && a != core::Algorithm::Ring ? perNic : cluster; }
+};
+
 // Every algorithm's curve (on two levels the two-level ones too) and simulated points.
-void Curves(ModelData& m, const CollectiveParams& c, const core::ClusterModel& cluster, int ranksPerNode)
+void Curves(ModelData& m, const CollectiveParams& c, const Links& links, int ranksPerNode)
 {
     std::vector<core::Algorithm> algorithms(core::AlgorithmsFor(c.collective).begin(), core::AlgorithmsFor(c.collective).end());
     if (m.twoLevel)
         for (core::Algorithm a : core::TwoLevelAlgorithmsFor(c.collective))
             if (c.ranks % ranksPerNode == 0) algorithms.push_back(a);
     for (core::Algorithm a : algorithms) {
+        const core::ClusterModel& cluster = links.For(a);
         ModelCurve curve;
         curve.algorithm = a;
         curve.formula = m.twoLevel && a == core::Algorithm::Ring && c.collective == core::Collective::AllReduce
@@ -96,8 +108,10 @@ void Regimes(ModelData& m, const core::FitResult& fit)
         if (const double cross = core::SwitchBytes(m.protocols[i], m.protocols[i + 1]); cross > 0) m.protocolSwitchBytes.push_back(cross);
 }
 
-// alpha and beta through the formula of `algorithm` (core/model/Fit.hpp) to these samples.
-void Fit(ModelData& m, core::Algorithm algorithm, std::vector<core::FitSample> samples, bool measured, double noise = 0)
+// alpha and beta through the formula of `algorithm` (core/model/Fit.hpp) to these samples; the
+// fit, when there is one.
+std::optional<core::FitResult> Fit(ModelData& m, core::Algorithm algorithm, std::vector<core::FitSample> samples, bool measured,
+                                   double noise = 0)
 {
     core::FitGroup group;
     group.noise = noise;
@@ -108,16 +122,18 @@ void Fit(ModelData& m, core::Algorithm algorithm, std::vector<core::FitSample> s
     try {
         const core::FitResult fit = core::FitAlphaBeta(group);
         m.fitNote = fit.note;
-        if (!(fit.params.betaSecPerByte > 0)) return;
+        if (!(fit.params.betaSecPerByte > 0)) return std::nullopt;
         m.fitted = true;
         m.fittedToMeasurements = measured;
         m.fitAlphaUs = fit.params.alphaSec * 1e6;
         m.fitBandwidthGBps = 1e-9 / fit.params.betaSecPerByte;
         m.fitMapePct = fit.mapePct;
         if (measured) Regimes(m, fit);
+        return fit;
     } catch (const Error& e) {
         m.fitNote = e.what();
     }
+    return std::nullopt;
 }
 
 } // namespace
@@ -151,11 +167,38 @@ void UseNodes(ModelData& m, core::ClusterModel& cluster, const MeasuredNodes& no
                      nodes.gpu + "'s NVLink, " + bandwidth + " GB/s per direction (GPU table), and the fit's alpha: assumed.";
 }
 
+// The network per NIC from the fit of a log across nodes, read as NCCL ran it at its largest size
+// (NetworkLinkFromFit); the other algorithms than the ring run on it. Nothing when the log's
+// collective or layout does not say it (ModelData::nicBandwidthGBps stays 0).
+void UsePerNic(ModelData& m, Links& links, core::FitResult fit, const MeasuredNodes& nodes)
+{
+    fit.nodes = fit.ranks / nodes.ranksPerNode;
+    fit.source = "the log";
+    const double largest = m.measuredBytes.empty() ? 0 : *std::max_element(m.measuredBytes.begin(), m.measuredBytes.end());
+    const double perNic = core::NetworkBytesPerNic(fit.collective, fit.nodes, fit.ranks, largest);
+    core::FitFile file;
+    file.fits.push_back(std::move(fit));
+    std::string why;
+    const std::optional<core::CostParams> nic = core::NetworkLinkFromFit(file, perNic, links.cluster.alphaSec, &why);
+    if (!nic || !(nic->betaSecPerByte > 0)) return;
+    links.perNic = links.cluster;
+    links.perNic.netAlphaSec = nic->alphaSec;
+    links.perNic.netBetaSecPerByte = nic->betaSecPerByte;
+    links.split = true;
+    m.nicAlphaUs = nic->alphaSec * 1e6;
+    m.nicBandwidthGBps = 1e-9 / nic->betaSecPerByte;
+    char text[64];
+    std::snprintf(text, sizeof text, "%.3g GB/s", m.nicBandwidthGBps);
+    m.twoLevelNote += std::string(" The other algorithms run each rank's messages between nodes through its own NIC: ") + text + " " +
+                      why + ", as plan --network-fit and extrapolate read it.";
+}
+
 std::shared_ptr<const ModelData> BuildModelData(const CollectiveParams& c, const ClusterParams& clusterParams,
                                                 double currentSeconds, const core::FitGroup* measured, const MeasuredNodes* nodes)
 {
     auto m = std::make_shared<ModelData>();
     core::ClusterModel cluster = clusterParams.ToModel();
+    std::optional<core::FitResult> fit;
     m->collective = c.collective;
     m->ranks = c.ranks;
     m->busBwFactor = core::BusBwFactor(c.collective, c.ranks);
@@ -167,13 +210,15 @@ std::shared_ptr<const ModelData> BuildModelData(const CollectiveParams& c, const
             m->measuredSeconds.push_back(s.seconds);
         }
         m->measuredLabel = measured->label.empty() ? measured->source : measured->source + ", " + measured->label;
-        Fit(*m, measured->algorithm, std::move(samples), true, measured->noise);
+        fit = Fit(*m, measured->algorithm, std::move(samples), true, measured->noise);
         if (m->fitted) {
             cluster.alphaSec = m->fitAlphaUs * 1e-6;
             cluster.betaSecPerByte = 1e-9 / m->fitBandwidthGBps;
             if (nodes && c.ranks % nodes->ranksPerNode == 0) UseNodes(*m, cluster, *nodes);
         }
     }
+    Links links{cluster, cluster, false};
+    if (fit && !m->twoLevelNote.empty()) UsePerNic(*m, links, *fit, *nodes);
     m->params = {cluster.alphaSec, cluster.betaSecPerByte, cluster.gammaSecPerByte};
     int maxLog2 = kMaxLog2; // up to the largest measurement (nccl-tests logs often end at 8 GiB)
     for (double b : m->measuredBytes) maxLog2 = std::clamp(static_cast<int>(std::ceil(std::log2(b))), maxLog2, kMaxMeasuredLog2);
@@ -189,8 +234,8 @@ std::shared_ptr<const ModelData> BuildModelData(const CollectiveParams& c, const
     m->ranksPerNode = ranksPerNode;
     m->netAlphaUs = m->twoLevel ? cluster.netAlphaSec * 1e6 : 0.0;
     m->netBandwidthGBps = m->twoLevel && cluster.netBetaSecPerByte > 0 ? 1e-9 / cluster.netBetaSecPerByte : 0.0;
-    Curves(*m, c, cluster, ranksPerNode);
-    m->crossoverBytes = Crossover(c, cluster, ranksPerNode, m->sizes);
+    Curves(*m, c, links, ranksPerNode);
+    m->crossoverBytes = Crossover(c, links.For(core::Algorithm::Ring), links.For(core::Algorithm::Tree), ranksPerNode, m->sizes);
     m->currentAlgorithm = c.algorithm;
     m->currentBytes = static_cast<double>(c.bytes);
     m->currentSeconds = currentSeconds;

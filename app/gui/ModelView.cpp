@@ -348,8 +348,11 @@ void ModelView::DrawTwoLevel(const ModelData& m)
     char a[32], b[32], c[32];
     if (!m.twoLevelNote.empty()) ImGui::TextWrapped("%s", m.twoLevelNote.c_str());
     const int nodes = m.ranksPerNode > 0 ? (m.ranks + m.ranksPerNode - 1) / m.ranksPerNode : 1;
-    ImGui::Text("Two levels: %d nodes of %d GPUs; between nodes \xCE\xB1' = %s, bandwidth %.4g GB/s.", nodes, m.ranksPerNode,
-                FormatDuration(a, sizeof a, m.netAlphaUs * 1e3), m.netBandwidthGBps);
+    ImGui::Text("Two levels: %d nodes of %d GPUs; between nodes \xCE\xB1' = %s, bandwidth %.4g GB/s%s.", nodes, m.ranksPerNode,
+                FormatDuration(a, sizeof a, m.netAlphaUs * 1e3), m.netBandwidthGBps, m.nicBandwidthGBps > 0 ? " (the ring's)" : "");
+    if (m.nicBandwidthGBps > 0)
+        ImGui::Text("The others, through each rank's NIC: \xCE\xB1' = %s, bandwidth %.4g GB/s per NIC.",
+                    FormatDuration(a, sizeof a, m.nicAlphaUs * 1e3), m.nicBandwidthGBps);
     for (const ModelCurve& curve : m.curves) {
         if (curve.algorithm != m.currentAlgorithm || curve.netSeconds.empty()) continue;
         const double bytes = m.currentBytes > 0 ? m.currentBytes : m.sizes.back();

@@ -62,6 +62,11 @@ struct ModelData {
     bool twoLevel = false;
     int ranksPerNode = 0;
     double netAlphaUs = 0.0, netBandwidthGBps = 0.0;
+    // Measured across nodes: the network per NIC as NCCL ran the log (core/analysis/Extrapolation.hpp
+    // NetworkLinkFromFit, as `plan --network-fit` and `extrapolate` read it), which every algorithm
+    // but the ring runs on; the ring keeps the fit's reading (NCCL's rings, one per NIC, together).
+    // 0: the same link for every algorithm.
+    double nicAlphaUs = 0.0, nicBandwidthGBps = 0.0;
     std::string twoLevelNote; // where the levels' parameters came from, for measurements on several nodes
     double busBwFactor = 1.0;
     std::vector<double> sizes;      // bytes, log-spaced samples of the curves

@@ -1,6 +1,7 @@
 // Running experiments for the views (app/gui/RunBuilder.hpp): the numbers the views show.
 #include "RunBuilder.hpp"
 #include "TrainingRuns.hpp"
+#include "analysis/Extrapolation.hpp"
 
 #include "common/Error.hpp"
 
@@ -399,6 +400,14 @@ TEST_CASE("a log measured on two nodes: its fit prices the network, the model vi
     const ModelCurve& ring = m.curves.front();
     CHECK(ring.netSeconds.back() == Approx(ring.seconds.back()));
     CHECK(CurveOf(m, core::Algorithm::Hierarchical).seconds.back() < ring.seconds.back()); // NVLink inside: faster at 1 GiB
+    // The others run on the network per NIC as NCCL ran the log (a tree on two nodes: each of a node's 4 NICs
+    // carried n/4 at NCCL's tree efficiency of 256 MiB), as plan --network-fit and extrapolate read it.
+    const double perNicGBps = 20.0 / 1.75 / 4 / core::NcclTreeEfficiency(uint64_t{1} << 28);
+    CHECK(m.nicBandwidthGBps == Approx(perNicGBps).epsilon(0.02));
+    CHECK_THAT(m.twoLevelNote, Catch::Contains("per NIC"));
+    const ModelCurve& hier = CurveOf(m, core::Algorithm::Hierarchical);
+    const double n = m.sizes.back(); // the inter-node phase: an allreduce of n/4 on two nodes, each NIC its own
+    CHECK(hier.netSeconds.back() == Approx(n / 4 / (perNicGBps * 1e9)).epsilon(0.05));
 }
 
 TEST_CASE("profiler traces of several ranks open as one job, other files each on their own", "[gui]")
