@@ -155,6 +155,7 @@ std::string GpuOf(const std::string& printed)
 {
     if (printed.rfind("A100 80GB", 0) == 0) return "a100-sxm";
     if (printed.rfind("H100", 0) == 0) return "h100-sxm";
+    if (printed == "H800") return "h800";
     if (printed == "B200") return "b200";
     if (printed == "GB200") return "gb200";
     if (printed == "GB300") return "gb300";
@@ -276,6 +277,9 @@ std::string Prepare(const std::map<std::string, std::string>& r, PublishedSetRun
     if (m.id.empty()) return "the file does not give the model's shape";
     const std::string gpu = GpuOf(r.at("gpu_type"));
     if (gpu.empty()) return "GPU " + r.at("gpu_type") + " is not in the spec table";
+    // DeepSeek-V3's DualPipe feeds micro-batches from both ends of the pipeline and hides each
+    // chunk's all-to-alls under the other direction's compute: no schedule of core's.
+    if (r.at("notes").find("DualPipe") != std::string::npos) return "DualPipe (DeepSeek-V3's two-way pipeline schedule) is not modelled";
     // MosaicML's Composer trains with PyTorch FSDP alone: no TP or PP column, the sharding printed.
     const std::string& fsdp = r.at("fsdp");
     const bool fsdpOnly = (fsdp == "FULL_SHARD" || fsdp == "SHARD_GRAD_OP") && r.at("tp").empty() && r.at("pp").empty();

@@ -29,6 +29,12 @@ TEST_CASE("CUDA device names find their spec", "[core][model]")
     CHECK(FindGpu("NVIDIA GH200 120GB")->id == "gh200"); // not the H200 its name contains (CSCS Alps' nodes)
     CHECK(FindGpu("NVIDIA GH200 480GB")->PeakFlops("bf16") == Approx(989e12));
     CHECK(FindGpu("NVIDIA A100-SXM4-40GB")->id == "a100-sxm");
+    const GpuSpec* h800 = FindGpu("NVIDIA H800");
+    REQUIRE(h800);
+    CHECK(h800->id == "h800"); // H100's compute, NVLink cut to 200 GB/s a direction
+    CHECK(h800->PeakFlops("bf16") == Approx(989e12));
+    CHECK(h800->nvlinkUniGBps == 200);
+    CHECK(FindGpu("NVIDIA H100 80GB HBM3")->nvlinkUniGBps == 450);
     CHECK(FindGpu("NVIDIA GeForce GTX 1080") == nullptr);
     CHECK_THAT(GpuIdsList(), Catch::Contains("b200"));
 }
