@@ -72,6 +72,8 @@ PublishedRun Llama405(int gpus, int dp, double tflops)
     run.request.tp = 8;
     run.request.pp = 16;
     run.request.dp = dp;
+    run.request.recompute = Recompute::None; // Sec. 3.3.2: 8K-sequence pre-training without activation checkpointing
+    run.request.zero = 2;                    // its FSDP shards the optimizer states and gradients, keeps the weights gathered
     run.schedules = {ScheduleKind::Interleaved, ScheduleKind::OneFOneB};
     run.tflopsPerGpu = tflops;
     run.convention = FlopConvention::ModelFlops;

@@ -223,6 +223,9 @@ void SetTechniques(const std::map<std::string, std::string>& r, bool fsdpOnly, P
         q.gradReduceFp32 = r.at("notes").find("MP Mode=PURE") == std::string::npos;
         run.held.tpPp = run.held.cp = true;
     }
+    // Meta's FSDP for Llama 3 (Dubey et al. 2024, Sec. 3.3.2): the optimizer states and gradients
+    // sharded over DP, the weights gathered once and kept through the backward: ZeRO-2's memory.
+    if (r.at("notes").find("optimizer states+grads sharded") != std::string::npos) q.zero = 2;
     // Megatron-LM had no context parallelism before 2023: the 2021 and 2022 papers' runs rank
     // without it; the 2022 paper's runs hold DP at 1 by design (one model replica per run).
     run.held.cp = run.held.cp || source == "S5" || source == "S6";

@@ -318,7 +318,15 @@ TEST_CASE("published runs: one run by its id is predicted as in the whole set, a
     REQUIRE(index.size() == 176);
     CHECK(index.front().id == "R001");
     CHECK_THAT(index[90].label, Catch::Contains("MPT-70b") && Catch::Contains("128") && Catch::Contains("(S9)"));
-    CHECK(std::count_if(index.begin(), index.end(), [](const PublishedSetEntry& e) { return e.skipped.empty(); }) == 153);
+    CHECK(std::count_if(index.begin(), index.end(), [](const PublishedSetEntry& e) { return e.skipped.empty(); }) == 156);
+    // Llama 3's Table 4 (S7): the batch its Batch size/DP x DP prints, its FSDP's ZeRO-2 memory
+    // (optimizer states and gradients sharded), no activation checkpointing (Sec. 3.3.2); it fits.
+    const PublishedSetRun llama = PublishedSetRunById(PublishedSetCsv(), "R086");
+    REQUIRE(llama.skipped.empty());
+    CHECK(llama.request.globalBatch == 2048);
+    CHECK(llama.request.zero == 2);
+    CHECK(llama.request.recompute == Recompute::None);
+    CHECK(llama.fits);
 }
 
 TEST_CASE("published runs: Megatron-Bridge 26.08's rows: MXFP8 is FP8, and DeepSeek-V3 with its MTP layer is modelled with it", "[core][planner]")
