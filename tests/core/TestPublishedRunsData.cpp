@@ -85,6 +85,12 @@ TEST_CASE("published runs: the validation set is complete, consistent and agrees
             CHECK(CsvNumber(at(r, "model_tflops_per_gpu")) == run.tflopsPerGpu);
             CHECK(CsvNumber(at(r, "tp")) == *run.request.tp);
             CHECK(CsvNumber(at(r, "pp")) == *run.request.pp);
+            if (llama) { // the set's reading of the row (its FSDP, no recomputation) is the built-in run's
+                const PublishedSetRun row = PublishedSetRunById(PublishedSetCsv(), at(r, "run_id"));
+                CHECK(row.request.zero == run.request.zero);
+                CHECK(row.request.recompute == run.request.recompute);
+                CHECK(row.request.globalBatch == run.request.globalBatch);
+            }
             ++matched;
         }
     }
