@@ -4,6 +4,8 @@
 // context without a renderer builds the draw lists, which is exactly the per-frame CPU cost.
 #include "BenchMachine.hpp"
 
+#include "common/Memory.hpp"
+
 #include "RunBuilder.hpp"
 #include "RunResult.hpp"
 #include "Theme.hpp"
@@ -162,6 +164,7 @@ void LiveSnapshotCosts(size_t spans)
 
 int main()
 {
+    paralens::KeepFreedMemoryForReuse(); // as the app does: the live merge's snapshot reuses freed blocks, not fresh pages
     std::printf("paralens timeline frame benchmark on %s\n", MachineDescription().c_str());
     std::printf("CPU time to build one frame of the timeline (ImGui::NewFrame .. Render, no rasterisation), 1920x1080,\n"
                 "64 devices, median of 30 frames; target: under 8 ms at 10 million spans\n\n");
