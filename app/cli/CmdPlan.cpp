@@ -193,8 +193,10 @@ Json RowJson(const core::PlanRow& row)
     return j;
 }
 
-Json CalibrationJson(const core::Calibration& c)
+Json CalibrationJson(const core::Calibration& c, const core::PlanCluster& planned)
 {
+    std::vector<std::string> notes = c.notes;
+    if (const std::string other = core::CalibratedOnOtherGpu(planned); !other.empty()) notes.push_back(other);
     Json points = Json::array(), hbm = Json::array();
     for (const core::CalibrationPoint& p : c.points)
         points.push_back({{"flopsPerGemm", p.flops}, {"minFlops", p.minFlops}, {"maxFlops", p.maxFlops}, {"kernels", p.kernels},
@@ -210,7 +212,7 @@ Json CalibrationJson(const core::Calibration& c)
             {"collectives", c.collectiveFits}, {"measuresNvlink", c.nvlinkFit != nullptr}, {"measuresNetwork", c.networkFit != nullptr},
             {"dtypes", c.dtypes}, {"shares", {{"gemm", c.gemmShare}, {"attention", c.attentionShare}, {"collectives", c.collectiveShare},
                                               {"other", c.otherShare}}},
-            {"notes", c.notes}};
+            {"notes", notes}};
 }
 
 void PrintCalibration(const core::Calibration& c)
@@ -362,8 +364,11 @@ void PrintTable(const core::PlanRequest& r, const core::ResolvedModel& model, co
     }
     if (r.cluster.nvlinkFit || r.cluster.networkFit)
         std::printf("# measured links: %s%s%s, each collective and send at the fit's line for its size\n",
-                    r.cluster.nvlinkFit ? "inside a node the --nvlink-fit's" : "",
-                    r.cluster.nvlinkFit && r.cluster.networkFit ? ", " : "", r.cluster.networkFit ? "between nodes the --network-fit's" : "");
+                    !r.cluster.nvlinkFit ? "" : r.cluster.nvlinkFromProfile ? "inside a node the --calibrate profile's" : "inside a node the --nvlink-fit's",
+                    r.cluster.nvlinkFit && r.cluster.networkFit ? ", " : "",
+                    !r.cluster.networkFit ? "" : r.cluster.networkFromProfile ? "between nodes the --calibrate profile's" : "between nodes the --network-fit's");
+    if (const std::string other = core::CalibratedOnOtherGpu(r.cluster); !other.empty())
+        std::printf("# note: %s (--gpu %s plans the GPU it ran on)\n", other.c_str(), r.cluster.calibratedOn.c_str());
     if (!r.cluster.hbmCurve.empty())
         std::printf("# memory-bound ops at the calibrated share of %s's %.0f GB/s HBM bandwidth for their size (%.0f%% for the largest)\n",
                     r.cluster.gpu.id.c_str(), r.cluster.gpu.hbmGBps, r.cluster.hbmCurve.back().second * 100);
@@ -442,7 +447,7 @@ Json PlanJson(const core::PlanRequest& r, const core::ResolvedModel& model, cons
             {"parameters", r.model.TotalParams()}, {"gpus", r.cluster.gpus}, {"gpu", r.cluster.gpu.id},
             {"globalBatch", r.globalBatch}, {"seq", r.Seq()}, {"candidates", res.candidates}, {"fitting", res.fitting},
             {"rows", rows}, {"pareto", pareto}, {"notes", res.notes}, {"balancedLayout", BalancedLayoutJson(r, res, rows.size())},
-            {"calibration", o.calibrate.empty() ? Json(nullptr) : CalibrationJson(calibration)}};
+            {"calibration", o.calibrate.empty() ? Json(nullptr) : CalibrationJson(calibration, r.cluster)}};
 }
 
 // The simulated step of row `traceRow` (1-based) of `res`, written to `o.trace`.

@@ -3,6 +3,7 @@
 #include "Theme.hpp"
 
 #include "common/Units.hpp"
+#include "planner/Calibration.hpp"
 #include "planner/PipelineLayout.hpp"
 
 #include <algorithm>
@@ -59,6 +60,7 @@ void PlannerView::Prepare(const RunResult& run)
     if (!r.cluster.hbmCurve.empty())
         m_header += ", memory-bound ops at the calibrated share of HBM bandwidth (" +
                     Format("%.0f%%", r.cluster.hbmCurve.back().second * 100) + " for the largest)";
+    if (const std::string other = core::CalibratedOnOtherGpu(r.cluster); !other.empty()) m_header += "; " + other;
     PrepareTable(run);
     m_scrollToShown = true;
     if (run.trainingPlanShown < 0) return;

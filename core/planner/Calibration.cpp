@@ -105,8 +105,20 @@ void ApplyCalibration(const Calibration& c, PlanCluster& k)
     k.gemmCurve = c.Curve();
     k.attentionEfficiency = c.attentionEfficiency;
     k.hbmCurve = c.HbmCurve();
-    if (c.nvlinkFit && !k.nvlinkFit) k.nvlinkFit = c.nvlinkFit; // a fit given by option wins
-    if (c.networkFit && !k.networkFit) k.networkFit = c.networkFit;
+    k.calibratedOn = c.gpu;
+    k.nvlinkFromProfile = c.nvlinkFit && !k.nvlinkFit; // a fit given by option wins
+    k.networkFromProfile = c.networkFit && !k.networkFit;
+    if (k.nvlinkFromProfile) k.nvlinkFit = c.nvlinkFit;
+    if (k.networkFromProfile) k.networkFit = c.networkFit;
+}
+
+std::string CalibratedOnOtherGpu(const PlanCluster& k)
+{
+    if (k.calibratedOn.empty() || k.calibratedOn == k.gpu.id) return "";
+    std::string text = "the profile ran on " + k.calibratedOn + ", the plan is for " + k.gpu.id + ": the efficiencies it measured (fractions of " +
+                       k.calibratedOn + "'s peaks and HBM bandwidth) are taken as " + k.gpu.id + "'s";
+    if (k.nvlinkFromProfile || k.networkFromProfile) text += ", and its collectives' fits as its links";
+    return text;
 }
 
 namespace {

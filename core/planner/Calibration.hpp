@@ -77,6 +77,10 @@ struct PlanCluster;
 // The calibration as the planner uses it: the GEMM curve, attention's and the memory-bound ops'
 // efficiency, and the collectives' fits where `cluster` has none of its own.
 void ApplyCalibration(const Calibration& c, PlanCluster& cluster);
+// A line for a plan calibrated from a profile of another GPU than its own ("the profile ran on
+// a100-sxm, the plan is for h100-sxm: ..."), or empty: the efficiencies carry over as fractions of
+// the peaks, which a user who meant to plan the GPU the profile ran on should be told.
+std::string CalibratedOnOtherGpu(const PlanCluster& cluster);
 
 // Throws Error naming `origin` when the trace has no GPU kernel with FLOPs that is a GEMM (a
 // profile recorded without shapes). `fallback`: the GPU when neither the devices' names nor the

@@ -69,6 +69,10 @@ struct PlanCluster {
     // --out): each collective and send priced with the regime of its size, as simulate --model
     // prices it, instead of the alpha and bandwidth above. Null: those.
     std::shared_ptr<const FitFile> nvlinkFit, networkFit;
+    // Set by ApplyCalibration: the GPU the profile ran on (its efficiencies are fractions of that
+    // GPU's peaks and HBM bandwidth), and which of the fits above its collectives measured.
+    std::string calibratedOn;
+    bool nvlinkFromProfile = false, networkFromProfile = false;
 
     // FP8 training (Transformer Engine's recipe): the transformer layers' linear GEMMs run at the fp8
     // peak x the same efficiency; attention's score and value products, the output layer and the

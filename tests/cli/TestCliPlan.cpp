@@ -474,6 +474,12 @@ TEST_CASE("plan: --calibrate reads a profile's GEMMs and plans with their effici
     CHECK_THAT(text.out, Catch::Contains("# calibrated: 4 of 4 GEMM kernels") && Catch::Contains("calibrated efficiency"));
     CHECK_THAT(text.out, Catch::Contains("(attention 0.50, calibrated)") &&
                              Catch::Contains("memory-bound ops at the calibrated share of h100-sxm's 3350 GB/s HBM bandwidth for their size (50% for the largest)"));
+    CHECK_THAT(text.out, !Catch::Contains("the profile ran on")); // planned on the GPU it ran on
+    // Planned for another GPU than the profile's: the header and --json say whose efficiencies these are.
+    const CliResult a100 = RunParalens("plan --model llama3-8b --gpus 8 --gpu a100-sxm --global-batch 32 --calibrate " + step + " --top 1");
+    CHECK_THAT(a100.out, Catch::Contains("# note: the profile ran on h100-sxm, the plan is for a100-sxm") && Catch::Contains("--gpu h100-sxm"));
+    const Json a100j = RunParalensJson("plan --model llama3-8b --gpus 8 --gpu a100-sxm --global-batch 32 --calibrate " + step + " --json");
+    CHECK_THAT(a100j["calibration"]["notes"].dump(), Catch::Contains("the profile ran on h100-sxm"));
     const CliResult none = RunParalens("plan --calibrate " + dir.File("missing.json"));
     CHECK(none.exitCode != 0);
     CHECK_THAT(none.err, Catch::Contains("missing.json"));

@@ -406,4 +406,33 @@ TEST_CASE("calibration: the profile's collectives price the links they ran on, w
     const double assumed = Evaluate(r, cfg).time.dpSyncSec; // 50 GB/s per GPU by default
     r.cluster.networkFit = c.networkFit;
     CHECK(Evaluate(r, cfg).time.dpSyncSec > assumed); // 40 GB/s measured
+    // Applied, the profile's fits become the plan's links and say so; a fit given by option wins.
+    PlanCluster applied = Llama8b(16).cluster;
+    ApplyCalibration(c, applied);
+    CHECK(applied.networkFit == c.networkFit);
+    CHECK(applied.networkFromProfile);
+    CHECK(applied.nvlinkFromProfile);
+    PlanCluster given = Llama8b(16).cluster;
+    given.networkFit = std::make_shared<const FitFile>();
+    ApplyCalibration(c, given);
+    CHECK(given.networkFit != c.networkFit);
+    CHECK_FALSE(given.networkFromProfile);
+    CHECK(given.nvlinkFromProfile);
+}
+
+TEST_CASE("calibration: a plan for another GPU than the profile's says so", "[core][calibration]")
+{
+    const Trace t = GemmTrace({{1e9, 0.30, 10}, {1e11, 0.60, 10}}, "NVIDIA H100 80GB HBM3");
+    const Calibration c = CalibrateFromTrace(t, "synthetic", *FindGpu("a100-sxm")); // the trace names its GPU: --gpu is not used
+    REQUIRE(c.gpu == "h100-sxm");
+    PlanCluster same = Llama8b(8).cluster; // an H100 plan
+    CHECK(CalibratedOnOtherGpu(same).empty()); // not calibrated
+    ApplyCalibration(c, same);
+    CHECK(same.calibratedOn == "h100-sxm");
+    CHECK(CalibratedOnOtherGpu(same).empty());
+    PlanCluster other = same;
+    other.gpu = *FindGpu("a100-sxm");
+    const std::string note = CalibratedOnOtherGpu(other);
+    CHECK_THAT(note, Catch::Contains("ran on h100-sxm") && Catch::Contains("the plan is for a100-sxm") && Catch::Contains("taken as a100-sxm's"));
+    CHECK_THAT(note, !Catch::Contains("links")); // this profile measured no collectives
 }

@@ -340,16 +340,22 @@ TEST_CASE("the planner view plans with the GEMM efficiency of a real profile the
         return;
     }
     CliTempDir dir;
-    const std::string scenario = dir.File("calibrated.json");
-    {
-        std::ofstream f(scenario);
-        f << R"({"title": "calibrated", "experiments": [{"kind": "plan", "model": "llama3-8b", "gpu": "a100-sxm", "gpus": 16,
+    auto scenario = [&](const std::string& name, const std::string& gpu) { // the A100 profile, planned for `gpu`
+        const std::string path = dir.File(name + ".json");
+        std::ofstream f(path);
+        f << R"({"title": "calibrated", "experiments": [{"kind": "plan", "model": "llama3-8b", "gpu": ")" << gpu << R"(", "gpus": 16,
                  "globalBatch": 64, "calibrate": ")" << ref << "sampled_rank-0.json.gz, " << ref << R"(sampled_rank-1.json.gz"}],
                  "view": {"tab": "planner"}})";
-    }
-    const nlohmann::json j = Render("--scenario " + scenario + " --view planner --size 1280x720", dir.File("calibrated.png"));
+        return path;
+    };
+    const nlohmann::json j = Render("--scenario " + scenario("calibrated", "a100-sxm") + " --view planner --size 1280x720", dir.File("calibrated.png"));
     CHECK_THAT(j["header"].get<std::string>(), Catch::Contains("calibrated efficiency"));
+    CHECK_THAT(j["header"].get<std::string>(), !Catch::Contains("the profile ran on"));
     REQUIRE_FALSE(j["rows"].empty());
+    // The same profile planned for H100s: the header says whose efficiencies these are.
+    const nlohmann::json other = Render("--scenario " + scenario("calibrated-h100", "h100-sxm") + " --view planner --size 1280x720",
+                                        dir.File("calibrated-h100.png"));
+    CHECK_THAT(other["header"].get<std::string>(), Catch::Contains("the profile ran on a100-sxm, the plan is for h100-sxm"));
 }
 
 TEST_CASE("the planner view of a published run marks its own row, listed even below the first 50", "[gui][planner]")
