@@ -50,7 +50,7 @@ struct PlanOptions {
     std::optional<int> dp, tp, pp, ep, cp, microBatch, chunks, zero, firstStageLayers, lastStageLayers;
     std::string ppLayout; // Megatron-Core's --pipeline-model-parallel-layout
     std::optional<double> nvlinkGBps, gemmTflops; // unset: the spec table's, peak x --efficiency
-    std::string schedule, recompute, sp, gradReduce = "fp32", networkFit, nvlinkFit;
+    std::string schedule, recompute, recomputeModules, sp, gradReduce = "fp32", networkFit, nvlinkFit;
     bool noFlash = false;
     int top = 10, traceRow = 1;
     std::string trace;
@@ -157,6 +157,7 @@ core::PlanRequest ToRequest(const PlanOptions& o, core::ResolvedModel* resolved 
         r.recompute = core::ParseRecompute(o.recompute);
         Require(r.recompute.has_value(), "--recompute must be none, selective or full (got '" + o.recompute + "')");
     }
+    if (!o.recomputeModules.empty()) r.recomputeModules = core::ParseRecomputeModules(o.recomputeModules, "--recompute-modules");
     Require(o.gradReduce == "fp32" || o.gradReduce == "bf16", "--grad-reduce must be fp32 or bf16 (got '" + o.gradReduce + "')");
     r.gradReduceFp32 = o.gradReduce == "fp32";
     if (!o.sp.empty()) {
@@ -391,6 +392,9 @@ void PrintTable(const core::PlanRequest& r, const core::ResolvedModel& model, co
         std::printf("# FP8: the layers' linear GEMMs at %.0f TFLOPS fp8 x %s; attention, the output layer and MFU in %s\n",
                     r.cluster.gpu.PeakFlops("fp8") * 1e-12, EfficiencyText(r.cluster, "fp8").c_str(), r.cluster.dtype.c_str());
     if (r.layout) PrintLayout(*r.layout);
+    if (r.recomputeModules.Any())
+        std::printf("# recomputed in the backward, without full recomputation: %s (Megatron-Core's --recompute-modules)\n",
+                    core::RecomputeModulesText(r.recomputeModules).c_str());
     if (r.epCommOverlap && r.model.IsMoe())
         std::printf("# EP overlap: each forward's all-to-alls under another micro-batch's backward and back (Megatron-Core's "
                     "--overlap-moe-expert-parallel-comm --delay-wgrad-compute), where EP > 1, without full recomputation, and "
@@ -437,7 +441,7 @@ Json PlanJson(const core::PlanRequest& r, const core::ResolvedModel& model, cons
     return {{"model", r.model.id}, {"modelSource", r.model.source}, {"mlp", core::Name(r.model.mlp)}, {"dropout", r.model.dropout},
             {"window", r.model.window}, {"windowedLayers", r.model.WindowedLayers()}, {"mtpLayers", r.model.mtpLayers},
             {"fromPreset", model.fromPreset}, {"assumed", model.defaulted}, {"fp8", r.cluster.fp8}, {"tpCommOverlap", r.tpCommOverlap},
-            {"epCommOverlap", r.epCommOverlap}, {"ppLayout", r.layout ? Json(r.layout->text) : Json(nullptr)},
+            {"epCommOverlap", r.epCommOverlap}, {"recomputeModules", core::RecomputeModulesText(r.recomputeModules)}, {"ppLayout", r.layout ? Json(r.layout->text) : Json(nullptr)},
             {"dpCommOverlap", r.dpCommOverlap}, {"dpCommExposed", r.dpCommExposed}, {"flashAttention2", r.flashAttention2},
             {"gemmEfficiency", r.cluster.EfficiencyFor(r.cluster.dtype)},
             {"fp8GemmEfficiency", r.cluster.fp8 ? Json(r.cluster.EfficiencyFor("fp8")) : Json(nullptr)},
@@ -620,6 +624,10 @@ void AddPlanCommand(CLI::App& root)
     cmd->add_option("--schedule", o->schedule, "Fix the schedule: gpipe, 1f1b, interleaved, zb-h1");
     cmd->add_option("--chunks", o->chunks, "Fix v, the interleaved schedule's model chunks per stage");
     cmd->add_option("--recompute", o->recompute, "Fix activation recomputation: none, selective, full");
+    cmd->add_option("--recompute-modules", o->recomputeModules,
+                    "Modules recomputed in the backward wherever recomputation is not full (Megatron-Core's --recompute-modules, "
+                    "comma-separated): layernorm (the norms' outputs), moe_act (the experts' activation outputs), mla_up_proj "
+                    "(MLA's Q, K and V)");
     cmd->add_option("--zero", o->zero, "Fix the ZeRO stage (0-3; 3 is FSDP)");
     cmd->add_option("--sp", o->sp, "Fix sequence parallelism: on or off");
     cmd->add_flag("--no-flash-attention", o->noFlash, "Attention stores its score matrices (5 a s^2 b bytes per layer)");

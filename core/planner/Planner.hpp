@@ -172,6 +172,20 @@ std::string GbText(double bytes);
 // An amount over the memory: GbText, or whole MB (rounded up) below 0.05 GB ("38 MB").
 std::string OverText(double bytes);
 
+// Megatron-Core's fine-grained recomputation (--recompute-granularity selective with
+// --recompute-modules, MCore 0.13): each module's outputs are dropped after the forward and
+// recomputed in the backward. layernorm: the two norms' outputs (the QKV and MLP or router inputs);
+// moe_act: the experts' activation outputs (their second GEMM's input); mla_up_proj: MLA's Q, K
+// and V from its up-projections.
+struct RecomputeModules {
+    bool layernorm = false, moeAct = false, mlaUpProj = false;
+    bool Any() const { return layernorm || moeAct || mlaUpProj; }
+};
+// "layernorm,moe_act" (Megatron's names; empty: none). Throws Error naming `option` and the
+// modules the planner models for any other name.
+RecomputeModules ParseRecomputeModules(std::string_view text, std::string_view option);
+std::string RecomputeModulesText(const RecomputeModules& m); // "layernorm, moe_act"; "" for none
+
 struct PlanRequest {
     TransformerModel model;
     PlanCluster cluster;
@@ -224,6 +238,9 @@ struct PlanRequest {
     std::optional<ScheduleKind> schedule;
     std::optional<Recompute> recompute;
     std::optional<bool> sequenceParallel;
+    // Fine-grained recomputation, for every configuration the search times without full
+    // recomputation (not searched: a recipe's choice).
+    RecomputeModules recomputeModules;
 
     int Seq() const { return seq > 0 ? seq : model.seq; }
 };

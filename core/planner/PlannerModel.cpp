@@ -14,7 +14,8 @@
 //   whole on every TP rank (norm inputs, the two linear inputs they feed, dropout masks; 8 for a
 //   model without dropout) and, split over TP, attention sbh (4 + 4 kv/a) plus 5 a s^2 b for the
 //   scores (4 without dropout) unless flash attention or selective recomputation, and the MLP
-//   4 s b f (6 s b f gated: gate and up outputs, their product; x top-k for experts). With FP8 the
+//   4 s b f (6 s b f gated: gate and up outputs, their product; x top-k for experts), and for a
+//   mixture of experts the routed copies the expert GEMMs keep as their input, 2 k s b h. With FP8 the
 //   four linear inputs are kept in fp8: 2 s b h less whole, s b h + s b f less split. Sequence
 //   parallelism splits the whole-kept part too. Full recomputation keeps 2 s b h per layer (the
 //   layer's input) plus one layer's activations while it is recomputed. A stage holds them for as
@@ -277,6 +278,18 @@ double LayerActivationBytes(const PlanRequest& r, const TrainingConfig& c, const
     double split = 2.0 * sbq + (2.0 - fp8Saved) * sbo + 4.0 * sbkv;
     if (!r.flashAttention && c.recompute == Recompute::None) split += (m.dropout ? 5.0 : 4.0) * m.heads * s.seq * s.tokens;
     split += ((m.Gated() ? 6.0 : 4.0) - fp8Saved) * sbf;
+    // A mixture of experts' expert GEMMs read the routed copies, not the norm's output: each keeps
+    // its input, top-k copies of every token (Transformer Engine's GroupedLinear saves it for the
+    // weight gradient; fp8 with FP8).
+    if (m.IsMoe()) split += (2.0 - fp8Saved) * m.topK * sbh;
+    // Fine-grained recomputation drops what its modules output: the norms' outputs (the linear
+    // inputs they feed), the experts' activation outputs, MLA's Q, K and V.
+    const RecomputeModules& rm = r.recomputeModules;
+    if (c.recompute != Recompute::Full) {
+        if (rm.layernorm) whole -= (4.0 - 2.0 * fp8Saved) * sbh;
+        if (rm.moeAct && m.IsMoe()) split -= (2.0 - fp8Saved) * s.tokens * m.ffn * m.topK;
+        if (rm.mlaUpProj && m.IsMla()) split -= 2.0 * sbq + 4.0 * sbkv;
+    }
     return c.sequenceParallel ? (whole + split) / c.tp : whole + split / c.tp;
 }
 
@@ -416,6 +429,29 @@ double LinearGemmsSec(const PlanRequest& r, const TrainingConfig& c, const Shape
     return s.layers * (at(2.0 * t * (m.AttentionParams() - out) / c.tp) + at(2.0 * t * out / c.tp) + router + mlp);
 }
 
+// What fine-grained recomputation runs again in one micro-batch's backward (s.layers layers): the
+// two norms (read and write, 8 s b h), the experts' activation (as ElementwiseSec counts it), MLA's
+// up-projection GEMMs (the latents to the heads' query, key and value widths).
+double ModulesRecomputeSec(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
+{
+    const RecomputeModules& rm = r.recomputeModules;
+    if (!rm.Any() || c.recompute == Recompute::Full) return 0.0;
+    const TransformerModel& m = r.model;
+    const double sbh = s.tokens * s.h / (c.sequenceParallel ? c.tp : 1);
+    double layer = 0.0;
+    if (rm.layernorm) layer += HbmSec(r.cluster, 8.0 * sbh, 4.0 * sbh);
+    if (rm.moeAct && m.IsMoe()) {
+        const double act = (m.Gated() ? 6.0 : 4.0) * s.tokens * m.ffn * m.topK / c.tp;
+        layer += HbmSec(r.cluster, act, act);
+    }
+    if (rm.mlaUpProj && m.IsMla()) {
+        const GemmTimer at = LinearTimer(r.cluster);
+        layer += at(2.0 * s.tokens * m.qLoraRank * m.QueryWidth() / c.tp) +
+                 at(2.0 * s.tokens * m.kvLoraRank * m.heads * (m.HeadDim() + m.vHeadDim) / c.tp);
+    }
+    return s.layers * layer;
+}
+
 // One layer's compute as the EP overlap pairs it (OverlapEp): its experts' GEMMs (`expertsSec`)
 // and the rest, of the stage's layers' `forward` and `backward` (all of them, one micro-batch).
 MoeLayerCompute MoeLayerOf(const Shape& s, double expertsSec, double forward, double backward)
@@ -506,9 +542,10 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     o.computeF = gemmSec + memoryBound + castF + lossF;
     o.computeB = 2.0 * (gemmSec + memoryBound) + castB + lossB;
     const double scores = s.layers * attentionSec + softmaxSec; // what selective recomputation runs again
+    const double modules = ModulesRecomputeSec(r, c, s);
     const double recomputed = c.recompute == Recompute::Full        ? layersSec + memoryBound + castF // the layers again, not the output layer or the loss
-                              : c.recompute == Recompute::Selective ? scores
-                                                                    : 0.0;
+                              : c.recompute == Recompute::Selective ? scores + modules
+                                                                    : modules;
     o.computeB += recomputed;
     o.parts.attention = 3.0 * s.layers * attentionSec;
     o.parts.gemms = 3.0 * gemmSec - o.parts.attention;
@@ -517,7 +554,7 @@ OpCosts OpCostsOf(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
     ParallelComm(r, c, s, s.layers > 0 ? linearSec / s.layers : 0.0, attentionSec, o);
     if (s.layers > 0 && r.epCommOverlap)
         OverlapEp(r, c, s, MoeLayerOf(s, expertsSec, layersSec + memoryBound + castF,
-                                      2.0 * (layersSec + memoryBound) + castB + (c.recompute == Recompute::Selective ? scores : 0.0)), o);
+                                      2.0 * (layersSec + memoryBound) + castB + recomputed), o);
     const int group = c.GradientGroup();
     if (c.zero >= 2 && group > 1) {
         // ZeRO-3 gathers the stage's weights before each forward and backward. ZeRO-2 and 3 hold
@@ -585,8 +622,12 @@ double HardwareFlopsPerStep(const PlanRequest& r, Recompute rc)
     const double tokens = static_cast<double>(r.globalBatch) * r.Seq();
     const double f = r.model.ForwardFlopsPerToken(r.Seq()) * tokens;
     if (rc == Recompute::Full) return 4.0 * f;
-    if (rc == Recompute::Selective) return 3.0 * f + r.model.AttentionScoreFlopsPerToken(r.Seq()) * tokens;
-    return 3.0 * f;
+    const TransformerModel& m = r.model;
+    const double upProjections = r.recomputeModules.mlaUpProj && m.IsMla() // run again by fine-grained recomputation
+                                     ? 2.0 * tokens * m.layers * (m.qLoraRank * m.QueryWidth() + m.kvLoraRank * m.heads * (m.HeadDim() + m.vHeadDim))
+                                     : 0.0;
+    if (rc == Recompute::Selective) return 3.0 * f + m.AttentionScoreFlopsPerToken(r.Seq()) * tokens + upProjections;
+    return 3.0 * f + upProjections;
 }
 
 // Internal to the planner (PlannerSearch.cpp): memory with a given structure, and the timing.

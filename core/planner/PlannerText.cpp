@@ -3,6 +3,9 @@
 #include "planner/Planner.hpp"
 #include "planner/PlannerInternal.hpp"
 
+#include "common/Error.hpp"
+
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -24,6 +27,34 @@ std::optional<Recompute> ParseRecompute(std::string_view name)
     for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full})
         if (Name(r) == name) return r;
     return std::nullopt;
+}
+
+RecomputeModules ParseRecomputeModules(std::string_view text, std::string_view option)
+{
+    RecomputeModules m;
+    size_t at = 0;
+    while (at <= text.size()) {
+        const size_t end = std::min(text.find(',', at), text.size());
+        std::string_view name = text.substr(at, end - at);
+        while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
+        while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
+        if (name == "layernorm") m.layernorm = true;
+        else if (name == "moe_act") m.moeAct = true;
+        else if (name == "mla_up_proj") m.mlaUpProj = true;
+        else if (!name.empty())
+            throw Error(std::string(option) + ": '" + std::string(name) +
+                        "' is not a module the planner recomputes (layernorm, moe_act or mla_up_proj, comma-separated)");
+        at = end + 1;
+    }
+    return m;
+}
+
+std::string RecomputeModulesText(const RecomputeModules& m)
+{
+    std::string out;
+    for (const auto& [on, name] : {std::pair{m.layernorm, "layernorm"}, std::pair{m.moeAct, "moe_act"}, std::pair{m.mlaUpProj, "mla_up_proj"}})
+        if (on) out += (out.empty() ? "" : ", ") + std::string(name);
+    return out;
 }
 
 std::string GbText(double bytes)

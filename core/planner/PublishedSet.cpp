@@ -207,6 +207,15 @@ void SetTechniques(const std::map<std::string, std::string>& r, bool fsdpOnly, P
     // Megatron-Core's batch-level EP overlap where the row's recipe sets it (its notes say so, naming
     // the recipe: "sets overlap_moe_expert_parallel_comm").
     q.epCommOverlap = r.at("notes").find("sets overlap_moe_expert_parallel_comm") != std::string::npos;
+    // Fine-grained recomputation where the row's recipe sets it (its notes quote it:
+    // "recompute_modules=[\"layernorm\", \"moe_act\"]").
+    constexpr std::string_view kModules = "recompute_modules=[";
+    if (const size_t at = r.at("notes").find(kModules); at != std::string::npos) {
+        const size_t from = at + kModules.size(), to = r.at("notes").find(']', from);
+        std::string list = r.at("notes").substr(from, to - from);
+        list.erase(std::remove(list.begin(), list.end(), '"'), list.end());
+        q.recomputeModules = ParseRecomputeModules(list, "published run " + r.at("run_id") + "'s recompute_modules");
+    }
     if (source == "S4") { // the README's runs: "--overlap-grad-reduce --overlap-param-gather --tp-comm-overlap"
         q.tpCommOverlap = q.dpCommOverlap = true;
         q.zero = 1; // --overlap-param-gather needs the distributed optimizer; Megatron-LM had no ZeRO-3 in 2024

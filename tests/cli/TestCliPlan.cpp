@@ -311,7 +311,7 @@ TEST_CASE("plan: GPT-OSS's sliding window is in its header, and --window changes
 TEST_CASE("plan: --mtp-layers adds DeepSeek-V3's multi-token prediction module, said in the header", "[cli][plan]")
 {
     const char* fixed = " --gpu gb200 --gpus 256 --global-batch 4096 --seq 4096 --dp 64 --tp 1 --pp 4 --ep 64 --micro-batch 1 "
-                        "--schedule interleaved --chunks 4 --zero 1 --recompute none --top 1 --json";
+                        "--schedule interleaved --chunks 4 --zero 1 --recompute none --recompute-modules mla_up_proj --top 1 --json";
     const Json plain = RunParalensJson(std::string("plan --model deepseek-v3") + fixed);
     const Json mtp = RunParalensJson(std::string("plan --model deepseek-v3 --mtp-layers 1") + fixed);
     CHECK(plain["mtpLayers"] == 0);
@@ -327,6 +327,24 @@ TEST_CASE("plan: --mtp-layers adds DeepSeek-V3's multi-token prediction module, 
     const CliResult bad = RunParalens("plan --model deepseek-v3 --mtp-layers -2");
     CHECK(bad.exitCode != 0);
     CHECK_THAT(bad.err, Catch::Contains("--mtp-layers must not be negative"));
+}
+
+TEST_CASE("plan: --recompute-modules frees its modules' activations, said in the header and --json", "[cli][plan]")
+{
+    const std::string fixed = "plan --model deepseek-v3 --gpu gb200 --gpus 256 --global-batch 4096 --seq 4096 --dp 64 --tp 1 --pp 4 --ep 64 "
+                              "--micro-batch 1 --schedule interleaved --chunks 4 --zero 1 --recompute none --top 1";
+    // DeepSeek-V3 as Megatron-Bridge runs it on 256 GB200s fits only with MLA's up-projections recomputed, as its recipe does.
+    const CliResult without = RunParalens(fixed + " --json");
+    CHECK(without.exitCode != 0);
+    CHECK_THAT(without.err, Catch::Contains("nothing fits"));
+    const Json with = RunParalensJson(fixed + " --recompute-modules mla_up_proj,moe_act --json");
+    CHECK(with["recomputeModules"] == "moe_act, mla_up_proj");
+    CHECK(with["rows"][0]["recompute"] == "none");
+    const CliResult text = RunParalens(fixed + " --recompute-modules mla_up_proj");
+    CHECK_THAT(text.out, Catch::Contains("# recomputed in the backward, without full recomputation: mla_up_proj (Megatron-Core's --recompute-modules)"));
+    const CliResult bad = RunParalens(fixed + " --recompute-modules core_attn");
+    CHECK(bad.exitCode != 0);
+    CHECK_THAT(bad.err, Catch::Contains("--recompute-modules: 'core_attn'") && Catch::Contains("layernorm, moe_act or mla_up_proj"));
 }
 
 TEST_CASE("plan: --fp8 says where it applies, and a GPU without fp8 is refused with those that have it", "[cli][plan]")

@@ -129,15 +129,27 @@ TEST_CASE("planner: DeepSeek-V3's latent attention, shared expert and dense firs
     const TransformerModel& q = *FindModelPreset("qwen3-30b-a3b");
     CHECK(q.AttentionParams() == 2.0 * 2048 * 32 * 128 + 2.0 * 2048 * 4 * 128);
     CHECK(q.AttentionScoreFlopsPerToken(4096) == 4.0 * 4096 * 32 * 128 * 48);
-    // The planner: the preset fits 256 GB200s as Megatron-Bridge ran it (R014).
+    // The planner: the preset fits 256 GB200s as Megatron-Bridge ran it (R014), MLA's up-projections
+    // recomputed as its recipe does (recompute_modules=["mla_up_proj"]); without that it does not.
     PlanRequest r = Request("deepseek-v3", "gb200", 256, 4096);
     r.cluster.gpusPerNode = 72;
     r.seq = 4096;
     TrainingConfig c = Config(64, 1, 4, 1, ScheduleKind::Interleaved, 4, Recompute::None, 1, false, 64);
     c.firstStageLayers = c.lastStageLayers = 15; // 61 + 2 over 4 stages: 16 each
+    const PlanRow kept = Evaluate(r, c);
+    CHECK_FALSE(kept.fits);
+    r.recomputeModules.mlaUpProj = true;
     const PlanRow row = Evaluate(r, c);
     CHECK(row.fits);
     CHECK(row.time.step > 0);
+    // Q, K and V (2 s b q + 2 s b (k + v) bytes a layer, bf16) freed on every layer and micro-batch in flight...
+    const double qkv = 2.0 * 4096 * (m.QueryWidth() + m.KeyWidth() + m.ValueWidth());
+    REQUIRE(kept.memory.stage == row.memory.stage);
+    const int layersThere = row.memory.stage == 0 || row.memory.stage == 3 ? 15 : 16;
+    CHECK(kept.memory.activations - row.memory.activations == Approx(row.memory.inFlight * layersThere * qkv).epsilon(1e-9));
+    // ...and the up-projections run again in each backward.
+    CHECK(row.time.backwardSec > kept.time.backwardSec);
+    CHECK(row.time.forwardSec == Approx(kept.time.forwardSec));
     ModelInput in;
     in.preset = "deepseek-v3";
     in.layers = 30;

@@ -84,3 +84,45 @@ TEST_CASE("planner: the EP overlap shortens a mixture of experts' step, not its 
     dense.epCommOverlap = true;
     CHECK(OpCostsOf(dense, d, ShapeOf(dense, d)).epF == 0);
 }
+
+TEST_CASE("planner: a mixture of experts keeps its routed copies for the experts' weight gradients, and fine-grained recomputation frees its modules'", "[core][planner]")
+{
+    // Qwen3 30B-A3B on 8 GB300s, one stage: every layer's activations on the one GPU.
+    PlanRequest r = Request("qwen3-30b-a3b", "gb300", 8, 512);
+    r.seq = 4096;
+    const TrainingConfig c = Config(8, 1, 1, 1, ScheduleKind::OneFOneB, 1, Recompute::None, 1, false, 8);
+    const TransformerModel& m = r.model;
+    const double tokens = 4096, layers = m.layers;
+    auto activations = [&](const PlanRequest& q) { return Evaluate(q, c).memory.activations; };
+    // Top-k copies of each token's h (2 bytes each) beside the gated MLP's 6 bytes per expert width:
+    // one more expert a token adds both, per layer.
+    PlanRequest more = r;
+    more.model.topK = m.topK + 1;
+    const double perCopy = 2.0 * m.hidden + 6.0 * m.ffn;
+    CHECK(activations(more) - activations(r) == Approx(layers * tokens * perCopy).epsilon(1e-9));
+    // layernorm frees the two norms' outputs (4 s b h), moe_act the experts' activation outputs (2 s b f k).
+    PlanRequest norms = r, act = r;
+    norms.recomputeModules.layernorm = true;
+    act.recomputeModules.moeAct = true;
+    CHECK(activations(r) - activations(norms) == Approx(layers * 4.0 * tokens * m.hidden).epsilon(1e-9));
+    CHECK(activations(r) - activations(act) == Approx(layers * 2.0 * tokens * m.ffn * m.topK).epsilon(1e-9));
+    // Each runs again in the backward, not in the forward; mla_up_proj does nothing without MLA.
+    const Shape s = ShapeOf(r, c);
+    CHECK(OpCostsOf(norms, c, s).computeB > OpCostsOf(r, c, s).computeB);
+    CHECK(OpCostsOf(act, c, s).computeB > OpCostsOf(r, c, s).computeB);
+    CHECK(OpCostsOf(act, c, s).computeF == OpCostsOf(r, c, s).computeF);
+    PlanRequest mla = r;
+    mla.recomputeModules.mlaUpProj = true;
+    CHECK(activations(mla) == activations(r));
+    // Full recomputation keeps only each layer's input: the modules change nothing there.
+    const TrainingConfig full = Config(8, 1, 1, 1, ScheduleKind::OneFOneB, 1, Recompute::Full, 1, false, 8);
+    CHECK(Evaluate(act, full).memory.activations == Evaluate(r, full).memory.activations);
+    CHECK(Evaluate(act, full).time.step == Evaluate(r, full).time.step);
+    // The names as Megatron spells them; others refused with the ones modelled.
+    const RecomputeModules parsed = ParseRecomputeModules(" layernorm,moe_act ", "--recompute-modules");
+    CHECK(parsed.layernorm);
+    CHECK(parsed.moeAct);
+    CHECK_FALSE(parsed.mlaUpProj);
+    CHECK(RecomputeModulesText(parsed) == "layernorm, moe_act");
+    CHECK_THROWS_WITH(ParseRecomputeModules("mlp", "--recompute-modules"), Catch::Contains("'mlp'") && Catch::Contains("mla_up_proj"));
+}

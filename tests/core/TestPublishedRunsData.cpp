@@ -159,6 +159,18 @@ TEST_CASE("published runs: the planner predicts every run it can model, and says
             CHECK(r.config.find(" layout Et*4|(t*4|)*14tmL ") != std::string::npos);
         }
     CHECK(laidOut == std::set<std::string>{"R023", "R159", "R160"});
+    // The rows whose recipe recomputes modules (their notes quote recompute_modules=[...]): only
+    // those whose recipe file's degrees are the row's; DeepSeek-V3's on GB200 fits without full
+    // recomputation only so.
+    std::set<std::string> modules;
+    for (const PublishedSetRun& r : set)
+        if (r.request.recomputeModules.Any()) modules.insert(r.id + " " + RecomputeModulesText(r.request.recomputeModules));
+    CHECK(modules == std::set<std::string>{"R014 mla_up_proj", "R023 mla_up_proj", "R030 layernorm, moe_act"});
+    for (const PublishedSetRun& r : set)
+        if (r.id == "R014") {
+            CHECK(r.fits);
+            CHECK(r.config.find("recompute none") != std::string::npos);
+        }
     // The same conversion as the runs plan --validate checks: Narayanan et al.'s FLOPs with recomputation.
     for (const PublishedSetRun& r : set)
         for (const PublishedRun& run : PublishedRuns())
