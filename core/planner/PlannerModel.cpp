@@ -339,6 +339,12 @@ double HbmSec(const PlanCluster& k, double bytes, double opBytes)
     return bytes / (hbm * (k.hbmCurve.empty() ? 1.0 : EfficiencyAt(k.hbmCurve, opBytes)));
 }
 
+// The MLP activation's read and write per GPU over `mlps` MLPs a token (4 s b f, 6 gated), split over TP.
+double ActivationOpBytes(const TransformerModel& m, const TrainingConfig& c, const Shape& s, double mlps)
+{
+    return (m.Gated() ? 6.0 : 4.0) * s.tokens * m.ffn * mlps / c.tp;
+}
+
 // Seconds the memory-bound ops of one layer's forward take per GPU (read + write, bf16): the two
 // norms (8 s b h), the two dropout + residual adds (14 s b h), split over TP only with sequence
 // parallelism, each op about 4 s b h; the MLP activation (4 s b f, 6 gated; x top-k for experts)
@@ -347,8 +353,8 @@ double HbmSec(const PlanCluster& k, double bytes, double opBytes)
 double ElementwiseSec(const PlanRequest& r, const TrainingConfig& c, const Shape& s)
 {
     const TransformerModel& m = r.model;
-    const double sbh = s.tokens * s.h / (c.sequenceParallel ? c.tp : 1), sbf = s.tokens * m.ffn * m.MlpsPerToken();
-    const double activation = (m.Gated() ? 6.0 : 4.0) * sbf / c.tp;
+    const double sbh = s.tokens * s.h / (c.sequenceParallel ? c.tp : 1);
+    const double activation = ActivationOpBytes(m, c, s, m.MlpsPerToken());
     return HbmSec(r.cluster, 22.0 * sbh, 4.0 * sbh) + HbmSec(r.cluster, activation, activation) +
            HbmSec(r.cluster, DispatchBytes(m, c, sbh), 4.0 * m.topK * sbh);
 }
@@ -441,13 +447,12 @@ double ModulesRecomputeSec(const PlanRequest& r, const TrainingConfig& c, const 
     double layer = 0.0;
     if (rm.layernorm) layer += HbmSec(r.cluster, 8.0 * sbh, 4.0 * sbh);
     if (rm.moeAct && m.IsMoe()) {
-        const double act = (m.Gated() ? 6.0 : 4.0) * s.tokens * m.ffn * m.topK / c.tp;
+        const double act = ActivationOpBytes(m, c, s, m.topK); // the routed experts', not the shared ones'
         layer += HbmSec(r.cluster, act, act);
     }
     if (rm.mlaUpProj && m.IsMla()) {
         const GemmTimer at = LinearTimer(r.cluster);
-        layer += at(2.0 * s.tokens * m.qLoraRank * m.QueryWidth() / c.tp) +
-                 at(2.0 * s.tokens * m.kvLoraRank * m.heads * (m.HeadDim() + m.vHeadDim) / c.tp);
+        layer += at(2.0 * s.tokens * m.MlaQueryUpParams() / c.tp) + at(2.0 * s.tokens * m.MlaKeyValueUpParams() / c.tp);
     }
     return s.layers * layer;
 }
@@ -624,7 +629,7 @@ double HardwareFlopsPerStep(const PlanRequest& r, Recompute rc)
     if (rc == Recompute::Full) return 4.0 * f;
     const TransformerModel& m = r.model;
     const double upProjections = r.recomputeModules.mlaUpProj && m.IsMla() // run again by fine-grained recomputation
-                                     ? 2.0 * tokens * m.layers * (m.qLoraRank * m.QueryWidth() + m.kvLoraRank * m.heads * (m.HeadDim() + m.vHeadDim))
+                                     ? 2.0 * tokens * m.layers * (m.MlaQueryUpParams() + m.MlaKeyValueUpParams())
                                      : 0.0;
     if (rc == Recompute::Selective) return 3.0 * f + m.AttentionScoreFlopsPerToken(r.Seq()) * tokens + upProjections;
     return 3.0 * f + upProjections;

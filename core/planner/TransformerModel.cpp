@@ -23,8 +23,8 @@ double TransformerModel::AttentionParams() const
 {
     const double h = hidden, out = OutputWidth() * h;
     if (!IsMla()) return h * (QueryWidth() + KeyWidth() + ValueWidth()) + out;
-    const double query = qLoraRank > 0 ? h * qLoraRank + static_cast<double>(qLoraRank) * QueryWidth() : h * QueryWidth();
-    const double keyValue = h * (kvLoraRank + ropeDim) + static_cast<double>(kvLoraRank) * heads * (HeadDim() + vHeadDim);
+    const double query = qLoraRank > 0 ? h * qLoraRank + MlaQueryUpParams() : h * QueryWidth();
+    const double keyValue = h * (kvLoraRank + ropeDim) + MlaKeyValueUpParams();
     return query + keyValue + out;
 }
 

@@ -79,6 +79,10 @@ struct TransformerModel {
     // Q, K, V and O projections: h x each width (MLA: the two down-projections, the up-projections
     // from their latents, and O).
     double AttentionParams() const;
+    // MLA's up-projections (0 without MLA): the query latent to the heads' query width (0 without
+    // a query latent), the key-value latent to each head's key and value.
+    double MlaQueryUpParams() const { return IsMla() && qLoraRank > 0 ? static_cast<double>(qLoraRank) * QueryWidth() : 0.0; }
+    double MlaKeyValueUpParams() const { return IsMla() ? static_cast<double>(kvLoraRank) * heads * (HeadDim() + vHeadDim) : 0.0; }
     // One MLP (one expert) of width ffn; MlpParamsOf another width (a dense first layer's).
     double MlpParams() const { return MlpParamsOf(ffn); }
     double MlpParamsOf(int width) const;
