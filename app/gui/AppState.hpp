@@ -159,6 +159,7 @@ struct PlanParams {
     bool epCommOverlap = false;       // MoE all-to-alls under another micro-batch's compute (MCore's batch-level EP overlap)
     bool flashAttention2 = false;     // attention through flash-attn 2 (on Hopper slower than cuDNN's or FlashAttention-3)
     bool bf16Gradients = false;       // gradient buffers held and reduced in bf16 (NeMo's recipes), else fp32
+    core::RecomputeModules recomputeModules; // Megatron-Core's --recompute-modules, where a row does not recompute fully
     std::string calibrate;            // profiler trace files (comma-separated) whose GEMMs calibrate the efficiency by size
     // A run of the published set by its id ("R091", core/planner/PublishedSet.hpp): its model,
     // cluster, batch and techniques replace the fields above, and the table holds every

@@ -513,6 +513,36 @@ bool DrawPlanPipeline(PlanParams& p, int layers)
     return changed;
 }
 
+// Megatron-Core's fine-grained recomputation (--recompute-modules): a checkbox per module the
+// planner models; one the model lacks is disabled (unless already set, so it can be cleared).
+bool DrawPlanRecompute(PlanParams& p, const core::TransformerModel* preset)
+{
+    bool changed = false;
+    ImGui::TextDisabled("recompute modules");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Megatron-Core's --recompute-granularity selective --recompute-modules: each module's outputs dropped after "
+                          "the forward and computed again in the backward, in every row that does not recompute fully");
+    struct Module {
+        const char* name;
+        bool* on;
+        bool applies;
+        const char* what;
+    };
+    const Module modules[] = {
+        {"layernorm", &p.recomputeModules.layernorm, true, "the two norms' outputs (the QKV and MLP or router inputs) freed, the norms run again"},
+        {"moe_act", &p.recomputeModules.moeAct, preset && preset->IsMoe(), "the experts' activation outputs freed, the activation run again (a mixture of experts)"},
+        {"mla_up_proj", &p.recomputeModules.mlaUpProj, preset && preset->IsMla(), "MLA's Q, K and V freed, the up-projection GEMMs run again (DeepSeek's latent attention)"},
+    };
+    for (const Module& m : modules) {
+        ImGui::BeginDisabled(!m.applies && !*m.on);
+        changed |= ImGui::Checkbox(m.name, m.on);
+        ImGui::EndDisabled();
+        if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+            ImGui::SetTooltip("%s%s", m.what, m.applies ? "" : "; this model has none");
+    }
+    return changed;
+}
+
 } // namespace
 
 bool ControlsPanel::DrawPlan(PlanParams& p)
@@ -618,6 +648,7 @@ bool ControlsPanel::DrawPlan(PlanParams& p)
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Gradient buffers held and reduced over DP in bf16, 2 bytes a parameter (NeMo's and Megatron-Bridge's performance "
                           "recipes); off: fp32, 4 bytes (Megatron-LM with --bf16)");
+    changed |= DrawPlanRecompute(p, preset);
     char calibrate[512];
     std::snprintf(calibrate, sizeof calibrate, "%s", p.calibrate.c_str());
     if (ImGui::InputText("calibrate from", calibrate, sizeof calibrate, ImGuiInputTextFlags_EnterReturnsTrue) && p.calibrate != calibrate) {

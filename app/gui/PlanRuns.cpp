@@ -101,6 +101,7 @@ core::PlanRequest PlanParams::ToRequest() const
     r.epCommOverlap = epCommOverlap;
     r.flashAttention2 = flashAttention2;
     r.gradReduceFp32 = !bf16Gradients;
+    r.recomputeModules = recomputeModules;
     Require(!fp8 || g->PeakFlops("fp8") > 0, "--fp8: " + gpu + " has no fp8 peak in the spec table");
     r.globalBatch = globalBatch;
     r.seq = seq;

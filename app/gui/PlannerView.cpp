@@ -52,6 +52,7 @@ void PlannerView::Prepare(const RunResult& run)
                     (r.cluster.fp8 ? "the fp8" : r.cluster.dtype) + " peak x F / (F + " +
                     Format("%.1f", r.cluster.GemmHalfFlops(r.cluster.fp8 ? "fp8" : r.cluster.dtype) * 1e-9) + " GFLOP) by size";
     if (r.flashAttention2) m_header += ", attention through flash-attn 2";
+    if (r.recomputeModules.Any()) m_header += ", recomputing " + core::RecomputeModulesText(r.recomputeModules) + " (--recompute-modules)";
     if (r.layout)
         m_header += ", pipeline layout '" + r.layout->text + "' (pp " + std::to_string(r.layout->pp) + ", v " + std::to_string(r.layout->chunks) + ")";
     if (!r.cluster.gemmCurve.empty())

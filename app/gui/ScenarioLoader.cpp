@@ -252,6 +252,13 @@ void ReadPlan(Reader& r, PlanParams& p)
     r.Get("mtpLayers", p.mtpLayers);
     r.Get("flashAttention2", p.flashAttention2);
     r.Get("bf16Gradients", p.bf16Gradients);
+    std::string modules = core::RecomputeModulesText(p.recomputeModules);
+    r.Get("recomputeModules", modules);
+    try {
+        p.recomputeModules = core::ParseRecomputeModules(modules, "\"" + modules + "\"");
+    } catch (const Error& e) {
+        r.Fail("recomputeModules", e.what());
+    }
     r.Get("calibrate", p.calibrate);
     r.Get("publishedRun", p.published);
     if (!p.published.empty()) {

@@ -26,9 +26,10 @@
 //                     "networkGBps": 50, "efficiency": 0.55, "fp8": false, "cp": 0, "tp": 0, "pp": 0,
 //                     "firstStageLayers": 0, "lastStageLayers": 0, "ppLayout": "", "tpCommOverlap": false,
 //                     "dpCommOverlap": false, "epCommOverlap": false, "mtpLayers": 0, "flashAttention2": false,
-//                     "bf16Gradients": false,
+//                     "bf16Gradients": false, "recomputeModules": "",
 //                     "calibrate": "", "publishedRun": "", "row": 1} (0 means "the preset's" or "searched";
 //                     "ppLayout" is Megatron-Core's --pipeline-model-parallel-layout, "Et*4|(t*4|)*14tmL", with "pp";
+//                     "recomputeModules" its --recompute-modules, of layernorm, moe_act and mla_up_proj;
 //                     "publishedRun": "R091", a run of tests/data/published-runs.csv, replaces the others and
 //                     makes "row" 0, the run's own configuration, unless given: see AppState.hpp's PlanParams),
 //                    any of them (not files) may add "backend": "simulated|processes|gpu",

@@ -122,6 +122,7 @@ void WritePlan(json& j, const PlanParams& p)
     j["mtpLayers"] = p.mtpLayers;
     j["flashAttention2"] = p.flashAttention2;
     j["bf16Gradients"] = p.bf16Gradients;
+    j["recomputeModules"] = core::RecomputeModulesText(p.recomputeModules);
     j["calibrate"] = p.calibrate;
     j["publishedRun"] = p.published;
     j["row"] = p.row;

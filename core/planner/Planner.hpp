@@ -180,6 +180,7 @@ std::string OverText(double bytes);
 struct RecomputeModules {
     bool layernorm = false, moeAct = false, mlaUpProj = false;
     bool Any() const { return layernorm || moeAct || mlaUpProj; }
+    bool operator==(const RecomputeModules&) const = default;
 };
 // "layernorm,moe_act" (Megatron's names; empty: none). Throws Error naming `option` and the
 // modules the planner models for any other name.

@@ -101,6 +101,26 @@ TEST_CASE("a plan experiment carries TP and EP overlap, MTP and bf16 gradients t
     CHECK(again.plan == p);
 }
 
+TEST_CASE("a plan experiment carries fine-grained recomputation to the planner, names a bad module's key, and writes it back", "[gui]")
+{
+    const Scenario s = ParseScenario(R"({"experiments": [{"kind": "plan", "model": "deepseek-v3", "gpus": 256, "tp": 1, "pp": 4,
+                                          "recomputeModules": "mla_up_proj, layernorm"}]})", "p.json");
+    const PlanParams& p = s.experiments.front().plan;
+    CHECK(p.recomputeModules.mlaUpProj);
+    CHECK(p.recomputeModules.layernorm);
+    CHECK_FALSE(p.recomputeModules.moeAct);
+    const core::PlanRequest r = p.ToRequest();
+    CHECK(r.recomputeModules == p.recomputeModules);
+    CHECK_FALSE(PlanParams{}.ToRequest().recomputeModules.Any()); // none unless asked
+    const Experiment again = ParseExperiment(ExperimentJson(s.experiments.front()), "again");
+    CHECK(again.plan == p);
+    CHECK(ExperimentJson(s.experiments.front()).at("recomputeModules") == "layernorm, mla_up_proj");
+    CHECK_THROWS_WITH(ParseScenario(R"({"experiments": [{"kind": "plan", "recomputeModules": "layernorm, mlp"}]})", "x.json"),
+                      Catch::Contains("recomputeModules") && Catch::Contains("'mlp'") && Catch::Contains("mla_up_proj"));
+    CHECK_THROWS_WITH(ParseScenario(R"({"experiments": [{"kind": "plan", "recomputeModules": true}]})", "x.json"),
+                      Catch::Contains("recomputeModules") && Catch::Contains("wrong type"));
+}
+
 TEST_CASE("a plan experiment fixes TP, PP, the end stages' layers or a pipeline layout, names a bad one's key, and writes them back", "[gui]")
 {
     const Scenario s = ParseScenario(R"({"experiments": [{"kind": "plan", "model": "llama3-8b", "gpus": 16, "tp": 2, "pp": 2,
