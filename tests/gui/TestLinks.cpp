@@ -73,10 +73,12 @@ TEST_CASE("a change to one experiment is written with its index and a new kind s
     state.experiments.push_back(Experiment{});                  // added: a default collective...
     state.experiments.back().kind = ExperimentKind::Plan;       // ...made a plan
     state.experiments.back().plan.gpus = 512;
+    state.experiments.back().plan.recomputeModules.layernorm = true; // a list of names
     state.view.flowStep = 5;
     const std::string link = MakeLink(state);
     CHECK(link.find("experiments=4") != std::string::npos);
     CHECK(link.find("e3.kind=plan") != std::string::npos);
+    CHECK(link.find("recomputeModules=layernorm") != std::string::npos); // only the plan has the key
     CHECK(link.find("e2.microBatches=16") != std::string::npos);
     CHECK(link.find("straggler.rank=3") != std::string::npos);
     CHECK(link.find("theme=dark") != std::string::npos);
