@@ -626,8 +626,8 @@ void AddPlanCommand(CLI::App& root)
     cmd->add_option("--recompute", o->recompute, "Fix activation recomputation: none, selective, full");
     cmd->add_option("--recompute-modules", o->recomputeModules,
                     "Modules recomputed in the backward wherever recomputation is not full (Megatron-Core's --recompute-modules, "
-                    "comma-separated): layernorm (the norms' outputs), moe_act (the experts' activation outputs), mla_up_proj "
-                    "(MLA's Q, K and V)");
+                    "comma-separated): layernorm (the norms' outputs), moe_act (the experts' activation outputs; a mixture of "
+                    "experts only), mla_up_proj (MLA's Q, K and V; a model with multi-head latent attention only)");
     cmd->add_option("--zero", o->zero, "Fix the ZeRO stage (0-3; 3 is FSDP)");
     cmd->add_option("--sp", o->sp, "Fix sequence parallelism: on or off");
     cmd->add_flag("--no-flash-attention", o->noFlash, "Attention stores its score matrices (5 a s^2 b bytes per layer)");

@@ -560,6 +560,8 @@ bool ControlsPanel::DrawPlan(PlanParams& p)
                 changed |= p.model != m.id;
                 p.model = m.id;
                 p.layers = p.hidden = p.seq = p.mtpLayers = 0;
+                p.recomputeModules.moeAct = p.recomputeModules.moeAct && m.IsMoe(); // the planner refuses a module
+                p.recomputeModules.mlaUpProj = p.recomputeModules.mlaUpProj && m.IsMla(); // the model has none of
             }
         ImGui::EndCombo();
     }

@@ -269,7 +269,8 @@ void ReadPlan(Reader& r, PlanParams& p)
     CheckAsRequest(r, [&] { core::CheckPlanRequest(p.ToRequest()); }, "model",
                    {{"--gpu:", "gpu"}, {"--gpus ", "gpus"}, {"--layers", "layers"}, {"--hidden", "hidden"}, {"--global-batch", "globalBatch"},
                     {"--fp8", "fp8"}, {"--cp", "cp"}, {"--tp ", "tp"}, {"--pp ", "pp"}, {"--pp-layout", "ppLayout"},
-                    {"--first-stage-layers", "firstStageLayers"}, {"--last-stage-layers", "lastStageLayers"}});
+                    {"--first-stage-layers", "firstStageLayers"}, {"--last-stage-layers", "lastStageLayers"},
+                    {"--recompute-modules", "recomputeModules"}});
 }
 
 // A what-if's changes: "computeX", "commX", "cpuX", "scale" (rules), "bandwidthX", "alphaX",

@@ -347,6 +347,11 @@ void CheckPlanRequest(const PlanRequest& r)
     if (r.pp) Require(*r.pp <= r.model.layers, "--pp " + Num(*r.pp) + " exceeds --layers " + Num(r.model.layers));
     if (r.layout) CheckFixedLayout(r, *r.layout);
     if (r.ep && !r.model.IsMoe()) Require(*r.ep == 1, "--ep needs a mixture-of-experts model (--experts)");
+    // Megatron-Core refuses these two where the model has no such module (TransformerConfig).
+    Require(!r.recomputeModules.moeAct || r.model.IsMoe(), "--recompute-modules: moe_act recomputes the experts' activation, and " +
+                                                               r.model.id + " is not a mixture of experts");
+    Require(!r.recomputeModules.mlaUpProj || r.model.IsMla(), "--recompute-modules: mla_up_proj recomputes MLA's up-projections, and " +
+                                                                  r.model.id + " has no multi-head latent attention");
 }
 
 PlanResult PlanTraining(const PlanRequest& r)

@@ -150,6 +150,17 @@ TEST_CASE("planner: DeepSeek-V3's latent attention, shared expert and dense firs
     // ...and the up-projections run again in each backward.
     CHECK(row.time.backwardSec > kept.time.backwardSec);
     CHECK(row.time.forwardSec == Approx(kept.time.forwardSec));
+    // Megatron-Core refuses a module the model has none of, and so does the planner, by name.
+    PlanRequest dense = Request("llama3-8b", "h100-sxm", 8, 64);
+    CheckPlanRequest(dense);
+    dense.recomputeModules.mlaUpProj = true;
+    CHECK_THROWS_WITH(CheckPlanRequest(dense), Catch::Contains("--recompute-modules: mla_up_proj") && Catch::Contains("llama3-8b has no multi-head latent attention"));
+    dense.recomputeModules = {};
+    dense.recomputeModules.moeAct = true;
+    CHECK_THROWS_WITH(CheckPlanRequest(dense), Catch::Contains("--recompute-modules: moe_act") && Catch::Contains("llama3-8b is not a mixture of experts"));
+    dense.recomputeModules = {};
+    dense.recomputeModules.layernorm = true; // every model has its norms
+    CheckPlanRequest(dense);
     ModelInput in;
     in.preset = "deepseek-v3";
     in.layers = 30;

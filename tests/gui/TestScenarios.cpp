@@ -117,6 +117,8 @@ TEST_CASE("a plan experiment carries fine-grained recomputation to the planner, 
     CHECK(ExperimentJson(s.experiments.front()).at("recomputeModules") == "layernorm, mla_up_proj");
     CHECK_THROWS_WITH(ParseScenario(R"({"experiments": [{"kind": "plan", "recomputeModules": "layernorm, mlp"}]})", "x.json"),
                       Catch::Contains("recomputeModules") && Catch::Contains("'mlp'") && Catch::Contains("mla_up_proj"));
+    CHECK_THROWS_WITH(ParseScenario(R"({"experiments": [{"kind": "plan", "model": "llama3-70b", "recomputeModules": "moe_act"}]})", "x.json"),
+                      Catch::Contains("key \"recomputeModules\"") && Catch::Contains("not a mixture of experts"));
     CHECK_THROWS_WITH(ParseScenario(R"({"experiments": [{"kind": "plan", "recomputeModules": true}]})", "x.json"),
                       Catch::Contains("recomputeModules") && Catch::Contains("wrong type"));
 }
