@@ -156,6 +156,7 @@ std::string GpuOf(const std::string& printed)
     if (printed.rfind("A100 80GB", 0) == 0) return "a100-sxm";
     if (printed.rfind("H100", 0) == 0) return "h100-sxm";
     if (printed == "H800") return "h800";
+    if (printed == "H200") return "h200";
     if (printed == "B200") return "b200";
     if (printed == "GB200") return "gb200";
     if (printed == "GB300") return "gb300";
