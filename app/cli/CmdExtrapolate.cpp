@@ -26,11 +26,29 @@ struct ExtrapolateOptions {
 };
 
 // The out-of-place samples of `collective` in an nccl-tests log; throws naming the option and file.
-core::FitGroup GroupOf(const char* option, const std::string& path, core::Collective collective)
+core::FitGroup GroupOf(const char* option, const std::string& path, const core::NcclTestsLog& log, core::Collective collective)
 {
-    for (core::FitGroup& g : core::FitGroupsFromLog(core::ReadNcclTestsLogFile(path), core::LogHalf::OutOfPlace))
+    for (core::FitGroup& g : core::FitGroupsFromLog(log, core::LogHalf::OutOfPlace))
         if (g.collective == collective) return std::move(g);
     throw Error(std::string(option) + ": " + path + " has no " + std::string(core::Name(collective)) + " table");
+}
+
+// The GPU a log's header names ("NVIDIA A100-SXM4-40GB"; empty when it prints no device lines).
+std::string GpuOf(const core::NcclTestsLog& log)
+{
+    for (const core::NcclTestsBlock& b : log.blocks)
+        for (const core::NcclTestsDevice& d : b.devices)
+            if (!d.gpu.empty()) return d.gpu;
+    return {};
+}
+
+// Logs of two machines predict neither: refused where both headers name their GPUs.
+void RequireSameGpu(const char* option, const std::string& path, const core::NcclTestsLog& log, const ExtrapolateOptions& o,
+                    const core::NcclTestsLog& nodeLog)
+{
+    const std::string gpu = GpuOf(log), nodeGpu = GpuOf(nodeLog);
+    Require(gpu.empty() || nodeGpu.empty() || gpu == nodeGpu, std::string(option) + ": " + path + " ran on " + gpu + ", --node's " + o.node +
+                                                                  " on " + nodeGpu + " (their headers' device lines): give logs of one machine");
 }
 
 Json ToJson(const core::Extrapolation& e, const ExtrapolateOptions& o)
@@ -90,21 +108,28 @@ void PrintText(const core::Extrapolation& e, const ExtrapolateOptions& o)
 
 void RunExtrapolate(const ExtrapolateOptions& o)
 {
-    const core::FitGroup nodeGroup = GroupOf("--node", o.node, core::Collective::AllReduce);
+    const core::NcclTestsLog nodeLog = core::ReadNcclTestsLogFile(o.node);
+    const core::FitGroup nodeGroup = GroupOf("--node", o.node, nodeLog, core::Collective::AllReduce);
     Require(nodeGroup.nodes <= 1, "--node: " + o.node + " has its " + std::to_string(nodeGroup.ranks) + " ranks on " +
                                       std::to_string(nodeGroup.nodes) + " hosts (its header's device lines): give an allreduce log of one "
                                                                         "node (--net takes the log across nodes)");
     const core::FitResult node = core::FitAlphaBeta(nodeGroup);
+    const core::NcclTestsLog netFile = core::ReadNcclTestsLogFile(o.net);
     const core::NetworkLogGroup netLog = [&] {
         try {
-            return core::NetworkGroupOf(core::ReadNcclTestsLogFile(o.net), o.net);
+            return core::NetworkGroupOf(netFile, o.net);
         } catch (const Error& e) {
             throw Error(std::string("--net: ") + e.what());
         }
     }();
+    RequireSameGpu("--net", o.net, netFile, o, nodeLog);
     const core::FitResult net = core::FitAlphaBeta(netLog.group);
     std::optional<core::FitGroup> measured;
-    if (!o.compare.empty()) measured = GroupOf("--compare", o.compare, core::Collective::AllReduce);
+    if (!o.compare.empty()) {
+        const core::NcclTestsLog compareLog = core::ReadNcclTestsLogFile(o.compare);
+        RequireSameGpu("--compare", o.compare, compareLog, o, nodeLog);
+        measured = GroupOf("--compare", o.compare, compareLog, core::Collective::AllReduce);
+    }
     // A compared log that names its hosts says how many nodes, and GPUs on each, it ran.
     const int hosts = measured && measured->nodes > 1 && measured->ranks % measured->nodes == 0 ? measured->nodes : 0;
     const int q = o.ranksPerNode > 0 ? o.ranksPerNode : hosts > 0 ? measured->ranks / hosts : node.ranks;

@@ -231,6 +231,18 @@ TEST_CASE("extrapolate predicts an allreduce on several nodes from a one-node lo
     const CliResult twoNodes = RunParalens("extrapolate --node " + dir.File("two.log") + " --net " + dir.File("p2p.log") + " --nodes 4");
     CHECK(twoNodes.exitCode == 2);
     CHECK_THAT(twoNodes.err, Catch::Contains("--node: ") && Catch::Contains("on 2 hosts") && Catch::Contains("one node"));
+    // Logs of two machines (their device lines name other GPUs) are refused, naming both.
+    std::string a100 = NodesLog("sendrecv_perf", 2, 1, net);
+    for (size_t at = a100.find("NVIDIA H100"); at != std::string::npos; at = a100.find("NVIDIA H100", at)) a100.replace(at, 11, "NVIDIA A100");
+    paralens::core::WriteFileAtomic(dir.File("a100.log"), a100);
+    const CliResult otherGpu = RunParalens("extrapolate --node " + dir.File("node.log") + " --net " + dir.File("a100.log") + " --nodes 4");
+    CHECK(otherGpu.exitCode == 2);
+    CHECK_THAT(otherGpu.err, Catch::Contains("--net: " + dir.File("a100.log") + " ran on NVIDIA A100") && Catch::Contains("on NVIDIA H100") &&
+                                 Catch::Contains("one machine"));
+    const CliResult otherCompare = RunParalens("extrapolate --node " + dir.File("node.log") + " --net " + dir.File("p2p.log") + " --compare " +
+                                               dir.File("a100.log"));
+    CHECK(otherCompare.exitCode == 2);
+    CHECK_THAT(otherCompare.err, Catch::Contains("--compare: ") && Catch::Contains("ran on NVIDIA A100"));
     // A compared log that names its hosts (4 nodes of 4) sets the nodes and the GPUs on each: not
     // 2 nodes of the node log's 8 from its 16 ranks; a --nodes that disagrees is refused.
     paralens::core::WriteFileAtomic(dir.File("four4.log"), NodesLog("all_reduce_perf", 4, 4, node));
