@@ -8,6 +8,7 @@
 #include "PlanValidation.hpp"
 
 #include "analysis/Extrapolation.hpp"
+#include "analysis/Fitting.hpp"
 #include "common/Error.hpp"
 #include "common/Units.hpp"
 #include "model/Fit.hpp"
@@ -81,7 +82,7 @@ core::ResolvedModel ModelOf(const PlanOptions& o)
 // NetworkLinkFromFit); the header shows its link at 1 GiB a NIC, else its 8-rank allreduce's line.
 void ApplyLinkFit(const char* option, const std::string& path, bool insideNode, core::PlanCluster& c)
 {
-    auto file = std::make_shared<const core::FitFile>(core::ParseFitFile(core::ReadFileDecompressed(path), path));
+    auto file = std::make_shared<const core::FitFile>(core::LoadFitFile(path)); // or a log, fitted as paralens fit does
     RequireFitOfLevel(option, insideNode ? "--network-fit" : "--nvlink-fit", path, *file, insideNode);
     std::string why;
     std::optional<core::CostParams> p;
@@ -599,9 +600,9 @@ void AddPlanCommand(CLI::App& root)
                     "the GEMMs' efficiency and the memory-bound kernels' share of HBM bandwidth by size, attention's efficiency and the collectives' links, used for every row")
         ->expected(1, -1);
     cmd->add_option("--network-fit", o->networkFit,
-                    "A fit file of logs between nodes (paralens fit --out): DP, PP, CP and EP traffic across nodes priced with the "
+                    "A fit file of logs between nodes (paralens fit --out), or such an nccl-tests log itself: DP, PP, CP and EP traffic across nodes priced with the "
                     "fit's line for each message's size, per NIC where the log named its hosts");
-    cmd->add_option("--nvlink-fit", o->nvlinkFit, "A fit file of a one-node log: traffic inside a node (TP, ...) priced by its line for each size");
+    cmd->add_option("--nvlink-fit", o->nvlinkFit, "A fit file of a one-node log, or the nccl-tests log itself: traffic inside a node (TP, ...) priced by its line for each size");
     cmd->add_option("--memory-fraction", o->request.cluster.memoryFraction, "Fraction of HBM usable for the model")->capture_default_str()
         ->check(CLI::Range(0.1, 1.0));
     cmd->add_option("--dp", o->dp, "Fix the data-parallel degree");

@@ -228,11 +228,11 @@ void AddSimulateCommand(CLI::App& root)
     opts->cluster.AddTo(*cmd);
     opts->cluster.AddNetworkTo(*cmd);
     cmd->add_option("--model", opts->model,
-                    "Take alpha, bandwidth and gamma from a fit file (`paralens fit --out FIT.json`): the fit of this "
+                    "Take alpha, bandwidth and gamma from a fit file (`paralens fit --out FIT.json`) or an nccl-tests log (fitted so): the fit of this "
                     "collective (nearest rank count), else the joint fit, else the first; --alpha-us, --bandwidth-GBps "
                     "and --gamma-GBps given explicitly win");
     cmd->add_option("--net-model", opts->netModel,
-                    "Take the network between nodes from a fit file of a log across nodes (`paralens fit --out`; needs "
+                    "Take the network between nodes from a fit file of a log across nodes (`paralens fit --out`), or the log itself (needs "
                     "--ranks-per-node): per NIC as NCCL ran that log, at this collective's bytes per NIC, as `plan "
                     "--network-fit` prices it; --net-alpha-us and --net-bandwidth-GBps given explicitly win");
     cmd->add_option("--out,-o", opts->out, "Write the simulated trace here (.json, or .json.gz compressed)");

@@ -90,7 +90,7 @@ void AddWhatIfCommand(CLI::App& root)
     cmd->add_option("--alpha-us", o->alphaUs, "Network latency alpha after the change, in microseconds");
     cmd->add_option("--bandwidth-GBps", o->bandwidthGBps, "Network bandwidth after the change, in GB/s");
     cmd->add_option("--model", o->model,
-                    "The network the trace ran on, as a fit file (`paralens fit --out`); needed for network changes "
+                    "The network the trace ran on, as a fit file (`paralens fit --out`) or an nccl-tests log; needed for network changes "
                     "to traces that do not carry their own model (profiler traces)");
     cmd->add_option("--no-straggler", o->noStraggler,
                     "RANK: its GPU ops take the other ranks' median time for the same op name; repeatable");

@@ -32,7 +32,12 @@ std::vector<FitGroup> FitGroupsFromTrace(const Trace& trace, const std::string& 
 
 // Writes atomically; throws Error naming the path.
 void SaveFitFile(const FitFile& file, const std::string& path);
-// Throws Error naming the path and what is wrong.
+// A fit file (paralens fit --out), or an nccl-tests log fitted as `paralens fit LOG` fits it (its
+// out-of-place columns; every option that takes a fit file takes a log so). Throws Error naming the
+// path and what is wrong.
 FitFile LoadFitFile(const std::string& path);
+// The fits `paralens fit` makes of a log (out-of-place, each collective's own algorithm), `origin`
+// its source. Throws Error naming it when the log has no collective paralens knows.
+FitFile FitFileOfLog(const NcclTestsLog& log, const std::string& origin);
 
 } // namespace paralens::core

@@ -287,6 +287,12 @@ TEST_CASE("simulate --net-model prices the network per NIC from a log across nod
         CHECK(j["twoLevel"]["netBandwidthGBps"].get<double>() == Approx(25).epsilon(within));
         CHECK(j["twoLevel"]["netAlphaUs"].get<double>() == Approx(10).epsilon(0.02)); // the allreduce's NVLink hops at --alpha-us taken out
         CHECK_THAT(j["netModelFrom"].get<std::string>(), Catch::Contains("per NIC") && Catch::Contains(log));
+        // The log itself, fitted as paralens fit fits it, in place of its fit file: the same network.
+        const Json raw = RunJson(common + "--net-model " + dir.File(log) + " --json");
+        CHECK(raw["simulatedSeconds"].get<double>() == Approx(j["simulatedSeconds"].get<double>()).epsilon(1e-6));
+        const std::string plan = "plan --model llama3-8b --gpus 32 --global-batch 64 --seq 4096 --top 1 --json --network-fit ";
+        const Json planned = RunJson(plan + dir.File("net.json")), plannedRaw = RunJson(plan + dir.File(log));
+        CHECK(plannedRaw["rows"][0]["stepSeconds"].get<double>() == Approx(planned["rows"][0]["stepSeconds"].get<double>()).epsilon(1e-6));
     }
     // Given explicitly, the network's bandwidth wins; without --ranks-per-node, or with a fit of one
     // host's log, it is refused, naming what to give.
