@@ -186,25 +186,37 @@ void CheckWritable(const char* option, const std::string& path)
         throw Error(std::string(option) + ": cannot write '" + path + "': folder '" + dir.string() + "' is not writable");
 }
 
-core::ReadOptions ReadOptionsWithProgress(bool keepCpu)
+std::function<void(uint64_t done, uint64_t total)> ProgressOnStderr(std::string what)
 {
-    core::ReadOptions options;
-    options.keepCpu = keepCpu;
     struct State {
         int lastShown = -1;
         bool tty = ::isatty(STDERR_FILENO) != 0;
+        std::string what;
     };
     auto state = std::make_shared<State>();
-    options.progress = [state](uint64_t done, uint64_t total) {
-        constexpr uint64_t kShowFrom = uint64_t{64} << 20;
-        if (total < kShowFrom) return;
+    state->what = std::move(what);
+    return [state](uint64_t done, uint64_t total) {
+        if (total == 0) return;
         int pct = static_cast<int>(std::min<uint64_t>(done * 100 / total, 100));
         int step = state->tty ? 1 : 10;
         if (pct / step == state->lastShown / step && state->lastShown >= 0) return;
         state->lastShown = pct;
-        std::fprintf(stderr, "%sparalens: reading %3d %% of %s%s", state->tty ? "\r" : "", pct,
-                     core::FormatBytes(total).c_str(), state->tty && pct < 100 ? "" : "\n");
+        std::fprintf(stderr, "%sparalens: %s %3d %%%s", state->tty ? "\r" : "", state->what.c_str(), pct, state->tty && pct < 100 ? "" : "\n");
         std::fflush(stderr);
+    };
+}
+
+core::ReadOptions ReadOptionsWithProgress(bool keepCpu)
+{
+    core::ReadOptions options;
+    options.keepCpu = keepCpu;
+    // The file's size is known at the first call: the line names it.
+    auto shown = std::make_shared<std::function<void(uint64_t, uint64_t)>>();
+    options.progress = [shown](uint64_t done, uint64_t total) {
+        constexpr uint64_t kShowFrom = uint64_t{64} << 20;
+        if (total < kShowFrom) return;
+        if (!*shown) *shown = ProgressOnStderr("reading " + core::FormatBytes(total) + ",");
+        (*shown)(done, total);
     };
     return options;
 }

@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -55,8 +56,12 @@ void RequireFitOfLevel(const char* option, const char* otherOption, const std::s
 // Checks that an output path can be written before long work starts (the real write is atomic).
 void CheckWritable(const char* option, const std::string& path);
 
-// Read options that report the progress of large files (64 MiB and more) on stderr: one line
-// rewritten in place on a terminal, a line per tenth otherwise. `keepCpu` as ReadOptions.
+// Progress of long work on stderr, "paralens: WHAT  40 %": one line rewritten in place on a
+// terminal, a line per tenth otherwise; called with the work done and the whole.
+std::function<void(uint64_t done, uint64_t total)> ProgressOnStderr(std::string what);
+
+// Read options that report the progress of large files (64 MiB and more) on stderr, as
+// ProgressOnStderr does. `keepCpu` as ReadOptions.
 core::ReadOptions ReadOptionsWithProgress(bool keepCpu = true);
 
 // Several trace files of one job on one timeline (core::ReadTraceFiles), with progress on

@@ -137,7 +137,9 @@ void RunPlanValidate(bool json)
                     core::ConfigText(c.predicted.config).c_str(), core::FormatSeconds(c.publishedSeconds).c_str(),
                     core::FormatSeconds(c.predicted.time.step).c_str(), c.errorPct, c.rank, c.vsBestPct, run.source.c_str());
     }
-    const std::vector<core::PublishedSetRun> set = core::CheckPublishedSet(core::PublishedSetCsv());
+    const auto progress = ProgressOnStderr("--validate: planning the published set,");
+    const std::vector<core::PublishedSetRun> set =
+        core::CheckPublishedSet(core::PublishedSetCsv(), [&](size_t done, size_t all) { progress(done, all); });
     if (json) {
         Json setRows = Json::array();
         for (const core::PublishedSetRun& r : set) {

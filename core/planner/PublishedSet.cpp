@@ -443,12 +443,14 @@ PublishedSetEntry EntryOf(const PublishedSetRun& run)
 
 } // namespace
 
-std::vector<PublishedSetRun> CheckPublishedSet(std::string_view csv)
+std::vector<PublishedSetRun> CheckPublishedSet(std::string_view csv, const std::function<void(size_t done, size_t rows)>& progress)
 {
     std::vector<PublishedSetRun> out;
-    for (const auto& r : SetRows(csv)) {
+    const auto rows = SetRows(csv);
+    for (const auto& r : rows) {
         PublishedSetRun& run = out.emplace_back(Prepared(r));
         if (run.skipped.empty()) Predict(run);
+        if (progress) progress(out.size(), rows.size());
     }
     return out;
 }

@@ -10,6 +10,7 @@
 #include "planner/Planner.hpp"
 #include "planner/PublishedRuns.hpp"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -56,8 +57,9 @@ double CsvNumber(const std::string& field);
 std::string_view PublishedSetCsv();
 
 // Every run of `csv` (the file's format), modelled or not. Throws Error naming the row for a file
-// that is not the set's format.
-std::vector<PublishedSetRun> CheckPublishedSet(std::string_view csv);
+// that is not the set's format. `progress`, when given, hears the rows done and all of them
+// after each row (a modelled one takes a search).
+std::vector<PublishedSetRun> CheckPublishedSet(std::string_view csv, const std::function<void(size_t done, size_t rows)>& progress = {});
 
 // Each run of `csv`, modelled or not, with a line naming it ("R091 MPT-70b, 128 x H100 80GB,
 // amp_bf16 (S9)") and why it is not modelled (empty: it is); nothing is predicted.

@@ -236,6 +236,9 @@ TEST_CASE("plan: --validate compares the published runs", "[cli][plan]")
     const CliResult text = RunParalens("plan --validate");
     CHECK_THAT(text.out, Catch::Contains("# the published set") && Catch::Contains("# per source") && Catch::Contains("# not modelled") &&
                              Catch::Contains("near the best") && Catch::Contains("%*"));
+    // Its progress on stderr (a line a tenth where stderr is no terminal), never in the output.
+    CHECK_THAT(text.err, Catch::Contains("paralens: --validate: planning the published set,  50 %\n") && Catch::Contains(" 100 %\n"));
+    CHECK(text.out.find("planning the published set") == std::string::npos);
     // The summary's groups: held out, then by kind and by GPU, each adding up to the held-out runs.
     std::map<std::string, int> runs;
     std::istringstream lines(text.out);
