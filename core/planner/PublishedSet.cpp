@@ -126,7 +126,7 @@ TransformerModel ModelOf(const std::map<std::string, std::string>& r)
 {
     const std::string& name = r.at("model");
     static const std::map<std::string, std::string> presets = {
-        {"LLAMA3_8B", "llama3-8b"},       {"LLAMA3-8B", "llama3-8b"},     {"LLAMA3_70B", "llama3-70b"},
+        {"LLAMA3_8B", "llama3-8b"},       {"LLAMA3-8B", "llama3-8b"},     {"LLAMA3.1_8B", "llama3-8b"},    {"LLAMA3_70B", "llama3-70b"},
         {"LLAMA3-70B", "llama3-70b"},     {"LLAMA3.1_405B", "llama3-405b"}, {"Llama 3 405B", "llama3-405b"},
         {"GPT3-175B", "gpt3-175b"},       {"Nemotron-340B", "nemotron4-340b"}, {"Qwen3_30B_a3B", "qwen3-30b-a3b"},
         {"Qwen3_235B_a22B", "qwen3-235b-a22b"}, {"DeepSeekV3 (w/o MTP)", "deepseek-v3"},
@@ -208,7 +208,7 @@ void SetTechniques(const std::map<std::string, std::string>& r, bool fsdpOnly, P
     // NeMo and Megatron-Bridge (S1 and S11: Megatron-Bridge's 25.11 and 26.08 tables; S10: NVIDIA's
     // MLPerf implementations on NeMo, GPT-3's distributed_fused_adam and Llama 3.1 405B's distributed
     // optimizer, both syncs overlapped, in bf16): the distributed optimizer, SP with TP; FSDP where printed
-    if (source == "S1" || source == "S2" || source == "S3" || source == "S10" || source == "S11") {
+    if (source == "S1" || source == "S2" || source == "S3" || source == "S10" || source == "S11" || source == "S12") {
         q.zero = CsvNumber(fsdp) > 0 ? 3 : 1;
         q.sequenceParallel = q.tp.value() > 1;
         q.gradReduceFp32 = false; // their performance scripts: grad_reduce_in_fp32 = False

@@ -203,7 +203,7 @@ TEST_CASE("plan: --validate compares the published runs", "[cli][plan]")
         CHECK(run["rank"].get<int>() >= 1);
     }
     // The validation set of tests/data/published-runs.csv: every run, predicted or said why not.
-    REQUIRE(j["publishedSet"].size() == 178);
+    REQUIRE(j["publishedSet"].size() == 210);
     size_t predicted = 0;
     for (const Json& run : j["publishedSet"]) {
         CHECK((run.contains("errorPct") || run.contains("notModelled") || run.contains("doesNotFit")));
@@ -250,14 +250,15 @@ TEST_CASE("plan: --validate compares the published runs", "[cli][plan]")
         group.erase(group.find_last_not_of(' ') + 1);
         runs[group] = std::stoi(line.substr(count + 1, at - count - 1));
     }
-    CHECK(runs["held out"] == 156);
-    CHECK(runs["all"] == 158);
+    CHECK(runs["held out"] == 173);
+    CHECK(runs["all"] == 175);
     CHECK(runs["S7"] == 3); // Llama 3 405B's Table 4, its batch from Batch size/DP x DP
     CHECK(runs["dense"] + runs["mixture of experts"] == runs["held out"]);
     CHECK(runs["mixture of experts"] > 0);
     CHECK(runs["a100-sxm"] + runs["h100-sxm"] + runs["h200"] + runs["b200"] + runs["gb200"] + runs["gb300"] == runs["held out"]);
-    CHECK(runs["h200"] == 2); // Nebius' MLPerf runs
+    CHECK(runs["h200"] == 3); // Nebius' and HPE's MLPerf runs
     CHECK(runs["S10"] == 32);
+    CHECK(runs["S12"] == 17); // MLPerf v5.1's Llama 3.1 8B in FP8 on GPUs of the spec table
 }
 
 TEST_CASE("plan: a model by hand inherits nothing, and a changed preset lists what it kept", "[cli][plan]")
@@ -546,7 +547,7 @@ TEST_CASE("plan: --published plans a run of the published set, its own row among
     // Errors a user can fix: one line naming the run or the option.
     const CliResult unknown = RunParalens("plan --published R999");
     CHECK(unknown.exitCode == 2);
-    CHECK_THAT(unknown.err, Catch::Contains("'R999'") && Catch::Contains("R001 to R178"));
+    CHECK_THAT(unknown.err, Catch::Contains("'R999'") && Catch::Contains("R001 to R210"));
     const CliResult mixed = RunParalens("plan --published R041 --gpus 8");
     CHECK(mixed.exitCode == 2);
     CHECK_THAT(mixed.err, Catch::Contains("drop --gpus"));
