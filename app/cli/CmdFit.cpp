@@ -53,12 +53,8 @@ std::optional<core::Algorithm> ParseModelAlgorithm(const std::string& text)
 
 SourceFits FitGroups(const std::string& source, const std::vector<core::FitGroup>& groups)
 {
-    SourceFits s;
-    s.source = source;
-    if (groups.empty()) throw Error(source + ": no collective with a known name, a size and a time to fit");
-    for (const core::FitGroup& g : groups) s.fits.push_back(core::FitAlphaBeta(g));
-    s.joint = core::FitJoint(groups);
-    return s;
+    core::FitFile file = core::FitFileOfGroups(groups, source);
+    return SourceFits{source, std::move(file.fits), std::move(file.joint)};
 }
 
 void WarnSkipped(const core::NcclTestsLog& log)

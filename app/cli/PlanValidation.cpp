@@ -137,9 +137,8 @@ void RunPlanValidate(bool json)
                     core::ConfigText(c.predicted.config).c_str(), core::FormatSeconds(c.publishedSeconds).c_str(),
                     core::FormatSeconds(c.predicted.time.step).c_str(), c.errorPct, c.rank, c.vsBestPct, run.source.c_str());
     }
-    const auto progress = ProgressOnStderr("--validate: planning the published set,");
     const std::vector<core::PublishedSetRun> set =
-        core::CheckPublishedSet(core::PublishedSetCsv(), [&](size_t done, size_t all) { progress(done, all); });
+        core::CheckPublishedSet(core::PublishedSetCsv(), ProgressOnStderr("--validate: planning the published set,"));
     if (json) {
         Json setRows = Json::array();
         for (const core::PublishedSetRun& r : set) {

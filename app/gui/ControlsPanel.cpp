@@ -514,7 +514,8 @@ bool DrawPlanPipeline(PlanParams& p, int layers)
 }
 
 // Megatron-Core's fine-grained recomputation (--recompute-modules): a checkbox per module the
-// planner models; one the model lacks is disabled (unless already set, so it can be cleared).
+// planner models; one the model lacks is disabled (the model's choice clears it, and the planner
+// refuses it).
 bool DrawPlanRecompute(PlanParams& p, const core::TransformerModel* preset)
 {
     bool changed = false;
@@ -534,7 +535,7 @@ bool DrawPlanRecompute(PlanParams& p, const core::TransformerModel* preset)
         {"mla_up_proj", &p.recomputeModules.mlaUpProj, preset && preset->IsMla(), "MLA's Q, K and V freed, the up-projection GEMMs run again (DeepSeek's latent attention)"},
     };
     for (const Module& m : modules) {
-        ImGui::BeginDisabled(!m.applies && !*m.on);
+        ImGui::BeginDisabled(!m.applies);
         changed |= ImGui::Checkbox(m.name, m.on);
         ImGui::EndDisabled();
         if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))

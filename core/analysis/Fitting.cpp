@@ -127,9 +127,8 @@ std::vector<FitGroup> FitGroupsFromTrace(const Trace& trace, const std::string& 
 
 void SaveFitFile(const FitFile& file, const std::string& path) { WriteFileAtomic(path, FitFileToJson(file)); }
 
-FitFile FitFileOfLog(const NcclTestsLog& log, const std::string& origin)
+FitFile FitFileOfGroups(const std::vector<FitGroup>& groups, const std::string& origin)
 {
-    const std::vector<FitGroup> groups = FitGroupsFromLog(log, LogHalf::OutOfPlace);
     if (groups.empty()) throw Error(origin + ": no collective with a known name, a size and a time to fit");
     FitFile file;
     file.sources.push_back(origin);
@@ -141,7 +140,7 @@ FitFile FitFileOfLog(const NcclTestsLog& log, const std::string& origin)
 FitFile LoadFitFile(const std::string& path)
 {
     std::string text = ReadFileDecompressed(path);
-    if (LooksLikeNcclTestsLog(text)) return FitFileOfLog(ReadNcclTestsLog(text, path), path);
+    if (LooksLikeNcclTestsLog(text)) return FitFileOfGroups(FitGroupsFromLog(ReadNcclTestsLog(text, path), LogHalf::OutOfPlace), path);
     return ParseFitFile(text, path);
 }
 

@@ -36,8 +36,8 @@ void SaveFitFile(const FitFile& file, const std::string& path);
 // out-of-place columns; every option that takes a fit file takes a log so). Throws Error naming the
 // path and what is wrong.
 FitFile LoadFitFile(const std::string& path);
-// The fits `paralens fit` makes of a log (out-of-place, each collective's own algorithm), `origin`
-// its source. Throws Error naming it when the log has no collective paralens knows.
-FitFile FitFileOfLog(const NcclTestsLog& log, const std::string& origin);
+// The fits `paralens fit` makes of one source's groups (each group's line and regimes, and their
+// joint fit), `origin` the source. Throws Error naming it when there is no group to fit.
+FitFile FitFileOfGroups(const std::vector<FitGroup>& groups, const std::string& origin);
 
 } // namespace paralens::core
